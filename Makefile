@@ -1,0 +1,44 @@
+# capw's build entry points. `make demo` is the main job, `make test` runs every test.
+# Both install what they need (the wasm32-wasip2 target) and build the provider components.
+
+CARGO ?= cargo
+PLUGIN_TARGET := wasm32-wasip2
+PLUGIN_DIR := target/$(PLUGIN_TARGET)/plugin
+PLUGINS := capw-example-provider capw-hostile-provider
+export CAPW_PLUGIN_DIR := $(CURDIR)/$(PLUGIN_DIR)
+
+.PHONY: setup plugins build demo test lint fmt-check clippy bench
+
+## setup: the toolchain pieces a fresh machine lacks.
+setup:
+	@rustup target list --installed | grep -qx $(PLUGIN_TARGET) || rustup target add $(PLUGIN_TARGET)
+
+## plugins: every provider component, from source.
+plugins: setup
+	$(CARGO) build --profile plugin --target $(PLUGIN_TARGET) $(addprefix -p ,$(PLUGINS))
+
+## build: the capw binary.
+build:
+	$(CARGO) build --release -p capw
+
+## demo: the main job: build the example provider from source and inspect it.
+demo: plugins build
+	target/release/capw plugin inspect $(PLUGIN_DIR)/capw_example_provider.wasm
+
+## test: lint, then every test of the workspace against freshly built components.
+test: plugins lint
+	$(CARGO) test --workspace --exclude capw-hostile-provider
+	$(CARGO) test --doc -p capw-sdk
+
+lint: fmt-check clippy
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+clippy: setup
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --target $(PLUGIN_TARGET) $(addprefix -p ,$(PLUGINS)) -- -D warnings
+
+## bench: the criterion benchmarks of provider calls; see docs/performance.md.
+bench: plugins
+	$(CARGO) bench -p capw-runtime --bench calls

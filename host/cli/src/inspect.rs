@@ -1,0 +1,67 @@
+//! `capw plugin inspect`: load a component in the sandbox and show what it is.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use capw_runtime::{Grants, Runtime, RuntimeConfig};
+
+use crate::cli::{GlobalArgs, InspectArgs, OutputFormat};
+
+pub async fn run(global: &GlobalArgs, args: InspectArgs) -> anyhow::Result<()> {
+    let bytes =
+        std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: global.cache_dir(),
+        ..RuntimeConfig::default()
+    })?;
+    let source = args.file.display().to_string();
+    let provider = runtime
+        .load(&source, Arc::from(bytes), Grants::default())
+        .await?;
+    let info = provider.info();
+    match args.output {
+        OutputFormat::Json => {
+            println!("{}", serde_json::to_string_pretty(info)?);
+        }
+        OutputFormat::Text => {
+            let m = &info.metadata;
+            println!("{}", args.file.display());
+            println!("  provider:          {} {}", m.name, m.version);
+            if !m.description.is_empty() {
+                println!("  description:       {}", m.description);
+            }
+            println!(
+                "  contract:          capw:provider@{}",
+                info.contract.version
+            );
+            let points: Vec<String> = info
+                .extension_points()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            println!("  extension points:  {}", points.join(", "));
+            if let Some(shape) = m.capabilities.control_plane_shape {
+                println!(
+                    "  control plane:     {shape:?} (scalable: {}, upgrades: {})",
+                    m.capabilities.control_plane_scalable, m.capabilities.version_upgrades
+                );
+            }
+            println!(
+                "  requests:          http hosts [{}], secrets [{}]",
+                m.requested_grants.http_hosts.join(", "),
+                m.requested_grants.secrets.join(", ")
+            );
+            println!("  digest:            sha256:{}", info.digest);
+            println!("  size:              {} bytes", info.size);
+            println!(
+                "  load:              {:?} (compile {:.1?}, total {:.1?})",
+                info.load.cache, info.load.compile, info.load.total
+            );
+            println!("  config schema:");
+            for line in serde_json::to_string_pretty(&info.config_schema)?.lines() {
+                println!("    {line}");
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,30 @@
+//! `capw`: the command line of the capw host. `main` only wires: parse the flags, set up
+//! logging, run the chosen command.
+
+mod cli;
+mod inspect;
+
+use clap::Parser;
+
+fn main() -> anyhow::Result<()> {
+    let cli = cli::Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CAPW_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(cli.log_level())),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run(cli))
+}
+
+async fn run(cli: cli::Cli) -> anyhow::Result<()> {
+    match cli.command {
+        cli::Command::Plugin(cli::PluginCommand::Inspect(args)) => {
+            inspect::run(&cli.global, args).await
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! One call: a fresh store and instance, its deadline, and the classification of how it ended.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use crate::error::{CallError, CallFailure};
+use crate::grants::Grants;
+use crate::limits::MAX_RESULT_BYTES;
+use crate::sandbox::{CallState, Redactor};
+use crate::types::ProviderError;
+
+/// Raised from the epoch callback when a call runs past its deadline; recognised in
+/// [`classify`].
+#[derive(Debug)]
+struct DeadlineMarker;
+
+impl std::fmt::Display for DeadlineMarker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("call deadline exceeded")
+    }
+}
+
+impl std::error::Error for DeadlineMarker {}
+
+/// A store made for one call.
+pub(crate) struct ActiveCall {
+    pub(crate) store: Store<CallState>,
+}
+
+impl ActiveCall {
+    pub(crate) fn new(
+        engine: &wasmtime::Engine,
+        grants: Arc<Grants>,
+        redactor: Redactor,
+        timeout: Duration,
+    ) -> Self {
+        let deadline = Instant::now() + timeout;
+        let mut store = Store::new(engine, CallState::new(grants, redactor, deadline));
+        store.limiter(|s| &mut s.limiter);
+        // Bounds what wasmtime copies out of the guest in one go: an answer, or an argument
+        // to a host function.
+        store.set_hostcall_fuel(MAX_RESULT_BYTES);
+        // Check the deadline on every tick, and yield the thread meanwhile so that a busy
+        // guest never starves other calls on the same executor.
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= deadline {
+                Err(wasmtime::Error::new(DeadlineMarker))
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        ActiveCall { store }
+    }
+}
+
+/// What a guest call produced before classification: `None` when the deadline future fired.
+pub(crate) type RawOutcome<R> = Option<wasmtime::Result<Result<R, ProviderError>>>;
+
+/// Run `body` (instantiate, then call) under the call's deadline.
+pub(crate) async fn with_deadline<R>(
+    timeout: Duration,
+    body: impl Future<Output = wasmtime::Result<Result<R, ProviderError>>>,
+) -> RawOutcome<R> {
+    tokio::time::timeout(timeout, body).await.ok()
+}
+
+/// Turn a raw outcome into the provider's answer or a precise [`CallError`], and write the
+/// guest's captured output into the logs.
+pub(crate) fn finish<R>(
+    provider: &str,
+    operation: &'static str,
+    call: ActiveCall,
+    timeout: Duration,
+    memory_limit: usize,
+    started: Instant,
+    outcome: RawOutcome<R>,
+) -> Result<R, CallError> {
+    let state = call.store.into_data();
+    flush_output(&state, provider, operation);
+    let elapsed = started.elapsed();
+    let failure = match outcome {
+        None => CallFailure::DeadlineExceeded { timeout },
+        Some(Err(e)) => classify(e, &state, timeout, memory_limit),
+        Some(Ok(Err(mut provider_error))) => {
+            provider_error.message = state.redactor().scrub(&provider_error.message);
+            CallFailure::Provider(provider_error)
+        }
+        Some(Ok(Ok(answer))) => {
+            tracing::debug!(provider, operation, ?elapsed, "provider call succeeded");
+            return Ok(answer);
+        }
+    };
+    // A refusal of the sandbox explains most failures that follow it.
+    let failure = match (state.journal.first_denial(), failure) {
+        (Some(denial), f @ (CallFailure::Provider(_) | CallFailure::Trap { .. })) => {
+            CallFailure::Denied {
+                denial,
+                outcome: Box::new(f),
+            }
+        }
+        (_, f) => f,
+    };
+    tracing::warn!(provider, operation, ?elapsed, reason = failure.reason(), error = %failure, "provider call failed");
+    Err(CallError {
+        provider: provider.to_string(),
+        operation,
+        failure,
+    })
+}
+
+fn classify(
+    error: wasmtime::Error,
+    state: &CallState,
+    timeout: Duration,
+    memory_limit: usize,
+) -> CallFailure {
+    if error.downcast_ref::<DeadlineMarker>().is_some() {
+        return CallFailure::DeadlineExceeded { timeout };
+    }
+    if is_hostcall_fuel_exhausted(&error) {
+        return CallFailure::ResultTooLarge {
+            limit: MAX_RESULT_BYTES,
+        };
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::StackOverflow) => return CallFailure::StackOverflow,
+        Some(Trap::Interrupt) => return CallFailure::DeadlineExceeded { timeout },
+        Some(_) if state.limiter.hit => {
+            return CallFailure::MemoryLimitExceeded {
+                limit: memory_limit,
+            };
+        }
+        Some(trap) => {
+            return CallFailure::Trap {
+                message: state.redactor().scrub(&trap.to_string()),
+                source: error,
+            };
+        }
+        None => {}
+    }
+    if state.limiter.hit {
+        return CallFailure::MemoryLimitExceeded {
+            limit: memory_limit,
+        };
+    }
+    CallFailure::Host(error)
+}
+
+/// Whether wasmtime refused to copy more than the store's hostcall fuel from the guest:
+/// the answer (or an argument to a host function) was over [`MAX_RESULT_BYTES`]. wasmtime
+/// does not export the error type, so its message is the only way to tell.
+fn is_hostcall_fuel_exhausted(error: &wasmtime::Error) -> bool {
+    error.chain().any(|e| {
+        e.to_string()
+            .contains("fuel allocated for hostcalls has been exhausted")
+    })
+}
+
+fn flush_output(state: &CallState, provider: &str, operation: &'static str) {
+    for (stream, out) in [("stdout", &state.stdout), ("stderr", &state.stderr)] {
+        let (bytes, dropped) = out.take();
+        if bytes.is_empty() && dropped == 0 {
+            continue;
+        }
+        let text = state.redactor().scrub(&String::from_utf8_lossy(&bytes));
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            tracing::info!(target: "capw::provider", provider, operation, stream, "{line}");
+        }
+        if dropped > 0 {
+            tracing::warn!(
+                provider,
+                operation,
+                stream,
+                dropped,
+                "provider output over the limit was dropped"
+            );
+        }
+    }
+    if state.log_dropped() > 0 {
+        tracing::warn!(
+            provider,
+            operation,
+            dropped = state.log_dropped(),
+            "provider log records over the limit were dropped"
+        );
+    }
+}

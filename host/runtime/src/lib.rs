@@ -1,0 +1,35 @@
+//! capw's plugin runtime: loads provider components, sandboxes them and calls them.
+//!
+//! Start with [`Runtime`]: one per process. It owns the wasmtime engine, the epoch ticker that
+//! bounds every call, the instance pool and the on-disk compile cache. [`Runtime::load`] turns
+//! the bytes of a component into a [`Provider`]: checked to be a component of a contract version
+//! this host serves, compiled once (or taken from the cache), linked and pre-instantiated. Each
+//! typed call on a [`Provider`] (for example [`Provider::reconcile_cluster`]) runs in a fresh
+//! instance with its own deadline, memory limit and the capabilities in its [`Grants`], and ends
+//! either with the provider's answer or with a [`CallError`] that says what kind of failure it
+//! was.
+//!
+//! This crate knows nothing of Kubernetes or of the reconcile core: it loads components and
+//! calls them.
+
+mod bindings;
+mod cache;
+mod call;
+mod contract;
+mod error;
+mod grants;
+mod limits;
+mod output;
+mod provider;
+mod runtime;
+mod sandbox;
+
+pub use bindings::types;
+pub use bindings::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata};
+pub use cache::{CacheOutcome, CompileCache};
+pub use contract::{CONTRACT_PACKAGE, CONTRACT_VERSION, ContractInfo, ExtensionPoint};
+pub use error::{CacheError, CallError, CallFailure, Capability, Denial, LoadError};
+pub use grants::{Grants, HttpGrant, HttpGrantParseError, Secret};
+pub use limits::{Limits, PoolConfig};
+pub use provider::{LoadReport, Provider, ProviderInfo};
+pub use runtime::{Runtime, RuntimeConfig, RuntimeStats};

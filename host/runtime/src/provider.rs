@@ -1,0 +1,557 @@
+//! A loaded provider: its compiled component pre-instantiated, its metadata, and one typed
+//! method per contract function, each run in a fresh sandboxed instance.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, InstancePre};
+
+use crate::bindings::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata};
+use crate::cache::{CacheOutcome, CompileCache};
+use crate::call::{ActiveCall, finish, with_deadline};
+use crate::contract::{self, ContractInfo, ExtensionPoint};
+use crate::error::{CallError, CallFailure, LoadError};
+use crate::grants::Grants;
+use crate::limits::MAX_COMPONENT_BYTES;
+use crate::runtime::Runtime;
+use crate::sandbox::{CallState, Redactor};
+use crate::types::{CallContext, Deletion, Endpoint};
+
+/// How a load went.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LoadReport {
+    pub cache: CacheOutcome,
+    /// Time spent compiling, or loading compiled code from the cache.
+    pub compile: Duration,
+    /// Time of the whole load, describe call included.
+    pub total: Duration,
+}
+
+/// What the host knows about a loaded provider.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ProviderInfo {
+    /// sha256 of the component's bytes, hex.
+    pub digest: String,
+    /// Size of the component in bytes.
+    pub size: usize,
+    pub contract: ContractInfo,
+    /// The provider's answer to `metadata.describe`.
+    pub metadata: metadata::ProviderMetadata,
+    /// `metadata.config-schema`, parsed.
+    pub config_schema: serde_json::Value,
+    pub load: LoadReport,
+}
+
+impl ProviderInfo {
+    /// The extension points the provider implements (declared and exported).
+    pub fn extension_points(&self) -> Vec<ExtensionPoint> {
+        self.metadata
+            .extension_points
+            .iter()
+            .map(|p| from_wit(*p))
+            .collect()
+    }
+}
+
+fn from_wit(p: metadata::ExtensionPoint) -> ExtensionPoint {
+    match p {
+        metadata::ExtensionPoint::Infrastructure => ExtensionPoint::Infrastructure,
+        metadata::ExtensionPoint::Bootstrap => ExtensionPoint::Bootstrap,
+        metadata::ExtensionPoint::ControlPlane => ExtensionPoint::ControlPlane,
+        metadata::ExtensionPoint::LifecycleHooks => ExtensionPoint::LifecycleHooks,
+    }
+}
+
+/// The export indices of each interface the component has, resolved once at load.
+struct Exports {
+    metadata: metadata::GuestIndices,
+    infrastructure: Option<infrastructure::GuestIndices>,
+    bootstrap: Option<bootstrap::GuestIndices>,
+    control_plane: Option<control_plane::GuestIndices>,
+    lifecycle_hooks: Option<lifecycle_hooks::GuestIndices>,
+}
+
+/// A provider ready to be called. Calls take `&self` and may run concurrently: each has its
+/// own instance.
+pub struct Provider {
+    runtime: Arc<Runtime>,
+    name: String,
+    pre: InstancePre<CallState>,
+    exports: Exports,
+    grants: Arc<Grants>,
+    redactor: Redactor,
+    info: ProviderInfo,
+}
+
+impl std::fmt::Debug for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Provider")
+            .field("name", &self.name)
+            .field("digest", &self.info.digest)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Run one guest function in a fresh instance under the provider's deadline.
+///
+/// `$ix` is the interface's export indices, `$guest` names the loaded interface and `$store`
+/// the store inside `$body`, an expression giving the wasmtime call's future.
+macro_rules! guest_call {
+    ($self:ident, $op:literal, $ix:expr, |$guest:ident, $store:ident| $body:expr) => {{
+        let ix = $ix;
+        let timeout = $self.grants.limits.call_timeout;
+        let started = Instant::now();
+        let mut call = ActiveCall::new(
+            &$self.runtime.engine,
+            $self.grants.clone(),
+            $self.redactor.clone(),
+            timeout,
+        );
+        let outcome = with_deadline(timeout, async {
+            let instance = $self.pre.instantiate_async(&mut call.store).await?;
+            let $guest = ix.load(&mut call.store, &instance)?;
+            let $store = &mut call.store;
+            $body.await
+        })
+        .await;
+        finish(
+            &$self.name,
+            $op,
+            call,
+            timeout,
+            $self.grants.limits.memory,
+            started,
+            outcome,
+        )
+    }};
+}
+
+impl Runtime {
+    /// Load a component as a provider.
+    ///
+    /// `source_name` names where the bytes came from (a path, a ConfigMap, an OCI reference)
+    /// in errors and logs. The component is checked to be a component of a contract version
+    /// this host serves, compiled (or taken from the compile cache), linked against the
+    /// sandbox, pre-instantiated and asked to describe itself.
+    ///
+    /// # Errors
+    /// A [`LoadError`] naming the source and what is wrong with it; nothing is kept.
+    pub async fn load(
+        self: &Arc<Self>,
+        source_name: &str,
+        bytes: Arc<[u8]>,
+        grants: Grants,
+    ) -> Result<Provider, LoadError> {
+        let started = Instant::now();
+        let name = source_name.to_string();
+        check_bytes(&name, &bytes)?;
+        let digest = hex::encode(Sha256::digest(&bytes));
+        let compile_started = Instant::now();
+        let (component, cache) = {
+            let runtime = self.clone();
+            let digest = digest.clone();
+            let bytes = bytes.clone();
+            let name = name.clone();
+            tokio::task::spawn_blocking(move || runtime.compile_or_load(&name, &bytes, &digest))
+                .await
+                .map_err(|source| LoadError::TaskLost {
+                    source_name: source_name.to_string(),
+                    source,
+                })??
+        };
+        let compile = compile_started.elapsed();
+        let contract = contract::inspect(&self.engine, &component).map_err(|detail| {
+            LoadError::ContractMismatch {
+                source_name: name.clone(),
+                detail,
+            }
+        })?;
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|source| LoadError::Link {
+                source_name: name.clone(),
+                source,
+            })?;
+        let mismatch = |iface: &str, e: wasmtime::Error| LoadError::ContractMismatch {
+            source_name: name.clone(),
+            detail: format!("export {iface} does not match the contract: {e:#}"),
+        };
+        let exported = |p: ExtensionPoint| contract.exported.contains(&p);
+        let exports = Exports {
+            metadata: metadata::GuestIndices::new(&pre).map_err(|e| mismatch("metadata", e))?,
+            infrastructure: exported(ExtensionPoint::Infrastructure)
+                .then(|| infrastructure::GuestIndices::new(&pre))
+                .transpose()
+                .map_err(|e| mismatch("infrastructure", e))?,
+            bootstrap: exported(ExtensionPoint::Bootstrap)
+                .then(|| bootstrap::GuestIndices::new(&pre))
+                .transpose()
+                .map_err(|e| mismatch("bootstrap", e))?,
+            control_plane: exported(ExtensionPoint::ControlPlane)
+                .then(|| control_plane::GuestIndices::new(&pre))
+                .transpose()
+                .map_err(|e| mismatch("control-plane", e))?,
+            lifecycle_hooks: exported(ExtensionPoint::LifecycleHooks)
+                .then(|| lifecycle_hooks::GuestIndices::new(&pre))
+                .transpose()
+                .map_err(|e| mismatch("lifecycle-hooks", e))?,
+        };
+        let grants = Arc::new(grants);
+        let mut provider = Provider {
+            runtime: self.clone(),
+            name: name.clone(),
+            pre,
+            exports,
+            redactor: Redactor::new(&grants),
+            grants,
+            info: ProviderInfo {
+                digest,
+                size: bytes.len(),
+                contract,
+                metadata: placeholder_metadata(),
+                config_schema: serde_json::Value::Null,
+                load: LoadReport {
+                    cache,
+                    compile,
+                    total: Duration::ZERO,
+                },
+            },
+        };
+        let described = provider.describe().await.map_err(|e| LoadError::Describe {
+            source_name: name.clone(),
+            source: Box::new(e),
+        })?;
+        provider.info.config_schema =
+            check_metadata(&provider.info.contract, &described).map_err(|detail| {
+                LoadError::BadMetadata {
+                    source_name: name.clone(),
+                    detail,
+                }
+            })?;
+        provider.name = described.name.clone();
+        provider.info.metadata = described;
+        provider.info.load.total = started.elapsed();
+        tracing::info!(
+            provider = %provider.name,
+            source = %source_name,
+            digest = %provider.info.digest,
+            cache = ?provider.info.load.cache,
+            compile = ?provider.info.load.compile,
+            "provider loaded"
+        );
+        Ok(provider)
+    }
+
+    fn compile_or_load(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        digest: &str,
+    ) -> Result<(Component, CacheOutcome), LoadError> {
+        let compile = || {
+            self.compiles.fetch_add(1, Ordering::Relaxed);
+            Component::new(&self.engine, bytes).map_err(|source| LoadError::Compile {
+                source_name: name.to_string(),
+                source,
+            })
+        };
+        let Some(cache) = &self.cache else {
+            return Ok((compile()?, CacheOutcome::Disabled));
+        };
+        let key = CompileCache::key(&self.engine, digest);
+        let outcome = match cache.load(&self.engine, &key) {
+            Ok(Some(component)) => {
+                self.cache_hits.fetch_add(1, Ordering::Relaxed);
+                return Ok((component, CacheOutcome::Hit));
+            }
+            Ok(None) => CacheOutcome::Miss,
+            Err(reason) => {
+                tracing::warn!(source = %name, %reason, "compile cache entry unusable; rebuilding");
+                CacheOutcome::Rebuilt(reason)
+            }
+        };
+        let component = compile()?;
+        if let Err(e) = cache.store(&key, &component) {
+            // A cache that cannot be written costs a compile next time, nothing more.
+            tracing::warn!(source = %name, error = %e, "could not store compiled code in the cache");
+        }
+        Ok((component, outcome))
+    }
+}
+
+fn check_bytes(name: &str, bytes: &[u8]) -> Result<(), LoadError> {
+    if bytes.len() > MAX_COMPONENT_BYTES {
+        return Err(LoadError::TooLarge {
+            source_name: name.to_string(),
+            size: bytes.len(),
+            limit: MAX_COMPONENT_BYTES,
+        });
+    }
+    if wasmparser::Parser::is_core_wasm(bytes) {
+        return Err(LoadError::NotAComponent {
+            source_name: name.to_string(),
+        });
+    }
+    if !wasmparser::Parser::is_component(bytes) {
+        return Err(LoadError::NotWasm {
+            source_name: name.to_string(),
+        });
+    }
+    Ok(())
+}
+
+fn placeholder_metadata() -> metadata::ProviderMetadata {
+    metadata::ProviderMetadata {
+        name: String::new(),
+        version: String::new(),
+        description: String::new(),
+        extension_points: Vec::new(),
+        config_schema: String::new(),
+        capabilities: metadata::Capabilities {
+            control_plane_shape: None,
+            control_plane_scalable: false,
+            version_upgrades: false,
+        },
+        requested_grants: metadata::RequestedGrants {
+            http_hosts: Vec::new(),
+            secrets: Vec::new(),
+        },
+    }
+}
+
+/// Check what `describe` said against the component's exports; returns the parsed schema.
+fn check_metadata(
+    contract: &ContractInfo,
+    m: &metadata::ProviderMetadata,
+) -> Result<serde_json::Value, String> {
+    let valid_name = !m.name.is_empty()
+        && m.name.len() <= 63
+        && m.name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !valid_name {
+        return Err(format!(
+            "name {:?} must be 1-63 lowercase letters, digits or '-'",
+            m.name
+        ));
+    }
+    for p in &m.extension_points {
+        let p = from_wit(*p);
+        if !contract.exported.contains(&p) {
+            return Err(format!(
+                "declares extension point {p} but does not export capw:provider/{p}"
+            ));
+        }
+    }
+    let schema: serde_json::Value = serde_json::from_str(&m.config_schema)
+        .map_err(|e| format!("config-schema is not JSON: {e}"))?;
+    if !(schema.is_object() || schema.is_boolean()) {
+        return Err("config-schema must be a JSON Schema object".into());
+    }
+    Ok(schema)
+}
+
+impl Provider {
+    /// The provider's name from its metadata.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn info(&self) -> &ProviderInfo {
+        &self.info
+    }
+
+    pub fn grants(&self) -> &Grants {
+        &self.grants
+    }
+
+    /// Whether the provider implements an extension point.
+    pub fn implements(&self, point: ExtensionPoint) -> bool {
+        self.info.extension_points().contains(&point)
+    }
+
+    fn export<'a, T>(
+        &self,
+        indices: &'a Option<T>,
+        point: ExtensionPoint,
+        operation: &'static str,
+    ) -> Result<&'a T, CallError> {
+        indices.as_ref().ok_or_else(|| CallError {
+            provider: self.name.clone(),
+            operation,
+            failure: CallFailure::ContractMismatch {
+                detail: format!("the component does not export capw:provider/{point}"),
+            },
+        })
+    }
+
+    /// `metadata.describe`: ask the provider again to describe itself.
+    pub async fn describe(&self) -> Result<metadata::ProviderMetadata, CallError> {
+        guest_call!(
+            self,
+            "metadata.describe",
+            &self.exports.metadata,
+            |g, s| async { g.call_describe(s).await.map(Ok) }
+        )
+    }
+
+    /// `metadata.validate-config`: `Ok(Err(errors))` when the provider rejects the config.
+    pub async fn validate_config(
+        &self,
+        config: &str,
+    ) -> Result<Result<(), Vec<metadata::FieldError>>, CallError> {
+        guest_call!(
+            self,
+            "metadata.validate-config",
+            &self.exports.metadata,
+            |g, s| async { g.call_validate_config(s, config).await.map(Ok) }
+        )
+    }
+
+    /// `infrastructure.reconcile-cluster`.
+    pub async fn reconcile_cluster(
+        &self,
+        ctx: &CallContext,
+    ) -> Result<infrastructure::ClusterState, CallError> {
+        let ix = self.export(
+            &self.exports.infrastructure,
+            ExtensionPoint::Infrastructure,
+            "infrastructure.reconcile-cluster",
+        )?;
+        guest_call!(self, "infrastructure.reconcile-cluster", ix, |g, s| g
+            .call_reconcile_cluster(s, ctx))
+    }
+
+    /// `infrastructure.delete-cluster`.
+    pub async fn delete_cluster(&self, ctx: &CallContext) -> Result<Deletion, CallError> {
+        let ix = self.export(
+            &self.exports.infrastructure,
+            ExtensionPoint::Infrastructure,
+            "infrastructure.delete-cluster",
+        )?;
+        guest_call!(self, "infrastructure.delete-cluster", ix, |g, s| g
+            .call_delete_cluster(s, ctx))
+    }
+
+    /// `infrastructure.reconcile-machine`.
+    pub async fn reconcile_machine(
+        &self,
+        ctx: &CallContext,
+        spec: &infrastructure::MachineSpec,
+    ) -> Result<infrastructure::MachineStatus, CallError> {
+        let ix = self.export(
+            &self.exports.infrastructure,
+            ExtensionPoint::Infrastructure,
+            "infrastructure.reconcile-machine",
+        )?;
+        guest_call!(self, "infrastructure.reconcile-machine", ix, |g, s| g
+            .call_reconcile_machine(s, ctx, spec))
+    }
+
+    /// `infrastructure.delete-machine`.
+    pub async fn delete_machine(
+        &self,
+        ctx: &CallContext,
+        machine: &crate::types::MachineRef,
+    ) -> Result<Deletion, CallError> {
+        let ix = self.export(
+            &self.exports.infrastructure,
+            ExtensionPoint::Infrastructure,
+            "infrastructure.delete-machine",
+        )?;
+        guest_call!(self, "infrastructure.delete-machine", ix, |g, s| g
+            .call_delete_machine(s, ctx, machine))
+    }
+
+    /// `infrastructure.list-machines`.
+    pub async fn list_machines(
+        &self,
+        ctx: &CallContext,
+    ) -> Result<Vec<infrastructure::ListedMachine>, CallError> {
+        let ix = self.export(
+            &self.exports.infrastructure,
+            ExtensionPoint::Infrastructure,
+            "infrastructure.list-machines",
+        )?;
+        guest_call!(self, "infrastructure.list-machines", ix, |g, s| g
+            .call_list_machines(s, ctx))
+    }
+
+    /// `bootstrap.cluster-secrets`.
+    pub async fn cluster_secrets(
+        &self,
+        ctx: &CallContext,
+    ) -> Result<bootstrap::SecretsState, CallError> {
+        let ix = self.export(
+            &self.exports.bootstrap,
+            ExtensionPoint::Bootstrap,
+            "bootstrap.cluster-secrets",
+        )?;
+        guest_call!(self, "bootstrap.cluster-secrets", ix, |g, s| g
+            .call_cluster_secrets(s, ctx))
+    }
+
+    /// `bootstrap.generate`.
+    pub async fn generate_bootstrap(
+        &self,
+        ctx: &CallContext,
+        request: &bootstrap::BootstrapRequest,
+    ) -> Result<bootstrap::BootstrapData, CallError> {
+        let ix = self.export(
+            &self.exports.bootstrap,
+            ExtensionPoint::Bootstrap,
+            "bootstrap.generate",
+        )?;
+        guest_call!(self, "bootstrap.generate", ix, |g, s| g
+            .call_generate(s, ctx, request))
+    }
+
+    /// `bootstrap.kubeconfig`.
+    pub async fn kubeconfig(
+        &self,
+        ctx: &CallContext,
+        endpoint: &Endpoint,
+        secrets: &[bootstrap::SecretItem],
+    ) -> Result<String, CallError> {
+        let ix = self.export(
+            &self.exports.bootstrap,
+            ExtensionPoint::Bootstrap,
+            "bootstrap.kubeconfig",
+        )?;
+        guest_call!(self, "bootstrap.kubeconfig", ix, |g, s| g
+            .call_kubeconfig(s, ctx, endpoint, secrets))
+    }
+
+    /// `control-plane.plan`.
+    pub async fn plan(
+        &self,
+        ctx: &CallContext,
+        input: &control_plane::PlanInput,
+    ) -> Result<control_plane::PlanOutput, CallError> {
+        let ix = self.export(
+            &self.exports.control_plane,
+            ExtensionPoint::ControlPlane,
+            "control-plane.plan",
+        )?;
+        guest_call!(self, "control-plane.plan", ix, |g, s| g
+            .call_plan(s, ctx, input))
+    }
+
+    /// `lifecycle-hooks.handle`.
+    pub async fn call_hook(
+        &self,
+        ctx: &CallContext,
+        request: &lifecycle_hooks::HookRequest,
+    ) -> Result<lifecycle_hooks::HookResponse, CallError> {
+        let ix = self.export(
+            &self.exports.lifecycle_hooks,
+            ExtensionPoint::LifecycleHooks,
+            "lifecycle-hooks.handle",
+        )?;
+        guest_call!(self, "lifecycle-hooks.handle", ix, |g, s| g
+            .call_handle(s, ctx, *request))
+    }
+}

@@ -1,0 +1,180 @@
+//! The process-wide runtime: one engine, one epoch ticker, one linker, one compile cache.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+
+use wasmtime::component::Linker;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::bindings;
+use crate::cache::CompileCache;
+use crate::error::LoadError;
+use crate::limits::PoolConfig;
+use crate::sandbox::CallState;
+
+/// How to build a [`Runtime`].
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeConfig {
+    /// Directory of the compile cache; `None` compiles every load in memory.
+    pub cache_dir: Option<PathBuf>,
+    pub pool: PoolConfig,
+}
+
+/// Counters of the runtime's work, for tests, metrics and `capw bench`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RuntimeStats {
+    /// Components compiled (cache misses and rebuilds).
+    pub compiles: u64,
+    /// Components loaded from the compile cache.
+    pub cache_hits: u64,
+}
+
+/// The process-wide plugin runtime. Cheap to share behind an `Arc`; every [`crate::Provider`]
+/// keeps one.
+pub struct Runtime {
+    pub(crate) engine: Engine,
+    pub(crate) linker: Linker<CallState>,
+    pub(crate) cache: Option<CompileCache>,
+    pub(crate) pool: PoolConfig,
+    pub(crate) compiles: AtomicU64,
+    pub(crate) cache_hits: AtomicU64,
+    ticker: EpochTicker,
+}
+
+impl Runtime {
+    /// Build the engine (pooling allocator, epoch interruption, stack limit), link the
+    /// sandbox's imports, open the compile cache and start the epoch ticker.
+    ///
+    /// # Errors
+    /// When the engine rejects the configuration (e.g. the pool cannot reserve its address
+    /// space) or the cache directory cannot be opened.
+    pub fn new(config: RuntimeConfig) -> Result<Arc<Self>, LoadError> {
+        let pool = config.pool;
+        let engine = Engine::new(&engine_config(&pool)).map_err(LoadError::Engine)?;
+        let linker = sandbox_linker(&engine).map_err(LoadError::Engine)?;
+        let cache = config
+            .cache_dir
+            .as_deref()
+            .map(CompileCache::open)
+            .transpose()
+            .map_err(|source| LoadError::Cache {
+                source_name: "compile cache".into(),
+                source,
+            })?;
+        let ticker = EpochTicker::start(engine.clone(), pool.epoch_tick);
+        Ok(Arc::new(Runtime {
+            engine,
+            linker,
+            cache,
+            pool,
+            compiles: AtomicU64::new(0),
+            cache_hits: AtomicU64::new(0),
+            ticker,
+        }))
+    }
+
+    /// The wasmtime engine, shared by every provider.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn stats(&self) -> RuntimeStats {
+        RuntimeStats {
+            compiles: self.compiles.load(Ordering::Relaxed),
+            cache_hits: self.cache_hits.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The engine settings in force.
+    pub fn pool(&self) -> &PoolConfig {
+        &self.pool
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.ticker.stop();
+    }
+}
+
+fn engine_config(pool: &PoolConfig) -> Config {
+    let mut pooling = PoolingAllocationConfig::new();
+    pooling
+        .total_component_instances(pool.max_concurrent_instances)
+        .total_core_instances(pool.max_concurrent_instances * 4)
+        .total_memories(pool.total_memories)
+        .total_tables(pool.total_tables)
+        .total_stacks(pool.max_concurrent_instances)
+        .max_core_instances_per_component(pool.max_core_instances_per_component)
+        .max_memories_per_component(pool.max_core_instances_per_component)
+        .max_tables_per_component(pool.max_core_instances_per_component)
+        .max_memories_per_module(1)
+        .max_tables_per_module(4)
+        .table_elements(pool.table_elements)
+        .max_core_instance_size(pool.max_core_instance_size)
+        .max_component_instance_size(pool.max_core_instance_size)
+        .max_memory_size(pool.max_memory_size)
+        // Keep a little of each slot resident so that reusing it is cheap.
+        .linear_memory_keep_resident(64 << 10)
+        .table_keep_resident(16 << 10);
+    let mut config = Config::new();
+    config
+        .wasm_component_model(true)
+        .epoch_interruption(true)
+        .max_wasm_stack(pool.max_wasm_stack)
+        .async_stack_size(pool.max_wasm_stack + (1 << 20))
+        .memory_init_cow(true)
+        .parallel_compilation(true)
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
+    config
+}
+
+/// The imports every provider may use: WASI p2 (with the sandbox's deny-by-default context),
+/// wasi:http's outgoing handler (through the grant hook), and the contract's host interfaces.
+fn sandbox_linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    bindings::host_log::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
+        &mut linker,
+        |s| s,
+    )?;
+    bindings::host_secrets::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
+        &mut linker,
+        |s| s,
+    )?;
+    Ok(linker)
+}
+
+/// Advances the engine's epoch on a steady beat; every call's deadline is counted in these
+/// ticks, and a running guest yields to the executor on each.
+struct EpochTicker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    fn start(engine: Engine, tick: std::time::Duration) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("capw-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(tick);
+                    engine.increment_epoch();
+                }
+            })
+            .ok();
+        EpochTicker { stop, thread }
+    }
+
+    fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,348 @@
+//! The per-call store data: the sandbox a call runs in. Deny by default: no preopened
+//! directory, no environment, no arguments, every socket refused, stdio captured, outbound
+//! HTTP only to granted authorities, secrets only those granted.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{ResourceLimiter, Result as WasmResult};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
+
+use crate::bindings::{host_log, host_secrets};
+use crate::error::{Capability, Denial};
+use crate::grants::Grants;
+use crate::limits::{MAX_CAPTURED_OUTPUT, MAX_LOG_MESSAGE, MAX_LOG_RECORDS_PER_CALL};
+use crate::output::CapturedOutput;
+
+/// What one call leaves behind besides its answer: refusals and limit hits. Shared with
+/// closures the WASI context keeps, hence the lock.
+#[derive(Default)]
+pub(crate) struct CallJournal {
+    denials: Mutex<Vec<Denial>>,
+}
+
+impl CallJournal {
+    fn deny(&self, capability: Capability, target: String) {
+        tracing::warn!(capability = ?capability, %target, "sandbox denied a capability");
+        self.denials
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Denial { capability, target });
+    }
+
+    pub(crate) fn first_denial(&self) -> Option<Denial> {
+        self.denials
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .first()
+            .cloned()
+    }
+}
+
+/// Tracks one instance's memory against its limit.
+pub(crate) struct MemoryLimiter {
+    limit: usize,
+    /// Largest memory any linear memory of the instance asked for, granted or not.
+    pub(crate) peak: usize,
+    /// A growth was refused because of the limit.
+    pub(crate) hit: bool,
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> WasmResult<bool> {
+        self.peak = self.peak.max(desired);
+        if desired > self.limit {
+            self.hit = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        _desired: usize,
+        _maximum: Option<usize>,
+    ) -> WasmResult<bool> {
+        // Tables are bounded by the pool's `table_elements`.
+        Ok(true)
+    }
+}
+
+/// Scrubs granted secret values from what a provider says (logs, stdout, error messages), so
+/// a careless or hostile provider cannot leak them into the host's logs or conditions.
+#[derive(Clone, Default)]
+pub(crate) struct Redactor {
+    needles: Arc<Vec<String>>,
+}
+
+/// Secrets shorter than this are not scrubbed: replacing every "a" would make logs useless.
+const MIN_REDACTED_LEN: usize = 6;
+
+impl Redactor {
+    pub(crate) fn new(grants: &Grants) -> Self {
+        let needles = grants
+            .secret_values()
+            .filter_map(|v| std::str::from_utf8(v).ok())
+            .map(str::trim)
+            .filter(|v| v.len() >= MIN_REDACTED_LEN)
+            .map(str::to_owned)
+            .collect();
+        Redactor {
+            needles: Arc::new(needles),
+        }
+    }
+
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for n in self.needles.iter() {
+            if out.contains(n.as_str()) {
+                out = out.replace(n.as_str(), "[redacted]");
+            }
+        }
+        out
+    }
+}
+
+/// Store data of one call.
+pub(crate) struct CallState {
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    table: ResourceTable,
+    hooks: HttpGrantHooks,
+    pub(crate) limiter: MemoryLimiter,
+    pub(crate) journal: Arc<CallJournal>,
+    grants: Arc<Grants>,
+    redactor: Redactor,
+    log_records: u32,
+    log_dropped: u32,
+    pub(crate) stdout: CapturedOutput,
+    pub(crate) stderr: CapturedOutput,
+}
+
+impl CallState {
+    pub(crate) fn new(grants: Arc<Grants>, redactor: Redactor, deadline: Instant) -> Self {
+        let journal = Arc::new(CallJournal::default());
+        let stdout = CapturedOutput::new(MAX_CAPTURED_OUTPUT);
+        let stderr = CapturedOutput::new(MAX_CAPTURED_OUTPUT);
+        let socket_journal = journal.clone();
+        let wasi = WasiCtx::builder()
+            .stdout(stdout.clone())
+            .stderr(stderr.clone())
+            .allow_ip_name_lookup(false)
+            // Sockets may be created, but every address is refused (and recorded) below, so
+            // no bind, connect or send ever happens.
+            .allow_tcp(true)
+            .allow_udp(true)
+            .socket_addr_check(move |addr, _use| {
+                socket_journal.deny(Capability::Socket, addr.to_string());
+                Box::pin(async { false })
+            })
+            .build();
+        CallState {
+            wasi,
+            http: WasiHttpCtx::new(),
+            table: ResourceTable::new(),
+            hooks: HttpGrantHooks {
+                grants: grants.clone(),
+                journal: journal.clone(),
+                deadline,
+            },
+            limiter: MemoryLimiter {
+                limit: grants.limits.memory,
+                peak: 0,
+                hit: false,
+            },
+            journal,
+            grants,
+            redactor,
+            log_records: 0,
+            log_dropped: 0,
+            stdout,
+            stderr,
+        }
+    }
+
+    pub(crate) fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    pub(crate) fn log_dropped(&self) -> u32 {
+        self.log_dropped
+    }
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.hooks,
+        }
+    }
+}
+
+/// Enforces HTTP grants where every request leaves the sandbox.
+struct HttpGrantHooks {
+    grants: Arc<Grants>,
+    journal: Arc<CallJournal>,
+    deadline: Instant,
+}
+
+type SendFuture = Box<
+    dyn Future<
+            Output = wasmtime_wasi_http::Result<(
+                http::Response<wasmtime_wasi_http::WasiBody>,
+                Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
+            )>,
+        > + Send,
+>;
+
+impl WasiHttpHooks for HttpGrantHooks {
+    fn send_request(
+        &mut self,
+        request: http::Request<wasmtime_wasi_http::WasiBody>,
+        options: Option<wasmtime_wasi_http::RequestOptions>,
+        fut: Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
+    ) -> SendFuture {
+        let uri = request.uri();
+        let scheme = uri.scheme_str().unwrap_or("https").to_string();
+        let host = uri.host().unwrap_or_default().to_string();
+        let port = uri.port_u16();
+        if !self.grants.allows_http(&scheme, &host, port) {
+            let target = match port {
+                Some(p) => format!("{scheme}://{host}:{p}"),
+                None => format!("{scheme}://{host}"),
+            };
+            self.journal.deny(Capability::Http, target);
+            return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
+        }
+        // A request may not outlive the call that made it.
+        let remaining = self.deadline.saturating_duration_since(Instant::now());
+        let mut options = options.unwrap_or_default();
+        for t in [
+            &mut options.connect_timeout,
+            &mut options.first_byte_timeout,
+            &mut options.between_bytes_timeout,
+        ] {
+            *t = Some(t.map_or(remaining, |t| t.min(remaining)));
+        }
+        drop(fut);
+        Box::new(async move {
+            use http_body_util::BodyExt;
+            let (res, io) =
+                wasmtime_wasi_http::default_send_request(request, Some(options)).await?;
+            Ok((
+                res.map(BodyExt::boxed_unsync),
+                Box::new(io) as Box<dyn Future<Output = _> + Send>,
+            ))
+        })
+    }
+}
+
+fn truncate(mut s: String) -> String {
+    if s.len() > MAX_LOG_MESSAGE {
+        let mut cut = MAX_LOG_MESSAGE;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str("…");
+    }
+    s
+}
+
+impl host_log::Host for CallState {
+    fn log(&mut self, level: host_log::Level, message: String, fields: Vec<(String, String)>) {
+        if self.log_records >= MAX_LOG_RECORDS_PER_CALL {
+            self.log_dropped += 1;
+            return;
+        }
+        self.log_records += 1;
+        let message = self.redactor.scrub(&truncate(message));
+        let fields = fields
+            .into_iter()
+            .take(32)
+            .map(|(k, v)| format!("{}={}", truncate(k), self.redactor.scrub(&truncate(v))))
+            .collect::<Vec<_>>()
+            .join(" ");
+        match level {
+            host_log::Level::Trace => {
+                tracing::trace!(target: "capw::provider", %fields, "{message}")
+            }
+            host_log::Level::Debug => {
+                tracing::debug!(target: "capw::provider", %fields, "{message}")
+            }
+            host_log::Level::Info => tracing::info!(target: "capw::provider", %fields, "{message}"),
+            host_log::Level::Warn => tracing::warn!(target: "capw::provider", %fields, "{message}"),
+            host_log::Level::Error => {
+                tracing::error!(target: "capw::provider", %fields, "{message}")
+            }
+        }
+    }
+}
+
+impl host_secrets::Host for CallState {
+    fn get(&mut self, name: String) -> Result<Vec<u8>, host_secrets::SecretError> {
+        match self.grants.secrets.get(&name) {
+            Some(Some(secret)) => Ok(secret.expose().to_vec()),
+            Some(None) => Err(host_secrets::SecretError::NotFound),
+            None => {
+                self.journal.deny(Capability::Secret, name);
+                Err(host_secrets::SecretError::NotGranted)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grants::Secret;
+
+    #[test]
+    fn redactor_scrubs_granted_values_only() {
+        let mut grants = Grants::default();
+        grants
+            .secrets
+            .insert("token".into(), Some(Secret::new("s3cr3t-token-value")));
+        grants
+            .secrets
+            .insert("short".into(), Some(Secret::new("ab")));
+        let r = Redactor::new(&grants);
+        assert_eq!(
+            r.scrub("auth failed for s3cr3t-token-value at ab"),
+            "auth failed for [redacted] at ab"
+        );
+    }
+
+    #[test]
+    fn limiter_refuses_growth_past_limit_and_remembers() {
+        let mut l = MemoryLimiter {
+            limit: 100,
+            peak: 0,
+            hit: false,
+        };
+        assert!(l.memory_growing(0, 100, None).unwrap());
+        assert!(!l.hit);
+        assert!(!l.memory_growing(100, 101, None).unwrap());
+        assert!(l.hit);
+        assert_eq!(l.peak, 101);
+    }
+}

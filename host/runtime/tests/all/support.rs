@@ -1,0 +1,87 @@
+//! Shared fixtures: where the built components are, and runtime builders.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Once};
+
+use capw_runtime::types::{CallContext, ClusterRef};
+use capw_runtime::{Grants, Provider, Runtime, RuntimeConfig};
+
+/// Directory of the built provider components.
+pub fn plugin_dir() -> PathBuf {
+    std::env::var_os("CAPW_PLUGIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/wasm32-wasip2/plugin")
+        })
+}
+
+/// The bytes of a built component, e.g. `capw_example_provider`.
+pub fn component(name: &str) -> Arc<[u8]> {
+    let path = plugin_dir().join(format!("{name}.wasm"));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; build the provider components first with `make plugins`",
+            path.display()
+        )
+    });
+    Arc::from(bytes)
+}
+
+/// The bytes of a `.wat` fixture, assembled.
+pub fn fixture(name: &str) -> Arc<[u8]> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    Arc::from(wat::parse_file(&path).unwrap())
+}
+
+pub fn init_tracing() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_env("CAPW_LOG")
+                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+            )
+            .with_test_writer()
+            .try_init();
+    });
+}
+
+/// A runtime without a compile cache.
+pub fn runtime() -> Arc<Runtime> {
+    init_tracing();
+    Runtime::new(RuntimeConfig::default()).unwrap()
+}
+
+pub async fn example(runtime: &Arc<Runtime>) -> Provider {
+    runtime
+        .load(
+            "example",
+            component("capw_example_provider"),
+            Grants::default(),
+        )
+        .await
+        .unwrap()
+}
+
+pub async fn hostile(runtime: &Arc<Runtime>, grants: Grants) -> Provider {
+    runtime
+        .load("hostile", component("capw_hostile_provider"), grants)
+        .await
+        .unwrap()
+}
+
+/// A call context for cluster `name` with `config` (JSON).
+pub fn ctx(name: &str, config: serde_json::Value) -> CallContext {
+    CallContext {
+        cluster: ClusterRef {
+            namespace: "default".into(),
+            name: name.into(),
+            uid: format!("uid-{name}"),
+        },
+        config: config.to_string(),
+        idempotency_key: format!("{name}-key-1"),
+        deadline_ms: 10_000,
+    }
+}

@@ -1,0 +1,168 @@
+//! A minimal capw provider written with `capw-sdk`: every extension point, deterministic
+//! answers, no backend.
+//!
+//! It is the reference the host's tests call: every function, every record and variant of the
+//! contract, and a `simulate` knob that turns every call into its in-progress form or an error.
+//! Nothing here talks to a cloud; answers are derived from the call's input alone, so the same
+//! input always gives the same answer.
+//!
+//! Where to look: [`config`] for the config and its rules, [`infrastructure`],
+//! [`bootstrap`] and [`control_plane`] for the extension points, [`simulate`] for the knob.
+
+#![warn(missing_docs)]
+
+pub mod bootstrap;
+pub mod config;
+pub mod control_plane;
+pub mod infrastructure;
+pub mod simulate;
+
+use capw_sdk::lifecycle_hooks::{HookRequest, HookResponse};
+use capw_sdk::metadata::{Capabilities, ControlPlaneShape, FieldError, RequestedGrants};
+use capw_sdk::types::ProviderError;
+use capw_sdk::{Context, LifecycleHooks, Provider};
+
+pub use config::{ExampleConfig, Simulate};
+
+/// The example provider. Stateless, like every provider: all it knows comes with the call.
+pub struct ExampleProvider;
+
+impl Provider for ExampleProvider {
+    type Config = ExampleConfig;
+    const NAME: &'static str = "example";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const DESCRIPTION: &'static str =
+        "Deterministic reference provider implementing every extension point, for tests.";
+
+    fn capabilities() -> Capabilities {
+        Capabilities {
+            // `hosted` is a per-cluster choice in the config; what the provider declares is
+            // its default shape.
+            control_plane_shape: Some(ControlPlaneShape::Machines),
+            control_plane_scalable: true,
+            version_upgrades: true,
+        }
+    }
+
+    fn requested_grants() -> RequestedGrants {
+        RequestedGrants {
+            http_hosts: Vec::new(),
+            secrets: Vec::new(),
+        }
+    }
+
+    fn validate(config: &ExampleConfig) -> Result<(), Vec<FieldError>> {
+        config.validate()
+    }
+}
+
+impl LifecycleHooks for ExampleProvider {
+    /// Lets every transition go on, unless `simulate` says otherwise.
+    fn handle(
+        ctx: &Context<ExampleConfig>,
+        _request: HookRequest,
+    ) -> Result<HookResponse, ProviderError> {
+        if let Some(progress) = simulate::outcome(&ctx.config)? {
+            return Ok(HookResponse::Hold(progress));
+        }
+        Ok(HookResponse::Proceed)
+    }
+}
+
+capw_sdk::export_provider!(ExampleProvider);
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Builders for the unit tests.
+
+    use std::time::Duration;
+
+    use capw_sdk::Context;
+    use capw_sdk::types::{ClusterRef, KubernetesVersion};
+
+    use crate::ExampleConfig;
+
+    pub fn config(json: &str) -> ExampleConfig {
+        match capw_sdk::config::parse(json) {
+            Ok(c) => c,
+            Err(e) => panic!("test config {json}: {e}"),
+        }
+    }
+
+    pub fn ctx(config: ExampleConfig) -> Context<ExampleConfig> {
+        Context::new(
+            ClusterRef {
+                namespace: "default".into(),
+                name: "c1".into(),
+                uid: "uid-1".into(),
+            },
+            config,
+            "key-1",
+            Duration::from_secs(10),
+        )
+    }
+
+    pub fn version(minor: u32) -> KubernetesVersion {
+        KubernetesVersion {
+            major: 1,
+            minor,
+            patch: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use capw_sdk::lifecycle_hooks::Hook;
+    use capw_sdk::metadata::{self, ExtensionPoint};
+
+    use super::*;
+    use crate::testing::{config, ctx, version};
+
+    #[test]
+    fn describe_lists_every_point() {
+        let m = metadata::describe::<ExampleProvider>();
+        assert_eq!(m.name, "example");
+        assert_eq!(m.version, env!("CARGO_PKG_VERSION"));
+        assert_eq!(
+            m.extension_points,
+            vec![
+                ExtensionPoint::Infrastructure,
+                ExtensionPoint::Bootstrap,
+                ExtensionPoint::ControlPlane,
+                ExtensionPoint::LifecycleHooks,
+            ]
+        );
+        assert_eq!(
+            m.capabilities.control_plane_shape,
+            Some(ControlPlaneShape::Machines)
+        );
+        let schema: serde_json::Value = match serde_json::from_str(&m.config_schema) {
+            Ok(v) => v,
+            Err(e) => panic!("schema is not JSON: {e}"),
+        };
+        assert!(
+            schema["properties"]["existingMachines"].is_object(),
+            "{schema}"
+        );
+    }
+
+    #[test]
+    fn hooks_proceed_or_hold() {
+        let request = HookRequest {
+            hook: Hook::BeforeClusterUpgrade,
+            from_version: Some(version(34)),
+            to_version: version(35),
+        };
+        let c = ctx(config(r#"{"region": "eu-1"}"#));
+        assert_eq!(
+            ExampleProvider::handle(&c, request),
+            Ok(HookResponse::Proceed)
+        );
+        let c = ctx(config(r#"{"region": "eu-1", "simulate": "in-progress"}"#));
+        assert!(matches!(
+            ExampleProvider::handle(&c, request),
+            Ok(HookResponse::Hold(_))
+        ));
+    }
+}

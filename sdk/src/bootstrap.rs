@@ -1,0 +1,82 @@
+//! The `bootstrap` extension point: cluster secrets and the data that turns a machine into a
+//! node.
+
+use crate::__bindings::exports::capw::provider::bootstrap::Guest;
+use crate::context::enter;
+use crate::types::{CallContext, Endpoint, ProviderError};
+use crate::{Context, Provider};
+
+pub use crate::__bindings::exports::capw::provider::bootstrap::{
+    BootstrapData, BootstrapFormat, BootstrapRequest, ControlPlaneMember, SecretItem, SecretsState,
+};
+
+/// The bootstrap extension point. Every method defaults to `unsupported`.
+///
+/// Set `SUPPORTED = false` (or name `Bootstrap` in `export_provider!`'s `unsupported` list)
+/// when the provider does not serve this point: `describe` then leaves it out and every call
+/// answers `unsupported` without running a method.
+pub trait Bootstrap: Provider {
+    /// Whether the provider implements this extension point.
+    const SUPPORTED: bool = true;
+
+    /// Create the cluster's secret material (CAs, service-account keys, bootstrap token). The
+    /// host stores the first `ready` answer and calls again only while it is `in-progress`, so
+    /// slow key generation belongs behind `in-progress`.
+    ///
+    /// # Errors
+    ///
+    /// A [`ProviderError`]; retryable when the same call may succeed later.
+    fn cluster_secrets(_ctx: &Context<Self::Config>) -> Result<SecretsState, ProviderError> {
+        Err(ProviderError::unsupported("bootstrap.cluster-secrets"))
+    }
+
+    /// Bootstrap data for one machine; pure given its input. The data is secret: never log it.
+    ///
+    /// # Errors
+    ///
+    /// A [`ProviderError`]; retryable when the same call may succeed later.
+    fn generate(
+        _ctx: &Context<Self::Config>,
+        _request: BootstrapRequest,
+    ) -> Result<BootstrapData, ProviderError> {
+        Err(ProviderError::unsupported("bootstrap.generate"))
+    }
+
+    /// An admin kubeconfig (YAML) for the cluster reached at `endpoint`, from the material
+    /// `cluster_secrets` returned. Secret: never log it.
+    ///
+    /// # Errors
+    ///
+    /// A [`ProviderError`]; retryable when the same call may succeed later.
+    fn kubeconfig(
+        _ctx: &Context<Self::Config>,
+        _endpoint: Endpoint,
+        _secrets: Vec<SecretItem>,
+    ) -> Result<String, ProviderError> {
+        Err(ProviderError::unsupported("bootstrap.kubeconfig"))
+    }
+}
+
+impl<T: Bootstrap> Guest for T {
+    fn cluster_secrets(ctx: CallContext) -> Result<SecretsState, ProviderError> {
+        let ctx = enter(T::SUPPORTED, "bootstrap.cluster-secrets", ctx)?;
+        <T as Bootstrap>::cluster_secrets(&ctx)
+    }
+
+    fn generate(
+        ctx: CallContext,
+        request: BootstrapRequest,
+    ) -> Result<BootstrapData, ProviderError> {
+        let ctx = enter(T::SUPPORTED, "bootstrap.generate", ctx)?;
+        <T as Bootstrap>::generate(&ctx, request)
+    }
+
+    fn kubeconfig(
+        ctx: CallContext,
+        endpoint: Endpoint,
+        secrets: Vec<SecretItem>,
+    ) -> Result<String, ProviderError> {
+        let ctx = enter(T::SUPPORTED, "bootstrap.kubeconfig", ctx)?;
+        <T as Bootstrap>::kubeconfig(&ctx, endpoint, secrets)
+    }
+}

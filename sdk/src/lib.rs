@@ -1,0 +1,151 @@
+//! Write capw providers in Rust.
+//!
+//! A capw provider is a WebAssembly component the capw host calls through the
+//! `capw:provider@0.1.0` contract (the `wit/` folder of the capw repository). This crate turns
+//! that contract into ordinary Rust: one trait for who the provider is ([`Provider`]), one trait
+//! per extension point ([`Infrastructure`], [`Bootstrap`], [`ControlPlane`],
+//! [`LifecycleHooks`]) whose methods all have a default that answers `unsupported`, a typed,
+//! already-parsed config in every call's [`Context`], and one macro, [`export_provider!`], that
+//! exports the whole `provider` world.
+//!
+//! # Where to start
+//!
+//! 1. Declare a config type deriving `serde::Deserialize` and `schemars::JsonSchema`; the host
+//!    shows its schema and rejects a bad config before any call.
+//! 2. Implement [`Provider`] for a unit struct: name, version, description, capabilities,
+//!    requested grants, and optionally [`Provider::validate`] for the rules a schema cannot say.
+//! 3. Implement the extension points you serve; name the others in
+//!    `export_provider!(MyProvider, unsupported: [...])`.
+//! 4. Build with `cargo build --target wasm32-wasip2`: the `.wasm` file is the component.
+//!
+//! # A complete minimal provider
+//!
+//! ```no_run
+//! use capw_sdk::infrastructure::{ClusterInfrastructure, ClusterState};
+//! use capw_sdk::metadata::{Capabilities, RequestedGrants};
+//! use capw_sdk::types::{Deletion, Endpoint, ProviderError};
+//! use capw_sdk::{Context, Infrastructure, Provider};
+//!
+//! /// The provider's config, as the ClusterClass gives it.
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! #[serde(rename_all = "camelCase", deny_unknown_fields)]
+//! pub struct Config {
+//!     /// Port of the API server.
+//!     port: u16,
+//! }
+//!
+//! pub struct Minimal;
+//!
+//! impl Provider for Minimal {
+//!     type Config = Config;
+//!     const NAME: &'static str = "minimal";
+//!     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+//!     const DESCRIPTION: &'static str = "Points every cluster at localhost.";
+//!
+//!     fn capabilities() -> Capabilities {
+//!         Capabilities {
+//!             control_plane_shape: None,
+//!             control_plane_scalable: false,
+//!             version_upgrades: false,
+//!         }
+//!     }
+//!
+//!     fn requested_grants() -> RequestedGrants {
+//!         RequestedGrants { http_hosts: vec![], secrets: vec![] }
+//!     }
+//! }
+//!
+//! impl Infrastructure for Minimal {
+//!     fn reconcile_cluster(ctx: &Context<Config>) -> Result<ClusterState, ProviderError> {
+//!         Ok(ClusterState::Ready(ClusterInfrastructure {
+//!             control_plane_endpoint: Endpoint { host: "127.0.0.1".into(), port: ctx.config.port },
+//!             failure_domains: vec![],
+//!             conditions: vec![],
+//!         }))
+//!     }
+//!
+//!     fn delete_cluster(_ctx: &Context<Config>) -> Result<Deletion, ProviderError> {
+//!         Ok(Deletion::Deleted)
+//!     }
+//!     // reconcile-machine, delete-machine and list-machines answer `unsupported`.
+//! }
+//!
+//! capw_sdk::export_provider!(Minimal, unsupported: [Bootstrap, ControlPlane, LifecycleHooks]);
+//! ```
+//!
+//! # What the SDK does for you
+//!
+//! - `metadata.describe` is built from [`Provider`], the `SUPPORTED` constant of each extension
+//!   point trait, and `schemars::schema_for!(Config)`.
+//! - `metadata.validate-config` parses the config and reports a type error at the JSON Pointer
+//!   of the field that caused it (see [`config`]), then runs [`Provider::validate`].
+//! - Every other call parses `call-context.config` into `Config` and answers `invalid-input`
+//!   when it does not parse; an extension point whose `SUPPORTED` is `false` answers
+//!   `unsupported` without parsing anything.
+//!
+//! # Host capabilities
+//!
+//! [`log`] writes to the host's logs, [`secrets`] reads granted secrets, and [`http`] makes
+//! outbound requests to granted hosts. Outside a wasm32 component (a native unit test) there is
+//! no host: logs go to stderr, secrets are never granted and HTTP requests fail.
+
+#![warn(missing_docs)]
+
+pub mod bootstrap;
+pub mod config;
+mod context;
+pub mod control_plane;
+mod export;
+pub mod http;
+pub mod infrastructure;
+pub mod lifecycle_hooks;
+pub mod log;
+pub mod metadata;
+mod provider;
+pub mod secrets;
+pub mod types;
+
+pub use bootstrap::Bootstrap;
+pub use context::Context;
+pub use control_plane::ControlPlane;
+pub use infrastructure::Infrastructure;
+pub use lifecycle_hooks::LifecycleHooks;
+pub use provider::Provider;
+
+/// The most used items, for `use capw_sdk::prelude::*;`.
+pub mod prelude {
+    pub use crate::bootstrap::{
+        BootstrapData, BootstrapFormat, BootstrapRequest, ControlPlaneMember, SecretItem,
+        SecretsState,
+    };
+    pub use crate::control_plane::{MachineToCreate, Member, Plan, PlanInput, Step};
+    pub use crate::infrastructure::{
+        ClusterInfrastructure, ClusterState, FailureDomain, ListedMachine, MachinePhase,
+        MachineSpec, MachineStatus,
+    };
+    pub use crate::lifecycle_hooks::{Hook, HookRequest, HookResponse};
+    pub use crate::metadata::{Capabilities, ControlPlaneShape, FieldError, RequestedGrants};
+    pub use crate::types::{
+        Address, AddressKind, ClusterRef, Condition, ConditionStatus, Deletion, Endpoint,
+        ErrorCode, InProgress, KubernetesVersion, MachineRef, MachineRole, ProviderError,
+    };
+    pub use crate::{
+        Bootstrap, Context, ControlPlane, Infrastructure, LifecycleHooks, Provider, export_provider,
+    };
+}
+
+/// Bindings generated from the contract. Not a public API: use the re-exports in the modules
+/// above, which stay put when the generator changes its layout.
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod __bindings {
+    wit_bindgen::generate!({
+        world: "provider",
+        path: "../wit",
+        pub_export_macro: true,
+        export_macro_name: "__export_provider_world",
+        default_bindings_module: "capw_sdk::__bindings",
+        // Providers compare answers in their unit tests.
+        additional_derives: [PartialEq, Eq],
+    });
+}

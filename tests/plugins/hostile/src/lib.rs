@@ -1,0 +1,224 @@
+//! A provider that misbehaves on purpose: the sandbox's test fixture.
+//!
+//! The config picks one behaviour, e.g. `{"behaviour": "grow-memory"}` or
+//! `{"behaviour": "huge-result", "megabytes": 64}`. Each runs in `infrastructure.reconcile-cluster`;
+//! `describe` and `validate-config` stay healthy so that the host loads the component and
+//! accepts the config, and the misbehaviour happens where the host's call limits must catch it.
+//! Never install it anywhere but a test.
+
+#![warn(missing_docs)]
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use capw_sdk::infrastructure::{ClusterInfrastructure, ClusterState, ListedMachine};
+use capw_sdk::metadata::{Capabilities, RequestedGrants};
+use capw_sdk::types::{Deletion, Endpoint, ErrorCode, MachineRef, ProviderError};
+use capw_sdk::{Context, Infrastructure, Provider};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// What `reconcile-cluster` does.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(tag = "behaviour", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Behaviour {
+    /// Answer ready at `healthy.test:6443`.
+    Healthy,
+    /// Spin forever: the epoch deadline must stop it.
+    Loop,
+    /// Allocate and touch 1 MiB chunks forever: the memory limit must stop it.
+    GrowMemory,
+    /// Recurse without end: the stack limit must stop it.
+    Recurse,
+    /// Panic (a trap in the component).
+    Panic,
+    /// Answer with an endpoint host of this many MiB: the host must bound what it reads back.
+    HugeResult {
+        /// Size of the host name, in MiB.
+        megabytes: u32,
+    },
+    /// Read a file: there is no filesystem, so this must fail.
+    ReadFile {
+        /// The path to read.
+        path: String,
+    },
+    /// Open a TCP connection: there are no sockets, so this must fail.
+    OpenSocket {
+        /// `host:port` to connect to.
+        address: String,
+    },
+    /// GET a URL through the SDK's HTTP client: allowed only for granted hosts.
+    Http {
+        /// The URL to get.
+        url: String,
+    },
+    /// Read a secret: allowed only when granted.
+    Secret {
+        /// The grant name.
+        name: String,
+    },
+    /// Sleep, then answer healthy: a slow call must not delay others.
+    Sleep {
+        /// How long, in milliseconds.
+        millis: u64,
+    },
+    /// Print this many 100-character lines to stdout, then answer healthy: the host must bound
+    /// what it keeps.
+    StdoutFlood {
+        /// Number of lines.
+        lines: u32,
+    },
+}
+
+/// The hostile provider.
+pub struct Hostile;
+
+impl Provider for Hostile {
+    type Config = Behaviour;
+    const NAME: &'static str = "hostile";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const DESCRIPTION: &'static str =
+        "Misbehaves on purpose, as configured; a sandbox test fixture.";
+
+    fn capabilities() -> Capabilities {
+        Capabilities {
+            control_plane_shape: None,
+            control_plane_scalable: false,
+            version_upgrades: false,
+        }
+    }
+
+    fn requested_grants() -> RequestedGrants {
+        RequestedGrants {
+            http_hosts: Vec::new(),
+            secrets: Vec::new(),
+        }
+    }
+}
+
+impl Infrastructure for Hostile {
+    fn reconcile_cluster(ctx: &Context<Behaviour>) -> Result<ClusterState, ProviderError> {
+        match &ctx.config {
+            Behaviour::Healthy => Ok(ready("healthy.test")),
+            Behaviour::Loop => spin(),
+            Behaviour::GrowMemory => grow_memory(),
+            Behaviour::Recurse => {
+                let depth = recurse(0);
+                Ok(ready(&depth.to_string()))
+            }
+            Behaviour::Panic => panic!("hostile panic"),
+            Behaviour::HugeResult { megabytes } => {
+                let len = usize::try_from(*megabytes)
+                    .unwrap_or(usize::MAX)
+                    .saturating_mul(MIB);
+                Ok(ready(&"x".repeat(len)))
+            }
+            Behaviour::ReadFile { path } => match std::fs::read_to_string(path) {
+                // Hand the content back, so that a leak shows in the test.
+                Ok(content) => Ok(ready(&content)),
+                Err(e) => Err(internal(format!("read {path}: {e}"))),
+            },
+            Behaviour::OpenSocket { address } => match std::net::TcpStream::connect(address) {
+                Ok(_) => Ok(ready("connected")),
+                Err(e) => Err(internal(format!("connect {address}: {e}"))),
+            },
+            Behaviour::Http { url } => match capw_sdk::http::Request::get(url).send() {
+                Ok(response) => Ok(ready(&format!("status {}", response.status))),
+                // HttpError's message for a denied host says "denied".
+                Err(e) => Err(ProviderError::permanent(
+                    ErrorCode::Unavailable,
+                    format!("GET {url}: {e}"),
+                )),
+            },
+            Behaviour::Secret { name } => match capw_sdk::secrets::get(name) {
+                Ok(bytes) => Ok(ready(&String::from_utf8_lossy(&bytes))),
+                Err(e) => Err(ProviderError::permanent(
+                    ErrorCode::NotGranted,
+                    format!("secret {name}: {e:?}"),
+                )),
+            },
+            Behaviour::Sleep { millis } => {
+                std::thread::sleep(Duration::from_millis(*millis));
+                Ok(ready("healthy.test"))
+            }
+            Behaviour::StdoutFlood { lines } => {
+                let line = "x".repeat(100);
+                for _ in 0..*lines {
+                    println!("{line}");
+                }
+                Ok(ready("healthy.test"))
+            }
+        }
+    }
+
+    fn delete_cluster(_ctx: &Context<Behaviour>) -> Result<Deletion, ProviderError> {
+        Ok(Deletion::Deleted)
+    }
+
+    fn delete_machine(
+        _ctx: &Context<Behaviour>,
+        _machine: MachineRef,
+    ) -> Result<Deletion, ProviderError> {
+        Ok(Deletion::Deleted)
+    }
+
+    fn list_machines(_ctx: &Context<Behaviour>) -> Result<Vec<ListedMachine>, ProviderError> {
+        Ok(Vec::new())
+    }
+}
+
+capw_sdk::export_provider!(Hostile, unsupported: [Bootstrap, ControlPlane, LifecycleHooks]);
+
+const MIB: usize = 1 << 20;
+
+fn ready(host: &str) -> ClusterState {
+    ClusterState::Ready(ClusterInfrastructure {
+        control_plane_endpoint: Endpoint {
+            host: host.to_owned(),
+            port: 6443,
+        },
+        failure_domains: Vec::new(),
+        conditions: Vec::new(),
+    })
+}
+
+fn internal(message: String) -> ProviderError {
+    ProviderError::permanent(ErrorCode::Internal, message)
+}
+
+/// Never returns. `black_box` hides the counter from the optimiser, which would otherwise be
+/// free to treat a side-effect-free loop as dead code.
+fn spin() -> ! {
+    let mut counter = 0u64;
+    loop {
+        counter = black_box(counter.wrapping_add(1));
+    }
+}
+
+/// Never returns: allocates until the allocator fails, which aborts the instance. Every page is
+/// written, so the memory is really committed, and every chunk is kept.
+fn grow_memory() -> ! {
+    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    loop {
+        let mut chunk = vec![0u8; MIB];
+        for page in chunk.iter_mut().step_by(4096) {
+            *page = 1;
+        }
+        chunks.push(black_box(chunk));
+        black_box(&mut chunks);
+    }
+}
+
+/// Recurses until the wasm stack runs out. Everything stays in wasm locals, so the native
+/// stack the host bounds fills up (an array here would fill Rust's shadow stack in linear
+/// memory first, which ends in an out-of-bounds trap instead). The work after the call keeps
+/// it from becoming a loop (no tail call); the depth check can never be true in practice, but
+/// the compiler cannot know that.
+#[inline(never)]
+fn recurse(depth: u64) -> u64 {
+    if depth == u64::MAX {
+        return 0;
+    }
+    let below = recurse(depth.wrapping_add(1));
+    below.rotate_left(7) ^ depth
+}
