@@ -21,7 +21,39 @@ pub async fn run(global: &GlobalArgs, args: InspectArgs) -> anyhow::Result<()> {
     let info = provider.info();
     match args.output {
         OutputFormat::Json => {
-            println!("{}", serde_json::to_string_pretty(info)?);
+            let m = &info.metadata;
+            let points: Vec<String> = info
+                .extension_points()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            let view = serde_json::json!({
+                "file": args.file,
+                "name": m.name,
+                "version": m.version,
+                "description": m.description,
+                "contract": info.contract.version,
+                "extensionPoints": points,
+                "exports": info.contract.export_names,
+                "capabilities": {
+                    "controlPlaneShape": m.capabilities.control_plane_shape.map(|s| format!("{s:?}").to_lowercase()),
+                    "controlPlaneScalable": m.capabilities.control_plane_scalable,
+                    "versionUpgrades": m.capabilities.version_upgrades,
+                },
+                "requestedGrants": {
+                    "httpHosts": m.requested_grants.http_hosts,
+                    "secrets": m.requested_grants.secrets,
+                },
+                "digest": format!("sha256:{}", info.digest),
+                "size": info.size,
+                "load": {
+                    "cache": info.load.cache,
+                    "compileMs": info.load.compile.as_secs_f64() * 1e3,
+                    "totalMs": info.load.total.as_secs_f64() * 1e3,
+                },
+                "configSchema": info.config_schema,
+            });
+            println!("{}", serde_json::to_string_pretty(&view)?);
         }
         OutputFormat::Text => {
             let m = &info.metadata;

@@ -1,1 +1,270 @@
-fn main() {}
+//! What a provider call costs, for two calls of the example provider:
+//! - `lifecycle-hooks.handle`: next to no work (parse a two-field config, answer `proceed`),
+//!   so it measures the cost of the call itself;
+//! - `control-plane.plan`: a pure function over a list of records, typical of the contract.
+//!
+//! Each is called
+//! - in a fresh instance per call, as the host does (pooling allocator, copy-on-write memory),
+//! - in one instance reused for every call,
+//! - as the same Rust code compiled natively, through the same SDK path (config JSON parsed,
+//!   typed context built, answer built).
+//!
+//! `make bench` runs it and prints the medians; docs/performance.md records them.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use capw_runtime::control_plane::{Member, PlanInput};
+use capw_runtime::lifecycle_hooks::{Hook, HookRequest, HookResponse};
+use capw_runtime::types::{CallContext, ClusterRef, Endpoint, KubernetesVersion, MachineRef};
+use capw_runtime::{Grants, Runtime, RuntimeConfig};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+const CONFIG: &str = r#"{"region":"eu-1","zones":["a","b","c"]}"#;
+
+fn version() -> KubernetesVersion {
+    KubernetesVersion {
+        major: 1,
+        minor: 35,
+        patch: 0,
+    }
+}
+
+fn host_input() -> (CallContext, PlanInput) {
+    let ctx = CallContext {
+        cluster: ClusterRef {
+            namespace: "default".into(),
+            name: "bench".into(),
+            uid: "uid-bench".into(),
+        },
+        config: CONFIG.into(),
+        idempotency_key: "bench-key".into(),
+        deadline_ms: 10_000,
+    };
+    let members = (0..3)
+        .map(|i| Member {
+            machine: MachineRef {
+                name: format!("cp-{i}"),
+                uid: format!("uid-cp-{i}"),
+            },
+            version: version(),
+            failure_domain: Some(["a", "b", "c"][i].into()),
+            ready: true,
+            created_at: 1_700_000_000 + i as u64,
+            deleting: false,
+        })
+        .collect();
+    let input = PlanInput {
+        version: version(),
+        replicas: 3,
+        members,
+        failure_domains: vec!["a".into(), "b".into(), "c".into()],
+        endpoint: Some(Endpoint {
+            host: "bench.eu-1.example.test".into(),
+            port: 6443,
+        }),
+    };
+    (ctx, input)
+}
+
+/// The same input in the SDK's types, for the native run. Converted through JSON, the way
+/// the two sets of bindings share a shape.
+fn native_input(
+    ctx: &CallContext,
+    input: &PlanInput,
+) -> (
+    capw_sdk::types::CallContext,
+    capw_sdk::control_plane::PlanInput,
+) {
+    let ctx = capw_sdk::types::CallContext {
+        cluster: capw_sdk::types::ClusterRef {
+            namespace: ctx.cluster.namespace.clone(),
+            name: ctx.cluster.name.clone(),
+            uid: ctx.cluster.uid.clone(),
+        },
+        config: ctx.config.clone(),
+        idempotency_key: ctx.idempotency_key.clone(),
+        deadline_ms: ctx.deadline_ms,
+    };
+    let v = |v: &KubernetesVersion| capw_sdk::types::KubernetesVersion {
+        major: v.major,
+        minor: v.minor,
+        patch: v.patch,
+    };
+    let input = capw_sdk::control_plane::PlanInput {
+        version: v(&input.version),
+        replicas: input.replicas,
+        members: input
+            .members
+            .iter()
+            .map(|m| capw_sdk::control_plane::Member {
+                machine: capw_sdk::types::MachineRef {
+                    name: m.machine.name.clone(),
+                    uid: m.machine.uid.clone(),
+                },
+                version: v(&m.version),
+                failure_domain: m.failure_domain.clone(),
+                ready: m.ready,
+                created_at: m.created_at,
+                deleting: m.deleting,
+            })
+            .collect(),
+        failure_domains: input.failure_domains.clone(),
+        endpoint: input.endpoint.as_ref().map(|e| capw_sdk::types::Endpoint {
+            host: e.host.clone(),
+            port: e.port,
+        }),
+    };
+    (ctx, input)
+}
+
+fn example_component() -> Arc<[u8]> {
+    let dir = std::env::var_os("CAPW_PLUGIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/wasm32-wasip2/plugin")
+        });
+    let path = dir.join("capw_example_provider.wasm");
+    let bytes = std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run `make plugins` first", path.display()));
+    Arc::from(bytes)
+}
+
+/// Time `iters` sequential calls inside one `block_on`, so the executor's entry cost is not
+/// counted per call.
+fn timed<F: Future>(
+    rt: &tokio::runtime::Runtime,
+    iters: u64,
+    mut call: impl FnMut() -> F,
+) -> Duration {
+    rt.block_on(async {
+        let start = Instant::now();
+        for _ in 0..iters {
+            black_box(call().await);
+        }
+        start.elapsed()
+    })
+}
+
+fn calls(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+    let provider = rt
+        .block_on(runtime.load("example", example_component(), Grants::default()))
+        .unwrap();
+    let (ctx, input) = host_input();
+    let (native_ctx, native_plan_input) = native_input(&ctx, &input);
+    let hook = HookRequest {
+        hook: Hook::BeforeClusterUpgrade,
+        from_version: Some(version()),
+        to_version: version(),
+    };
+    let native_hook = capw_sdk::lifecycle_hooks::HookRequest {
+        hook: capw_sdk::lifecycle_hooks::Hook::BeforeClusterUpgrade,
+        from_version: Some(native_ctx_version()),
+        to_version: native_ctx_version(),
+    };
+    // The variants must agree before they are compared.
+    assert_eq!(
+        rt.block_on(provider.plan(&ctx, &input)).unwrap().replicas,
+        3
+    );
+    assert_eq!(
+        rt.block_on(provider.call_hook(&ctx, &hook)).unwrap(),
+        HookResponse::Proceed
+    );
+
+    let mut group = c.benchmark_group("example.hook");
+    group.measurement_time(Duration::from_secs(5));
+    group.bench_function("fresh-instance", |b| {
+        b.iter_custom(|iters| {
+            timed(&rt, iters, || async {
+                provider.call_hook(&ctx, &hook).await.unwrap()
+            })
+        })
+    });
+    let mut session = rt.block_on(provider.session()).unwrap();
+    group.bench_function("reused-instance", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    black_box(session.call_hook(&ctx, &hook).await.unwrap());
+                }
+                start.elapsed()
+            })
+        })
+    });
+    drop(session);
+    group.bench_function("native", |b| {
+        b.iter(|| {
+            let call = capw_sdk::Context::<capw_example_provider::ExampleConfig>::from_call(
+                black_box(native_ctx.clone()),
+            )
+            .unwrap();
+            black_box(
+                <capw_example_provider::ExampleProvider as capw_sdk::LifecycleHooks>::handle(
+                    &call,
+                    black_box(native_hook),
+                )
+                .unwrap(),
+            )
+        })
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("example.plan");
+    group.measurement_time(Duration::from_secs(5));
+    group.bench_function("fresh-instance", |b| {
+        b.iter_custom(|iters| {
+            timed(&rt, iters, || async {
+                provider.plan(&ctx, &input).await.unwrap()
+            })
+        })
+    });
+    let mut session = rt.block_on(provider.session()).unwrap();
+    group.bench_function("reused-instance", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    black_box(session.plan(&ctx, &input).await.unwrap());
+                }
+                start.elapsed()
+            })
+        })
+    });
+    drop(session);
+    group.bench_function("native", |b| {
+        b.iter(|| {
+            let call = capw_sdk::Context::<capw_example_provider::ExampleConfig>::from_call(
+                black_box(native_ctx.clone()),
+            )
+            .unwrap();
+            black_box(
+                <capw_example_provider::ExampleProvider as capw_sdk::ControlPlane>::plan(
+                    &call,
+                    black_box(native_plan_input.clone()),
+                )
+                .unwrap(),
+            )
+        })
+    });
+    group.finish();
+}
+
+fn native_ctx_version() -> capw_sdk::types::KubernetesVersion {
+    capw_sdk::types::KubernetesVersion {
+        major: 1,
+        minor: 35,
+        patch: 0,
+    }
+}
+
+criterion_group!(benches, calls);
+criterion_main!(benches);

@@ -45,8 +45,8 @@ impl ActiveCall {
         // Check the deadline on every tick, and yield the thread meanwhile so that a busy
         // guest never starves other calls on the same executor.
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            if Instant::now() >= deadline {
+        store.epoch_deadline_callback(|ctx| {
+            if Instant::now() >= ctx.data().deadline() {
                 Err(wasmtime::Error::new(DeadlineMarker))
             } else {
                 Ok(UpdateDeadline::Yield(1))
@@ -72,18 +72,17 @@ pub(crate) async fn with_deadline<R>(
 pub(crate) fn finish<R>(
     provider: &str,
     operation: &'static str,
-    call: ActiveCall,
+    state: &CallState,
     timeout: Duration,
     memory_limit: usize,
     started: Instant,
     outcome: RawOutcome<R>,
 ) -> Result<R, CallError> {
-    let state = call.store.into_data();
-    flush_output(&state, provider, operation);
+    flush_output(state, provider, operation);
     let elapsed = started.elapsed();
     let failure = match outcome {
         None => CallFailure::DeadlineExceeded { timeout },
-        Some(Err(e)) => classify(e, &state, timeout, memory_limit),
+        Some(Err(e)) => classify(e, state, timeout, memory_limit),
         Some(Ok(Err(mut provider_error))) => {
             provider_error.message = state.redactor().scrub(&provider_error.message);
             CallFailure::Provider(provider_error)

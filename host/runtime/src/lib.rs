@@ -31,5 +31,5 @@ pub use contract::{CONTRACT_PACKAGE, CONTRACT_VERSION, ContractInfo, ExtensionPo
 pub use error::{CacheError, CallError, CallFailure, Capability, Denial, LoadError};
 pub use grants::{Grants, HttpGrant, HttpGrantParseError, Secret};
 pub use limits::{Limits, PoolConfig};
-pub use provider::{LoadReport, Provider, ProviderInfo};
+pub use provider::{LoadReport, Provider, ProviderInfo, Session};
 pub use runtime::{Runtime, RuntimeConfig, RuntimeStats};

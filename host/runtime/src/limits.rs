@@ -11,12 +11,15 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// JavaScript components, whose runtimes start at 20-40 MiB.
 pub const DEFAULT_MEMORY_LIMIT: usize = 256 << 20;
 
-/// Bytes of stdout plus stderr kept per call; the rest is dropped and counted. Bounds what a
+/// Bytes kept per call of each of stdout and stderr; the rest is dropped and counted. Bounds what a
 /// chatty or hostile provider can push into the host's logs.
 pub const MAX_CAPTURED_OUTPUT: usize = 64 << 10;
 
 /// Log records kept per call through `host-log`; later ones are dropped and counted.
 pub const MAX_LOG_RECORDS_PER_CALL: u32 = 256;
+
+/// Fields kept per log record; the rest are dropped.
+pub const MAX_LOG_FIELDS: usize = 32;
 
 /// Bytes of one log message or field value kept; the rest is cut.
 pub const MAX_LOG_MESSAGE: usize = 4 << 10;
@@ -34,7 +37,7 @@ pub const MAX_COMPONENT_BYTES: usize = 128 << 20;
 pub struct Limits {
     /// Deadline of each call, from the start of instantiation to the answer.
     pub call_timeout: Duration,
-    /// Limit of each instance's linear memory, in bytes.
+    /// Limit of each instance's linear memory (all its memories together), in bytes.
     pub memory: usize,
 }
 
@@ -67,6 +70,10 @@ pub struct PoolConfig {
     pub max_memory_size: usize,
     /// Wasm stack per call: bounds recursion; past it the call fails with a stack overflow.
     pub max_wasm_stack: usize,
+    /// Bytes of each memory and table slot kept resident between instances and reset in
+    /// place; what lies beyond is returned to the kernel. Larger costs resident memory per
+    /// pool slot and saves page faults per call.
+    pub keep_resident: usize,
     /// How often the epoch ticks: a call exceeds its deadline by at most this, and a busy
     /// call yields its thread this often.
     pub epoch_tick: std::time::Duration,
@@ -83,6 +90,7 @@ impl Default for PoolConfig {
             max_core_instance_size: 1 << 20,
             max_memory_size: 1 << 30,
             max_wasm_stack: 1 << 20,
+            keep_resident: 2 << 20,
             epoch_tick: Duration::from_millis(10),
         }
     }

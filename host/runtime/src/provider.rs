@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
-use wasmtime::component::{Component, InstancePre};
+use wasmtime::component::{Component, Instance, InstancePre};
 
 use crate::bindings::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata};
 use crate::cache::{CacheOutcome, CompileCache};
@@ -119,7 +119,7 @@ macro_rules! guest_call {
         finish(
             &$self.name,
             $op,
-            call,
+            call.store.data(),
             timeout,
             $self.grants.limits.memory,
             started,
@@ -553,5 +553,118 @@ impl Provider {
         )?;
         guest_call!(self, "lifecycle-hooks.handle", ix, |g, s| g
             .call_handle(s, ctx, *request))
+    }
+}
+
+/// Several calls in one instance, one after another: what a fresh-instance call costs beyond
+/// the guest's own work is paid once.
+///
+/// # Caveats
+/// The instance's memory survives from one call to the next, so a provider could carry state
+/// across them: use a session only where that is harmless (benchmarks, a batch of calls for
+/// one object). After a failed call the instance may be in any state: drop the session.
+pub struct Session<'p> {
+    provider: &'p Provider,
+    call: ActiveCall,
+    instance: Instance,
+}
+
+impl Provider {
+    /// Instantiate once for several calls.
+    ///
+    /// # Errors
+    /// When instantiation fails or runs past the deadline.
+    pub async fn session(&self) -> Result<Session<'_>, CallError> {
+        let timeout = self.grants.limits.call_timeout;
+        let started = Instant::now();
+        let mut call = ActiveCall::new(
+            &self.runtime.engine,
+            self.grants.clone(),
+            self.redactor.clone(),
+            timeout,
+        );
+        let outcome = with_deadline(timeout, async {
+            self.pre.instantiate_async(&mut call.store).await.map(Ok)
+        })
+        .await;
+        let instance = finish(
+            &self.name,
+            "instantiate",
+            call.store.data(),
+            timeout,
+            self.grants.limits.memory,
+            started,
+            outcome,
+        )?;
+        Ok(Session {
+            provider: self,
+            call,
+            instance,
+        })
+    }
+}
+
+impl Session<'_> {
+    /// Run one guest function in the session's instance under a fresh deadline.
+    async fn run<R>(
+        &mut self,
+        operation: &'static str,
+        body: impl AsyncFnOnce(
+            &mut wasmtime::Store<CallState>,
+            &Instance,
+        ) -> wasmtime::Result<Result<R, crate::types::ProviderError>>,
+    ) -> Result<R, CallError> {
+        let p = self.provider;
+        let timeout = p.grants.limits.call_timeout;
+        let started = Instant::now();
+        self.call.store.data_mut().set_deadline(started + timeout);
+        let outcome = with_deadline(timeout, body(&mut self.call.store, &self.instance)).await;
+        finish(
+            &p.name,
+            operation,
+            self.call.store.data(),
+            timeout,
+            p.grants.limits.memory,
+            started,
+            outcome,
+        )
+    }
+
+    /// `control-plane.plan` in the session's instance.
+    pub async fn plan(
+        &mut self,
+        ctx: &CallContext,
+        input: &control_plane::PlanInput,
+    ) -> Result<control_plane::PlanOutput, CallError> {
+        const OP: &str = "control-plane.plan";
+        let p = self.provider;
+        let ix = p.export(&p.exports.control_plane, ExtensionPoint::ControlPlane, OP)?;
+        self.run(OP, async |store, instance| {
+            ix.load(&mut *store, instance)?
+                .call_plan(store, ctx, input)
+                .await
+        })
+        .await
+    }
+
+    /// `lifecycle-hooks.handle` in the session's instance.
+    pub async fn call_hook(
+        &mut self,
+        ctx: &CallContext,
+        request: &lifecycle_hooks::HookRequest,
+    ) -> Result<lifecycle_hooks::HookResponse, CallError> {
+        const OP: &str = "lifecycle-hooks.handle";
+        let p = self.provider;
+        let ix = p.export(
+            &p.exports.lifecycle_hooks,
+            ExtensionPoint::LifecycleHooks,
+            OP,
+        )?;
+        self.run(OP, async |store, instance| {
+            ix.load(&mut *store, instance)?
+                .call_handle(store, ctx, *request)
+                .await
+        })
+        .await
     }
 }

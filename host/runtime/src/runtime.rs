@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
 use wasmtime::component::Linker;
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::bindings;
 use crate::cache::CompileCache;
@@ -116,9 +116,12 @@ fn engine_config(pool: &PoolConfig) -> Config {
         .max_core_instance_size(pool.max_core_instance_size)
         .max_component_instance_size(pool.max_core_instance_size)
         .max_memory_size(pool.max_memory_size)
-        // Keep a little of each slot resident so that reusing it is cheap.
-        .linear_memory_keep_resident(64 << 10)
-        .table_keep_resident(16 << 10);
+        // Reset a slot for its next instance by rewriting only the pages the last one dirtied
+        // (found with PAGEMAP_SCAN, Linux 6.7+) instead of unmapping them: the next call
+        // then takes no page faults on them. Elsewhere this falls back to `madvise`.
+        .pagemap_scan(Enabled::Auto)
+        .linear_memory_keep_resident(pool.keep_resident)
+        .table_keep_resident(pool.keep_resident);
     let mut config = Config::new();
     config
         .wasm_component_model(true)

@@ -13,7 +13,9 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpVi
 use crate::bindings::{host_log, host_secrets};
 use crate::error::{Capability, Denial};
 use crate::grants::Grants;
-use crate::limits::{MAX_CAPTURED_OUTPUT, MAX_LOG_MESSAGE, MAX_LOG_RECORDS_PER_CALL};
+use crate::limits::{
+    MAX_CAPTURED_OUTPUT, MAX_LOG_FIELDS, MAX_LOG_MESSAGE, MAX_LOG_RECORDS_PER_CALL,
+};
 use crate::output::CapturedOutput;
 
 /// What one call leaves behind besides its answer: refusals and limit hits. Shared with
@@ -41,9 +43,12 @@ impl CallJournal {
     }
 }
 
-/// Tracks one instance's memory against its limit.
+/// Tracks one instance's memory against its limit: the sum over all its linear memories, so
+/// a component of several core modules (Python, JavaScript) gets one budget, not one each.
 pub(crate) struct MemoryLimiter {
     limit: usize,
+    /// Bytes of all linear memories of the instance now.
+    total: usize,
     /// Largest memory any linear memory of the instance asked for, granted or not.
     pub(crate) peak: usize,
     /// A growth was refused because of the limit.
@@ -53,15 +58,17 @@ pub(crate) struct MemoryLimiter {
 impl ResourceLimiter for MemoryLimiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> WasmResult<bool> {
-        self.peak = self.peak.max(desired);
-        if desired > self.limit {
+        let total = self.total.saturating_add(desired.saturating_sub(current));
+        self.peak = self.peak.max(total);
+        if total > self.limit {
             self.hit = true;
             return Ok(false);
         }
+        self.total = total;
         Ok(true)
     }
 
@@ -157,6 +164,7 @@ impl CallState {
             },
             limiter: MemoryLimiter {
                 limit: grants.limits.memory,
+                total: 0,
                 peak: 0,
                 hit: false,
             },
@@ -172,6 +180,16 @@ impl CallState {
 
     pub(crate) fn redactor(&self) -> &Redactor {
         &self.redactor
+    }
+
+    /// When the current call must end.
+    pub(crate) fn deadline(&self) -> Instant {
+        self.hooks.deadline
+    }
+
+    /// Start the clock of another call in the same store.
+    pub(crate) fn set_deadline(&mut self, deadline: Instant) {
+        self.hooks.deadline = deadline;
     }
 
     pub(crate) fn log_dropped(&self) -> u32 {
@@ -278,7 +296,7 @@ impl host_log::Host for CallState {
         let message = self.redactor.scrub(&truncate(message));
         let fields = fields
             .into_iter()
-            .take(32)
+            .take(MAX_LOG_FIELDS)
             .map(|(k, v)| format!("{}={}", truncate(k), self.redactor.scrub(&truncate(v))))
             .collect::<Vec<_>>()
             .join(" ");
@@ -336,13 +354,17 @@ mod tests {
     fn limiter_refuses_growth_past_limit_and_remembers() {
         let mut l = MemoryLimiter {
             limit: 100,
+            total: 0,
             peak: 0,
             hit: false,
         };
-        assert!(l.memory_growing(0, 100, None).unwrap());
+        assert!(l.memory_growing(0, 60, None).unwrap());
         assert!(!l.hit);
-        assert!(!l.memory_growing(100, 101, None).unwrap());
+        // A second memory shares the budget.
+        assert!(l.memory_growing(0, 40, None).unwrap());
+        assert!(!l.memory_growing(60, 61, None).unwrap());
         assert!(l.hit);
         assert_eq!(l.peak, 101);
+        assert_eq!(l.total, 100);
     }
 }
