@@ -3,9 +3,11 @@
 
 CARGO ?= cargo
 PLUGIN_TARGET := wasm32-wasip2
-PLUGIN_DIR := target/$(PLUGIN_TARGET)/plugin
+# CI keeps its build outside the clone by setting CARGO_TARGET_DIR.
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
+PLUGIN_DIR := $(TARGET_DIR)/$(PLUGIN_TARGET)/plugin
 PLUGINS := capw-example-provider capw-hostile-provider
-export CAPW_PLUGIN_DIR := $(CURDIR)/$(PLUGIN_DIR)
+export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
 .PHONY: setup plugins build demo test lint fmt-check clippy bench
 
@@ -23,7 +25,7 @@ build:
 
 ## demo: the main job: build the example provider from source and inspect it.
 demo: plugins build
-	target/release/capw plugin inspect $(PLUGIN_DIR)/capw_example_provider.wasm
+	$(TARGET_DIR)/release/capw plugin inspect $(PLUGIN_DIR)/capw_example_provider.wasm
 
 ## test: lint, then every test of the workspace against freshly built components.
 test: plugins lint
@@ -42,3 +44,4 @@ clippy: setup
 ## bench: the criterion benchmarks of provider calls; see docs/performance.md.
 bench: plugins
 	$(CARGO) bench -p capw-runtime --bench calls
+	@python3 scripts/bench-summary.py $(TARGET_DIR)/criterion

@@ -281,7 +281,7 @@ fn truncate(mut s: String) -> String {
             cut -= 1;
         }
         s.truncate(cut);
-        s.push_str("…");
+        s.push('…');
     }
     s
 }
