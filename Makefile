@@ -6,7 +6,7 @@ PLUGIN_TARGET := wasm32-wasip2
 # CI keeps its build outside the clone by setting CARGO_TARGET_DIR.
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 PLUGIN_DIR := $(TARGET_DIR)/$(PLUGIN_TARGET)/plugin
-PLUGINS := capw-example-provider capw-hostile-provider
+PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plane
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
 .PHONY: setup plugins build demo test lint fmt-check clippy bench
@@ -39,7 +39,7 @@ fmt-check:
 
 clippy: setup
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy --target $(PLUGIN_TARGET) $(addprefix -p ,$(PLUGINS)) -- -D warnings
+	$(CARGO) clippy --profile plugin --target $(PLUGIN_TARGET) $(addprefix -p ,$(PLUGINS)) -- -D warnings
 
 ## bench: the criterion benchmarks of provider calls; see docs/performance.md.
 bench: plugins

@@ -28,7 +28,7 @@ impl From<SecretError> for ProviderError {
                 ProviderError::permanent(ErrorCode::NotGranted, format!("secret {e}"))
             }
             SecretError::NotFound => {
-                ProviderError::retryable(ErrorCode::NotGranted, format!("secret {e}"))
+                ProviderError::retryable(ErrorCode::Unavailable, format!("secret {e}"))
             }
         }
     }

@@ -62,6 +62,9 @@ pub enum LoadError {
     /// The engine could not be set up.
     #[error("the wasm engine could not be configured")]
     Engine(#[source] wasmtime::Error),
+    /// The thread that enforces call deadlines could not be started.
+    #[error("the epoch ticker thread could not be started")]
+    EpochTicker(#[source] std::io::Error),
     /// A blocking task of the loader was cancelled or panicked.
     #[error("{source_name}: the compile task was lost")]
     TaskLost {

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
+use tracing::Instrument;
 use wasmtime::component::{Component, Instance, InstancePre};
 
 use crate::bindings::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata};
@@ -109,13 +110,16 @@ macro_rules! guest_call {
             $self.redactor.clone(),
             timeout,
         );
+        let span = $self.runtime.call_span(&$self.name, $op);
         let outcome = with_deadline(timeout, async {
             let instance = $self.pre.instantiate_async(&mut call.store).await?;
             let $guest = ix.load(&mut call.store, &instance)?;
             let $store = &mut call.store;
             $body.await
         })
+        .instrument(span.clone())
         .await;
+        let _in_span = span.enter();
         finish(
             &$self.name,
             $op,
@@ -618,7 +622,11 @@ impl Session<'_> {
         let timeout = p.grants.limits.call_timeout;
         let started = Instant::now();
         self.call.store.data_mut().set_deadline(started + timeout);
-        let outcome = with_deadline(timeout, body(&mut self.call.store, &self.instance)).await;
+        let span = p.runtime.call_span(&p.name, operation);
+        let outcome = with_deadline(timeout, body(&mut self.call.store, &self.instance))
+            .instrument(span.clone())
+            .await;
+        let _in_span = span.enter();
         finish(
             &p.name,
             operation,

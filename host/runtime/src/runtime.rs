@@ -40,6 +40,8 @@ pub struct Runtime {
     pub(crate) pool: PoolConfig,
     pub(crate) compiles: AtomicU64,
     pub(crate) cache_hits: AtomicU64,
+    /// Sequence number of calls, to tell them apart in logs.
+    calls: AtomicU64,
     ticker: EpochTicker,
 }
 
@@ -63,7 +65,8 @@ impl Runtime {
                 source_name: "compile cache".into(),
                 source,
             })?;
-        let ticker = EpochTicker::start(engine.clone(), pool.epoch_tick);
+        let ticker =
+            EpochTicker::start(engine.clone(), pool.epoch_tick).map_err(LoadError::EpochTicker)?;
         Ok(Arc::new(Runtime {
             engine,
             linker,
@@ -71,6 +74,7 @@ impl Runtime {
             pool,
             compiles: AtomicU64::new(0),
             cache_hits: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
             ticker,
         }))
     }
@@ -85,6 +89,13 @@ impl Runtime {
             compiles: self.compiles.load(Ordering::Relaxed),
             cache_hits: self.cache_hits.load(Ordering::Relaxed),
         }
+    }
+
+    /// The span every call of a provider runs in: guest logs, captured output and the call's
+    /// outcome are recorded inside it.
+    pub(crate) fn call_span(&self, provider: &str, operation: &'static str) -> tracing::Span {
+        let call = self.calls.fetch_add(1, Ordering::Relaxed);
+        tracing::info_span!("provider_call", provider, operation, call)
     }
 
     /// The engine settings in force.
@@ -159,7 +170,7 @@ struct EpochTicker {
 }
 
 impl EpochTicker {
-    fn start(engine: Engine, tick: std::time::Duration) -> Self {
+    fn start(engine: Engine, tick: std::time::Duration) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
@@ -169,9 +180,11 @@ impl EpochTicker {
                     std::thread::sleep(tick);
                     engine.increment_epoch();
                 }
-            })
-            .ok();
-        EpochTicker { stop, thread }
+            })?;
+        Ok(EpochTicker {
+            stop,
+            thread: Some(thread),
+        })
     }
 
     fn stop(&mut self) {

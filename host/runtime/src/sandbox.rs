@@ -120,7 +120,7 @@ impl Redactor {
 
 /// Store data of one call.
 pub(crate) struct CallState {
-    wasi: WasiCtx,
+    wasi: Option<WasiCtx>,
     http: WasiHttpCtx,
     table: ResourceTable,
     hooks: HttpGrantHooks,
@@ -137,24 +137,8 @@ pub(crate) struct CallState {
 impl CallState {
     pub(crate) fn new(grants: Arc<Grants>, redactor: Redactor, deadline: Instant) -> Self {
         let journal = Arc::new(CallJournal::default());
-        let stdout = CapturedOutput::new(MAX_CAPTURED_OUTPUT);
-        let stderr = CapturedOutput::new(MAX_CAPTURED_OUTPUT);
-        let socket_journal = journal.clone();
-        let wasi = WasiCtx::builder()
-            .stdout(stdout.clone())
-            .stderr(stderr.clone())
-            .allow_ip_name_lookup(false)
-            // Sockets may be created, but every address is refused (and recorded) below, so
-            // no bind, connect or send ever happens.
-            .allow_tcp(true)
-            .allow_udp(true)
-            .socket_addr_check(move |addr, _use| {
-                socket_journal.deny(Capability::Socket, addr.to_string());
-                Box::pin(async { false })
-            })
-            .build();
         CallState {
-            wasi,
+            wasi: None,
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
             hooks: HttpGrantHooks {
@@ -173,8 +157,8 @@ impl CallState {
             redactor,
             log_records: 0,
             log_dropped: 0,
-            stdout,
-            stderr,
+            stdout: CapturedOutput::new(MAX_CAPTURED_OUTPUT),
+            stderr: CapturedOutput::new(MAX_CAPTURED_OUTPUT),
         }
     }
 
@@ -197,10 +181,36 @@ impl CallState {
     }
 }
 
+/// The WASI context of a call, made on its first WASI call: most provider calls make none,
+/// and a context (clocks, random sources, stdio) costs about a microsecond to build.
+fn deny_all_wasi(
+    stdout: &CapturedOutput,
+    stderr: &CapturedOutput,
+    journal: &Arc<CallJournal>,
+) -> WasiCtx {
+    let journal = journal.clone();
+    WasiCtx::builder()
+        .stdout(stdout.clone())
+        .stderr(stderr.clone())
+        .allow_ip_name_lookup(false)
+        // Sockets may be created, but every address is refused (and recorded) below, so no
+        // bind, connect or send ever happens.
+        .allow_tcp(true)
+        .allow_udp(true)
+        .socket_addr_check(move |addr, _use| {
+            journal.deny(Capability::Socket, addr.to_string());
+            Box::pin(async { false })
+        })
+        .build()
+}
+
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
+        let ctx = self
+            .wasi
+            .get_or_insert_with(|| deny_all_wasi(&self.stdout, &self.stderr, &self.journal));
         WasiCtxView {
-            ctx: &mut self.wasi,
+            ctx,
             table: &mut self.table,
         }
     }

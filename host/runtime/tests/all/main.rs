@@ -9,5 +9,6 @@ mod support;
 mod cache;
 mod concurrency;
 mod example;
+mod kubeadm_control_plane;
 mod loading;
 mod sandbox;

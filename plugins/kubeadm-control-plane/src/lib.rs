@@ -1,0 +1,203 @@
+//! A kubeadm-style control-plane provider for capw: control-plane machines in the cluster
+//! itself, an odd number of them so that etcd keeps a majority, changed one safe step at a
+//! time.
+//!
+//! The provider implements the `control-plane` extension point only. Its `plan` answers the
+//! next step toward the desired replica count and Kubernetes version: create the init machine,
+//! join one machine at a time, remove one at a time from the fullest failure domain, and roll
+//! a new version through one machine at a time with a surge machine. It refuses what kubeadm
+//! cannot do safely: even replica counts, skipping a minor version, downgrades.
+//!
+//! Where to look: [`config`] for the config and its rules, [`plan`] for the planner (pure, no
+//! I/O; its module docs list the rules in order).
+
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod plan;
+
+use capw_sdk::control_plane::{Plan, PlanInput};
+use capw_sdk::metadata::{Capabilities, ControlPlaneShape, FieldError, RequestedGrants};
+use capw_sdk::types::ProviderError;
+use capw_sdk::{Context, ControlPlane, Provider};
+
+pub use config::{KubeadmControlPlaneConfig, Rollout};
+pub use plan::PlanError;
+
+/// The kubeadm control-plane provider. Stateless: everything it knows comes with the call.
+pub struct KubeadmControlPlane;
+
+impl Provider for KubeadmControlPlane {
+    type Config = KubeadmControlPlaneConfig;
+    const NAME: &'static str = "kubeadm-control-plane";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const DESCRIPTION: &'static str = "kubeadm-style control plane on the cluster's own machines: \
+         odd replica counts, one safe step at a time, surge upgrades one minor version at a time.";
+
+    /// Machines, scalable, version upgrades.
+    fn capabilities() -> Capabilities {
+        Capabilities {
+            control_plane_shape: Some(ControlPlaneShape::Machines),
+            control_plane_scalable: true,
+            version_upgrades: true,
+        }
+    }
+
+    /// Nothing: the planner reads only its input.
+    fn requested_grants() -> RequestedGrants {
+        RequestedGrants {
+            http_hosts: Vec::new(),
+            secrets: Vec::new(),
+        }
+    }
+
+    /// See [`KubeadmControlPlaneConfig::validate`].
+    fn validate(config: &KubeadmControlPlaneConfig) -> Result<(), Vec<FieldError>> {
+        config.validate()
+    }
+}
+
+impl ControlPlane for KubeadmControlPlane {
+    /// [`plan::plan`], its refusals answered as permanent `invalid-input` errors.
+    fn plan(
+        ctx: &Context<KubeadmControlPlaneConfig>,
+        input: PlanInput,
+    ) -> Result<Plan, ProviderError> {
+        plan::plan(&ctx.config, &input).map_err(ProviderError::from)
+    }
+}
+
+capw_sdk::export_provider!(
+    KubeadmControlPlane,
+    unsupported: [Infrastructure, Bootstrap, LifecycleHooks]
+);
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use capw_sdk::control_plane::Step;
+    use capw_sdk::metadata::{self, ExtensionPoint};
+    use capw_sdk::types::{ClusterRef, Endpoint, ErrorCode, KubernetesVersion};
+    use capw_sdk::{Bootstrap, Infrastructure};
+
+    use super::*;
+
+    fn ctx(json: &str) -> Context<KubeadmControlPlaneConfig> {
+        let config = match capw_sdk::config::parse(json) {
+            Ok(c) => c,
+            Err(e) => panic!("test config {json}: {e}"),
+        };
+        Context::new(
+            ClusterRef {
+                namespace: "default".into(),
+                name: "c1".into(),
+                uid: "uid-1".into(),
+            },
+            config,
+            "key-1",
+            Duration::from_secs(10),
+        )
+    }
+
+    fn input(replicas: u32) -> PlanInput {
+        PlanInput {
+            version: KubernetesVersion {
+                major: 1,
+                minor: 35,
+                patch: 0,
+            },
+            replicas,
+            members: Vec::new(),
+            failure_domains: Vec::new(),
+            endpoint: Some(Endpoint {
+                host: "cp.c1.test".into(),
+                port: 6443,
+            }),
+        }
+    }
+
+    #[test]
+    fn describe_says_machines_scalable_upgradable() {
+        let m = metadata::describe::<KubeadmControlPlane>();
+        assert_eq!(m.name, "kubeadm-control-plane");
+        assert_eq!(m.extension_points, vec![ExtensionPoint::ControlPlane]);
+        assert_eq!(
+            m.capabilities,
+            Capabilities {
+                control_plane_shape: Some(ControlPlaneShape::Machines),
+                control_plane_scalable: true,
+                version_upgrades: true,
+            }
+        );
+        assert!(m.requested_grants.http_hosts.is_empty());
+        assert!(m.requested_grants.secrets.is_empty());
+    }
+
+    #[test]
+    fn schema_is_camel_case_and_closed() {
+        let m = metadata::describe::<KubeadmControlPlane>();
+        let schema: serde_json::Value = match serde_json::from_str(&m.config_schema) {
+            Ok(v) => v,
+            Err(e) => panic!("schema is not JSON: {e}"),
+        };
+        assert_eq!(schema["additionalProperties"], false, "{schema}");
+        assert_eq!(schema["properties"]["maxSurge"]["maximum"], 1, "{schema}");
+        assert_eq!(schema["properties"]["maxSurge"]["default"], 1, "{schema}");
+        assert!(schema["properties"]["replicas"].is_object(), "{schema}");
+        assert!(
+            schema
+                .get("required")
+                .is_none_or(|r| r.as_array().is_some_and(|r| r.is_empty())),
+            "{schema}"
+        );
+    }
+
+    #[test]
+    fn plan_through_the_trait_creates_the_init_machine() {
+        let p = match KubeadmControlPlane::plan(&ctx("{}"), input(3)) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        assert!(matches!(p.step, Step::CreateMachine(ref m) if m.init));
+    }
+
+    #[test]
+    fn refusals_are_permanent_invalid_input_naming_replicas() {
+        let Err(e) = KubeadmControlPlane::plan(&ctx("{}"), input(4)) else {
+            panic!("even replicas accepted");
+        };
+        assert_eq!(e.code, ErrorCode::InvalidInput);
+        assert!(!e.retryable);
+        assert_eq!(e.retry_after_ms, None);
+        assert_eq!(
+            e.message,
+            "replicas must be odd so that etcd keeps a majority; 4 tolerates no more failures \
+             than 3: use 3 or 5"
+        );
+    }
+
+    #[test]
+    fn replicas_zero_takes_the_config_default() {
+        let p = match KubeadmControlPlane::plan(&ctx(r#"{"replicas": 3}"#), input(0)) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        assert!(matches!(p.step, Step::CreateMachine(_)));
+        let Err(e) = KubeadmControlPlane::plan(&ctx("{}"), input(0)) else {
+            panic!("no replicas accepted");
+        };
+        assert_eq!(e.code, ErrorCode::InvalidInput);
+        assert!(e.message.contains("replicas is 0"), "{}", e.message);
+    }
+
+    #[test]
+    fn other_points_are_unsupported() {
+        let c = ctx("{}");
+        let Err(e) = <KubeadmControlPlane as Infrastructure>::delete_cluster(&c) else {
+            panic!("infrastructure answered");
+        };
+        assert_eq!(e.code, ErrorCode::Unsupported);
+        const { assert!(!<KubeadmControlPlane as Bootstrap>::SUPPORTED) };
+    }
+}

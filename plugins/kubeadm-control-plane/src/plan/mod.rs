@@ -1,0 +1,264 @@
+//! The planner: observed members and the desired state in, the single next safe step out.
+//!
+//! Pure and deterministic: [`plan`] reads nothing but its arguments, so the host may call it
+//! as often as it likes, and the tests walk whole scale-ups, scale-downs and rollouts through
+//! it without any I/O.
+//!
+//! # The rules, in the order they apply
+//!
+//! 1. Refuse (`invalid-input`) what cannot be reached safely: an even desired replica count, a
+//!    version change that skips a minor version, downgrades or changes the major version (see
+//!    [`version`]), and a rollout with `maxSurge: 0` below 3 replicas.
+//! 2. A member is being deleted: wait. Nothing else changes until etcd has let it go, so at
+//!    most one membership change is ever under way and at most `replicas + 1` machines exist.
+//! 3. No members: create the init machine (`init: true`).
+//! 4. A live member is not ready: wait. Joins and removals go one at a time, each only from a
+//!    fully ready membership, so a removal never takes etcd below the quorum of its current
+//!    membership.
+//! 5. Fewer live members than desired: create one (a join).
+//! 6. More than desired: delete one, out-of-date machines first, by [`placement`]'s rule.
+//! 7. As many as desired, some out of date: with `maxSurge: 1` create one more (the surge;
+//!    rule 6 removes an out-of-date machine once it is ready); with `maxSurge: 0` delete an
+//!    out-of-date machine (rule 5 replaces it).
+//! 8. Nothing to do.
+//!
+//! Every create needs the endpoint (kubeadm writes it into each machine's bootstrap config):
+//! without one the plan waits. New machines always run the desired version and go to the
+//! failure domain [`placement::domain_for_new_machine`] picks.
+
+pub mod membership;
+pub mod placement;
+pub mod status;
+pub mod version;
+
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use capw_sdk::control_plane::{MachineToCreate, Member, Plan, PlanInput, Step};
+use capw_sdk::types::{ErrorCode, InProgress, ProviderError};
+
+use crate::config::{DELETE_FIRST_MIN_REPLICAS, KubeadmControlPlaneConfig, Rollout};
+use membership::Membership;
+pub use version::VersionError;
+
+/// How soon to plan again while a machine boots and joins.
+pub const MACHINE_READY_POLL: Duration = Duration::from_secs(10);
+
+/// How soon to plan again while a machine is being deleted.
+pub const DELETION_POLL: Duration = Duration::from_secs(5);
+
+/// How soon to plan again while the infrastructure has no endpoint yet.
+pub const ENDPOINT_POLL: Duration = Duration::from_secs(10);
+
+/// A desired state the planner refuses: no sequence of safe steps reaches it.
+///
+/// Every variant is bad input: the same input fails again, so the host reports it and waits
+/// for the Cluster to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// The desired replica count is even. etcd needs a majority of its members: 4 members
+    /// survive one failure, as 3 do, and 2 survive none, as 1 does.
+    #[error(
+        "replicas must be odd so that etcd keeps a majority; {replicas} tolerates no more \
+         failures than {}: use {} or {}",
+        .replicas.saturating_sub(1),
+        .replicas.saturating_sub(1),
+        .replicas.saturating_add(1)
+    )]
+    EvenReplicas {
+        /// The desired count, at least 2.
+        replicas: u32,
+    },
+    /// The plan input's replica count is 0 (unset) and the config gives no default.
+    #[error(
+        "replicas is 0 and the provider config sets no `replicas`: a control plane needs at \
+         least one machine"
+    )]
+    NoReplicas,
+    /// The desired version cannot be reached from a member's version.
+    #[error(transparent)]
+    Version(#[from] VersionError),
+    /// A rollout with `maxSurge: 0` would delete a machine of a control plane too small to keep
+    /// etcd's quorum without it.
+    #[error(
+        "maxSurge 0 deletes a machine before creating its replacement, which needs at least \
+         {DELETE_FIRST_MIN_REPLICAS} replicas; replicas is {replicas}: use maxSurge 1"
+    )]
+    DeleteFirstTooFewReplicas {
+        /// The desired count, below 3.
+        replicas: u32,
+    },
+}
+
+/// The planner refuses bad input only; retrying the same input fails again.
+impl From<PlanError> for ProviderError {
+    fn from(e: PlanError) -> Self {
+        ProviderError::permanent(ErrorCode::InvalidInput, e.to_string())
+    }
+}
+
+/// The next safe step toward `input`, and the counts and conditions to show.
+///
+/// See the [module docs](self) for the rules.
+///
+/// # Guarantees
+///
+/// - At most one machine is created or deleted per step, and only from a membership whose
+///   live members are all ready and none of which is being deleted (the init machine aside).
+/// - A create never brings the live members above `replicas + 1`, and above `replicas` only
+///   for a rollout's surge machine; a delete never leaves fewer than one live member.
+/// - `initialized` is true when any member (being deleted or not) is ready; `replicas`,
+///   `ready-replicas` and `up-to-date-replicas` count live members; `endpoint` is the input's.
+///
+/// # Errors
+///
+/// [`PlanError`] for a desired state no safe sequence of steps reaches.
+pub fn plan(config: &KubeadmControlPlaneConfig, input: &PlanInput) -> Result<Plan, PlanError> {
+    let desired = desired_replicas(config, input.replicas)?;
+    let members = Membership::new(input);
+    version::check_change(&members.live, input.version)?;
+    let rollout = config.rollout();
+    if rollout == Rollout::DeleteFirst
+        && desired < DELETE_FIRST_MIN_REPLICAS
+        && members.up_to_date() < members.replicas()
+    {
+        // Refused up front, not when the rollout reaches its first delete: a scale-down to
+        // one machine would otherwise make progress and then stop with an old machine left.
+        return Err(PlanError::DeleteFirstTooFewReplicas { replicas: desired });
+    }
+    let step = next_step(rollout, desired, input, &members);
+    let initialized = input.members.iter().any(|m| m.ready);
+    Ok(Plan {
+        step,
+        initialized,
+        replicas: members.replicas(),
+        ready_replicas: members.ready(),
+        up_to_date_replicas: members.up_to_date(),
+        endpoint: input.endpoint.clone(),
+        conditions: status::conditions(&members, desired, initialized),
+    })
+}
+
+/// The replica count to reach: the input's, or the config's when the input's is 0 (unset).
+///
+/// # Errors
+///
+/// [`PlanError::NoReplicas`] when neither gives one, [`PlanError::EvenReplicas`] when the
+/// count is even.
+pub fn desired_replicas(
+    config: &KubeadmControlPlaneConfig,
+    requested: u32,
+) -> Result<u32, PlanError> {
+    let replicas = match (requested, config.replicas) {
+        (0, None) => return Err(PlanError::NoReplicas),
+        (0, Some(default)) => default,
+        (requested, _) => requested,
+    };
+    if replicas % 2 == 0 {
+        // A validated config never has an even or zero default; an input may.
+        return match replicas {
+            0 => Err(PlanError::NoReplicas),
+            replicas => Err(PlanError::EvenReplicas { replicas }),
+        };
+    }
+    Ok(replicas)
+}
+
+fn next_step(rollout: Rollout, desired: u32, input: &PlanInput, members: &Membership<'_>) -> Step {
+    if let Some(member) = members.deleting.first() {
+        return wait_for_deletion(member, members.deleting.len());
+    }
+    if members.live.is_empty() {
+        return create(input, members, true);
+    }
+    let unready = members.unready();
+    if let Some(member) = unready.first() {
+        return wait_for_ready(member, unready.len(), members);
+    }
+    let live = members.replicas();
+    let out_of_date = members.out_of_date();
+    if live < desired {
+        return create(input, members, false);
+    }
+    if live > desired {
+        // Out-of-date machines go first: a scale-down during a rollout also advances it.
+        let candidates = if out_of_date.is_empty() {
+            &members.live
+        } else {
+            &out_of_date
+        };
+        return delete(candidates, members);
+    }
+    if out_of_date.is_empty() {
+        return Step::None;
+    }
+    match rollout {
+        Rollout::Surge => create(input, members, false),
+        Rollout::DeleteFirst => delete(&out_of_date, members),
+    }
+}
+
+/// Create a machine at the desired version in the emptiest failure domain, once the
+/// endpoint is known.
+fn create(input: &PlanInput, members: &Membership<'_>, init: bool) -> Step {
+    if input.endpoint.is_none() {
+        return Step::Wait(
+            InProgress::new(
+                "WaitingForEndpoint",
+                "the infrastructure has not reported the control-plane endpoint yet; kubeadm \
+                 writes it into every machine's bootstrap config",
+            )
+            .requeue_after(ENDPOINT_POLL),
+        );
+    }
+    Step::CreateMachine(MachineToCreate {
+        init,
+        version: input.version,
+        failure_domain: placement::domain_for_new_machine(
+            &input.failure_domains,
+            &members.live,
+            input.version,
+        ),
+    })
+}
+
+/// Delete the candidate [`placement::machine_to_remove`] picks. The callers' candidates are
+/// never empty (more live members than desired, or some out of date); were they, the plan
+/// would do nothing rather than guess.
+fn delete(candidates: &[&Member], members: &Membership<'_>) -> Step {
+    match placement::machine_to_remove(candidates, &members.live) {
+        Some(member) => Step::DeleteMachine(member.machine.clone()),
+        None => Step::None,
+    }
+}
+
+fn wait_for_deletion(first: &Member, deleting: usize) -> Step {
+    let message = if deleting == 1 {
+        format!(
+            "machine `{}` is being deleted; the next change waits for etcd to let it go",
+            first.machine.name
+        )
+    } else {
+        format!(
+            "{deleting} machines are being deleted, `{}` among them; the next change waits \
+             for etcd to let them go",
+            first.machine.name
+        )
+    };
+    Step::Wait(InProgress::new("WaitingForDeletion", message).requeue_after(DELETION_POLL))
+}
+
+fn wait_for_ready(first: &Member, unready: usize, members: &Membership<'_>) -> Step {
+    let message = format!(
+        "{} of {} control-plane machines ready; waiting for `{}`{} before the next change",
+        members.ready(),
+        members.replicas(),
+        first.machine.name,
+        if unready > 1 { " and others" } else { "" },
+    );
+    Step::Wait(
+        InProgress::new("WaitingForMachinesReady", message).requeue_after(MACHINE_READY_POLL),
+    )
+}

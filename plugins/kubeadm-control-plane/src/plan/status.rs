@@ -1,0 +1,108 @@
+//! The conditions a plan reports.
+//!
+//! The host prefixes a control-plane provider's condition types with `ControlPlane`, so these
+//! show on the Cluster as `ControlPlaneAvailable`, `ControlPlaneUpgrading`,
+//! `ControlPlaneScalingUp` and `ControlPlaneScalingDown`. All four are always reported, `True`
+//! or `False`, so a condition that stops applying turns `False` rather than lingering.
+
+use capw_sdk::types::{Condition, ConditionStatus};
+
+use super::membership::{Membership, quorum};
+
+/// Condition type: etcd has a quorum of ready members.
+pub const AVAILABLE: &str = "Available";
+/// Condition type: some live member runs another version than the desired one.
+pub const UPGRADING: &str = "Upgrading";
+/// Condition type: fewer live members than desired.
+pub const SCALING_UP: &str = "ScalingUp";
+/// Condition type: more live members than desired, beyond a rollout's surge machine.
+pub const SCALING_DOWN: &str = "ScalingDown";
+
+/// The four conditions for `members` moving toward `desired` replicas, in the order
+/// Available, Upgrading, ScalingUp, ScalingDown.
+///
+/// # Guarantees
+///
+/// - `Available` is `True` when at least one live member is ready and the ready live members
+///   are a quorum of the live members. It is `False` while the first machine boots (reason
+///   `WaitingForInitialization`) and while too few members are ready (`QuorumNotReady`), which
+///   includes the moment a second member joins a one-member etcd.
+/// - `ScalingDown` is `False` for the one surge machine of a rollout (`replicas + 1` members,
+///   some out of date): that is `Upgrading`, not a scale-down.
+pub fn conditions(members: &Membership<'_>, desired: u32, initialized: bool) -> Vec<Condition> {
+    vec![
+        available(members, initialized),
+        upgrading(members),
+        scaling_up(members, desired),
+        scaling_down(members, desired),
+    ]
+}
+
+fn available(members: &Membership<'_>, initialized: bool) -> Condition {
+    let live = members.replicas();
+    let ready = members.ready();
+    let needed = quorum(live);
+    let detail = format!("{ready} of {live} members ready; etcd's quorum is {needed}");
+    if ready >= 1 && ready >= needed {
+        Condition::new(AVAILABLE, ConditionStatus::True, "QuorumReady", detail)
+    } else if !initialized {
+        Condition::new(
+            AVAILABLE,
+            ConditionStatus::False,
+            "WaitingForInitialization",
+            "no control-plane machine has been ready yet",
+        )
+    } else {
+        Condition::new(AVAILABLE, ConditionStatus::False, "QuorumNotReady", detail)
+    }
+}
+
+fn upgrading(members: &Membership<'_>) -> Condition {
+    let live = members.replicas();
+    let up_to_date = members.up_to_date();
+    let target = members.target;
+    if up_to_date < live {
+        Condition::new(
+            UPGRADING,
+            ConditionStatus::True,
+            "RollingOut",
+            format!("{up_to_date} of {live} machines run {target}; replacing one at a time"),
+        )
+    } else {
+        Condition::new(
+            UPGRADING,
+            ConditionStatus::False,
+            "UpToDate",
+            format!("every machine runs {target}"),
+        )
+    }
+}
+
+fn scaling_up(members: &Membership<'_>, desired: u32) -> Condition {
+    let live = members.replicas();
+    if live < desired {
+        Condition::new(
+            SCALING_UP,
+            ConditionStatus::True,
+            "ScalingUp",
+            format!("{live} of {desired} machines; adding one at a time"),
+        )
+    } else {
+        Condition::new(SCALING_UP, ConditionStatus::False, "NotScalingUp", "")
+    }
+}
+
+fn scaling_down(members: &Membership<'_>, desired: u32) -> Condition {
+    let live = members.replicas();
+    let surge_only = members.up_to_date() < live && live <= desired.saturating_add(1);
+    if live > desired && !surge_only {
+        Condition::new(
+            SCALING_DOWN,
+            ConditionStatus::True,
+            "ScalingDown",
+            format!("{live} machines, {desired} desired; removing one at a time"),
+        )
+    } else {
+        Condition::new(SCALING_DOWN, ConditionStatus::False, "NotScalingDown", "")
+    }
+}

@@ -1,0 +1,297 @@
+//! A simulated host: applies each step the planner answers, checks that the step was safe,
+//! then lets the machine become ready (or finish deleting) and plans again.
+
+use capw_sdk::control_plane::{MachineToCreate, Member, Plan, PlanInput, Step};
+use capw_sdk::types::{Endpoint, KubernetesVersion, MachineRef};
+
+use crate::config::KubeadmControlPlaneConfig;
+use crate::plan::membership::quorum;
+use crate::plan::{PlanError, plan};
+
+/// Kubernetes `v1.{minor}.0`.
+pub fn version(minor: u32) -> KubernetesVersion {
+    KubernetesVersion {
+        major: 1,
+        minor,
+        patch: 0,
+    }
+}
+
+/// Domains `a`, `b`, `c`.
+pub fn abc() -> Vec<String> {
+    ["a", "b", "c"].map(String::from).to_vec()
+}
+
+/// What the simulated cluster looked like after one transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Every machine, being deleted or not.
+    pub machines: usize,
+    /// Machines not being deleted.
+    pub live: usize,
+    /// Live machines that are ready.
+    pub ready: usize,
+}
+
+/// The simulated cluster and everything the walk saw.
+#[derive(Debug, Clone)]
+pub struct Sim {
+    pub config: KubeadmControlPlaneConfig,
+    pub version: KubernetesVersion,
+    pub replicas: u32,
+    pub domains: Vec<String>,
+    pub members: Vec<Member>,
+    /// Every create or delete applied, in order.
+    pub steps: Vec<Step>,
+    /// The state after every transition: a step applied, a machine ready, a deletion done.
+    pub snapshots: Vec<Snapshot>,
+    clock: u64,
+    created: u32,
+}
+
+impl Sim {
+    /// An empty cluster wanting `replicas` machines at `v1.{minor}.0` over `domains`.
+    pub fn new(replicas: u32, minor: u32, domains: Vec<String>) -> Self {
+        Self {
+            config: KubeadmControlPlaneConfig::default(),
+            version: version(minor),
+            replicas,
+            domains,
+            members: Vec::new(),
+            steps: Vec::new(),
+            snapshots: Vec::new(),
+            clock: 1_700_000_000,
+            created: 0,
+        }
+    }
+
+    /// The same, with `maxSurge: 0`.
+    pub fn delete_first(mut self) -> Self {
+        self.config.max_surge = 0;
+        self
+    }
+
+    pub fn input(&self) -> PlanInput {
+        PlanInput {
+            version: self.version,
+            replicas: self.replicas,
+            members: self.members.clone(),
+            failure_domains: self.domains.clone(),
+            endpoint: Some(Endpoint {
+                host: "cp.c1.test".into(),
+                port: 6443,
+            }),
+        }
+    }
+
+    pub fn try_plan(&self) -> Result<Plan, PlanError> {
+        plan(&self.config, &self.input())
+    }
+
+    /// The plan, checked to be deterministic and independent of the members' order.
+    pub fn plan(&self) -> Plan {
+        let answer = match self.try_plan() {
+            Ok(p) => p,
+            Err(e) => panic!("plan refused: {e}\n{self:#?}"),
+        };
+        assert_eq!(self.try_plan().as_ref(), Ok(&answer), "not deterministic");
+        let mut reversed = self.input();
+        reversed.members.reverse();
+        if let Ok(other) = plan(&self.config, &reversed)
+            && !matches!(answer.step, Step::Wait(_))
+        {
+            assert_eq!(other.step, answer.step, "depends on the members' order");
+        }
+        answer
+    }
+
+    /// Live members per failure domain, in the order of `domains`.
+    pub fn spread(&self) -> Vec<usize> {
+        self.domains
+            .iter()
+            .map(|d| {
+                self.live()
+                    .filter(|m| m.failure_domain.as_ref() == Some(d))
+                    .count()
+            })
+            .collect()
+    }
+
+    pub fn live(&self) -> impl Iterator<Item = &Member> {
+        self.members.iter().filter(|m| !m.deleting)
+    }
+
+    /// Plans and applies steps until the plan is `none`, checking every step on the way.
+    /// Returns the steps this walk applied.
+    pub fn converge(&mut self) -> Vec<Step> {
+        let first = self.steps.len();
+        for _ in 0..100 {
+            let answer = self.plan();
+            self.check_counts(&answer);
+            match answer.step {
+                Step::None => return self.steps[first..].to_vec(),
+                Step::CreateMachine(machine) => {
+                    self.check_create(&machine);
+                    let name = self.create(&machine);
+                    self.steps.push(Step::CreateMachine(machine));
+                    self.expect_wait("a machine is joining");
+                    self.set_ready(&name);
+                }
+                Step::DeleteMachine(machine) => {
+                    self.check_delete(&machine);
+                    self.mark_deleting(&machine.name);
+                    self.steps.push(Step::DeleteMachine(machine.clone()));
+                    self.expect_wait("a machine is being deleted");
+                    self.remove(&machine.name);
+                }
+                other => panic!("stuck: {other:?}\n{self:#?}"),
+            }
+        }
+        panic!("no convergence in 100 steps\n{self:#?}");
+    }
+
+    /// Adds a machine for `machine`, not ready yet; returns its name.
+    pub fn create(&mut self, machine: &MachineToCreate) -> String {
+        let name = format!("m{}", self.created);
+        self.created += 1;
+        self.clock += 10;
+        self.members.push(Member {
+            machine: MachineRef {
+                name: name.clone(),
+                uid: format!("uid-{name}"),
+            },
+            version: machine.version,
+            failure_domain: machine.failure_domain.clone(),
+            ready: false,
+            created_at: self.clock,
+            deleting: false,
+        });
+        self.snapshot();
+        name
+    }
+
+    pub fn set_ready(&mut self, name: &str) {
+        for m in &mut self.members {
+            if m.machine.name == name {
+                m.ready = true;
+            }
+        }
+        self.snapshot();
+    }
+
+    pub fn mark_deleting(&mut self, name: &str) {
+        for m in &mut self.members {
+            if m.machine.name == name {
+                m.deleting = true;
+            }
+        }
+        self.snapshot();
+    }
+
+    pub fn remove(&mut self, name: &str) {
+        self.members.retain(|m| m.machine.name != name);
+        self.snapshot();
+    }
+
+    fn snapshot(&mut self) {
+        let snapshot = Snapshot {
+            machines: self.members.len(),
+            live: self.live().count(),
+            ready: self.live().filter(|m| m.ready).count(),
+        };
+        self.snapshots.push(snapshot);
+    }
+
+    fn expect_wait(&self, why: &str) {
+        let answer = self.plan();
+        assert!(
+            matches!(answer.step, Step::Wait(_)),
+            "{why}, yet the plan answered {:?}\n{self:#?}",
+            answer.step
+        );
+    }
+
+    fn desired(&self) -> usize {
+        let replicas = match self.replicas {
+            0 => self.config.replicas.unwrap_or(0),
+            r => r,
+        };
+        usize::try_from(replicas).unwrap_or(usize::MAX)
+    }
+
+    fn out_of_date(&self) -> usize {
+        self.live().filter(|m| m.version != self.version).count()
+    }
+
+    /// The counts a plan reports match the members.
+    fn check_counts(&self, answer: &Plan) {
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        assert_eq!(answer.replicas, count(self.live().count()));
+        assert_eq!(
+            answer.ready_replicas,
+            count(self.live().filter(|m| m.ready).count())
+        );
+        assert_eq!(
+            answer.up_to_date_replicas,
+            count(self.live().count() - self.out_of_date())
+        );
+        assert_eq!(answer.initialized, self.members.iter().any(|m| m.ready));
+    }
+
+    /// A create is safe: nothing else under way, init exactly for the first machine, the
+    /// desired version, a listed domain, and above the replica count only as a surge.
+    fn check_create(&self, machine: &MachineToCreate) {
+        assert!(
+            self.members.iter().all(|m| !m.deleting && m.ready),
+            "{self:#?}"
+        );
+        assert_eq!(machine.init, self.members.is_empty(), "{self:#?}");
+        assert_eq!(machine.version, self.version);
+        match &machine.failure_domain {
+            None => assert!(self.domains.is_empty()),
+            Some(d) => assert!(self.domains.contains(d), "unknown domain {d}"),
+        }
+        let live_after = self.live().count() + 1;
+        if live_after > self.desired() {
+            assert_eq!(
+                live_after,
+                self.desired() + 1,
+                "more than one surge machine"
+            );
+            assert_eq!(self.config.max_surge, 1, "surge with maxSurge 0");
+            assert!(self.out_of_date() > 0, "surge without a rollout");
+        }
+    }
+
+    /// A delete is safe: nothing else under way, a live member, never the last one, etcd
+    /// keeps its quorum through the removal, and out-of-date machines go first.
+    fn check_delete(&self, machine: &MachineRef) {
+        assert!(
+            self.members.iter().all(|m| !m.deleting && m.ready),
+            "{self:#?}"
+        );
+        let Some(target) = self.live().find(|m| m.machine == *machine) else {
+            panic!("deletes {machine:?}, which is not a live member");
+        };
+        let live = self.live().count();
+        assert!(live >= 2, "deletes the last member");
+        let ready = self.live().filter(|m| m.ready).count();
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        assert!(count(ready) >= quorum(count(live)), "removal cannot commit");
+        assert!(
+            count(ready - 1) >= quorum(count(live - 1)),
+            "removal leaves etcd without quorum"
+        );
+        if self.out_of_date() > 0 {
+            assert_ne!(
+                target.version, self.version,
+                "deletes an up-to-date machine first"
+            );
+        }
+        let delete_first = self.config.max_surge == 0 && self.out_of_date() > 0;
+        assert!(
+            live > self.desired() || delete_first,
+            "deletes below the desired count"
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! Whole scale-ups, scale-downs and rollouts, walked step by step through the simulated host.
+//! [`Sim::converge`] checks every step for safety; these tests check the path and the end.
+
+use capw_sdk::control_plane::Step;
+
+use super::sim::{Sim, Snapshot, abc, version};
+
+fn creates(steps: &[Step]) -> usize {
+    steps
+        .iter()
+        .filter(|s| matches!(s, Step::CreateMachine(_)))
+        .count()
+}
+
+fn deletes(steps: &[Step]) -> usize {
+    steps
+        .iter()
+        .filter(|s| matches!(s, Step::DeleteMachine(_)))
+        .count()
+}
+
+/// The cluster is exactly as desired: the count, every machine ready and up to date.
+fn assert_converged(sim: &Sim, replicas: usize) {
+    assert_eq!(sim.members.len(), replicas, "{sim:#?}");
+    assert!(
+        sim.members
+            .iter()
+            .all(|m| m.ready && !m.deleting && m.version == sim.version),
+        "{sim:#?}"
+    );
+}
+
+fn peak(snapshots: &[Snapshot]) -> usize {
+    snapshots.iter().map(|s| s.machines).max().unwrap_or(0)
+}
+
+#[test]
+fn scales_1_3_5_3_1_one_machine_at_a_time() {
+    let mut sim = Sim::new(1, 35, abc());
+    let mut seen = 0;
+    // (desired, creates, deletes) of each phase.
+    for (replicas, want_creates, want_deletes) in
+        [(1, 1, 0), (3, 2, 0), (5, 2, 0), (3, 0, 2), (1, 0, 2)]
+    {
+        sim.replicas = replicas;
+        let steps = sim.converge();
+        assert_eq!(
+            (creates(&steps), deletes(&steps)),
+            (want_creates, want_deletes),
+            "to {replicas}: {steps:?}"
+        );
+        assert_converged(&sim, replicas as usize);
+        let phase = &sim.snapshots[seen..];
+        seen = sim.snapshots.len();
+        // Plain scaling never surges: at most max(before, desired) machines.
+        let before = phase.first().map_or(0, |s| s.machines.max(s.live));
+        assert!(peak(phase) <= before.max(replicas as usize), "{phase:?}");
+        // At most one machine is joining or leaving at any time.
+        for s in phase {
+            assert!(s.machines - s.ready <= 1, "{phase:?}");
+            assert!(s.live >= 1, "{phase:?}");
+        }
+    }
+    // Only the very first create initialised the cluster.
+    let inits = sim
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::CreateMachine(m) if m.init))
+        .count();
+    assert_eq!(inits, 1);
+    assert!(matches!(&sim.steps[0], Step::CreateMachine(m) if m.init));
+}
+
+#[test]
+fn upgrade_of_three_with_surge_rolls_one_at_a_time() {
+    let mut sim = Sim::new(3, 34, abc());
+    sim.converge();
+    let start = sim.snapshots.len();
+    let old: Vec<String> = sim.members.iter().map(|m| m.machine.name.clone()).collect();
+
+    sim.version = version(35);
+    let steps = sim.converge();
+
+    // Surge, remove, three times over.
+    assert_eq!(steps.len(), 6, "{steps:?}");
+    for pair in steps.chunks(2) {
+        assert!(matches!(&pair[0], Step::CreateMachine(m) if !m.init && m.version == version(35)));
+        assert!(matches!(&pair[1], Step::DeleteMachine(m) if old.contains(&m.name)));
+    }
+    // The oldest out-of-date machine goes first when the domains are balanced.
+    assert!(matches!(&steps[1], Step::DeleteMachine(m) if m.name == old[0]));
+    let during = &sim.snapshots[start..];
+    assert!(peak(during) <= 4, "{during:?}");
+    for s in during {
+        assert!(s.ready >= 3, "fewer than 3 ready: {during:?}");
+        assert!(s.machines - s.ready <= 1, "{during:?}");
+    }
+    assert_converged(&sim, 3);
+    assert_eq!(sim.spread(), [1, 1, 1]);
+}
+
+#[test]
+fn upgrade_of_one_with_surge_keeps_a_member() {
+    let mut sim = Sim::new(1, 34, abc());
+    sim.converge();
+    let start = sim.snapshots.len();
+    sim.version = version(35);
+    let steps = sim.converge();
+    assert_eq!((creates(&steps), deletes(&steps)), (1, 1));
+    assert!(matches!(&steps[0], Step::CreateMachine(_)));
+    let during = &sim.snapshots[start..];
+    assert!(peak(during) <= 2);
+    assert!(during.iter().all(|s| s.ready >= 1), "{during:?}");
+    assert_converged(&sim, 1);
+}
+
+#[test]
+fn upgrade_of_three_deleting_first_never_exceeds_three() {
+    let mut sim = Sim::new(3, 34, abc()).delete_first();
+    sim.converge();
+    let start = sim.snapshots.len();
+    sim.version = version(35);
+    let steps = sim.converge();
+    assert_eq!(steps.len(), 6, "{steps:?}");
+    for pair in steps.chunks(2) {
+        assert!(matches!(&pair[0], Step::DeleteMachine(_)), "{steps:?}");
+        assert!(matches!(&pair[1], Step::CreateMachine(_)), "{steps:?}");
+    }
+    let during = &sim.snapshots[start..];
+    assert!(peak(during) <= 3, "{during:?}");
+    assert!(during.iter().all(|s| s.ready >= 2), "{during:?}");
+    assert_converged(&sim, 3);
+    assert_eq!(sim.spread(), [1, 1, 1]);
+}
+
+#[test]
+fn five_spread_over_three_domains_two_two_one() {
+    let mut sim = Sim::new(5, 35, abc());
+    let steps = sim.converge();
+    let domains: Vec<Option<&str>> = steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::CreateMachine(m) => Some(m.failure_domain.as_deref()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        domains,
+        [Some("a"), Some("b"), Some("c"), Some("a"), Some("b")]
+    );
+    assert_eq!(sim.spread(), [2, 2, 1]);
+}
+
+#[test]
+fn scale_down_takes_from_the_most_populated_domain() {
+    let mut sim = Sim::new(5, 35, abc());
+    sim.converge();
+    // m0 (a), m1 (b), m2 (c), m3 (a), m4 (b): a and b hold two; m0 is the oldest of those.
+    sim.replicas = 3;
+    let steps = sim.converge();
+    let removed: Vec<&str> = steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::DeleteMachine(m) => Some(m.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(removed, ["m0", "m1"]);
+    assert_eq!(sim.spread(), [1, 1, 1]);
+}
+
+#[test]
+fn scale_down_prefers_the_fuller_domain_over_the_older_machine() {
+    // c holds two machines, both younger than the machines in a and b.
+    let mut sim = Sim::new(3, 35, abc());
+    for (name, domain, at) in [("x", "a", 1), ("y", "b", 2), ("z1", "c", 3), ("z2", "c", 4)] {
+        sim.members.push(super::member(name, 35, domain, at));
+    }
+    let p = sim.plan();
+    assert!(
+        matches!(p.step, Step::DeleteMachine(ref m) if m.name == "z1"),
+        "{:?}",
+        p.step
+    );
+}
+
+#[test]
+fn upgrade_of_five_keeps_the_spread() {
+    let mut sim = Sim::new(5, 34, abc());
+    sim.converge();
+    let start = sim.snapshots.len();
+    sim.version = version(35);
+    let steps = sim.converge();
+    assert_eq!((creates(&steps), deletes(&steps)), (5, 5));
+    let during = &sim.snapshots[start..];
+    assert!(peak(during) <= 6);
+    assert!(during.iter().all(|s| s.ready >= 5), "{during:?}");
+    assert_converged(&sim, 5);
+    let mut spread = sim.spread();
+    spread.sort_unstable();
+    assert_eq!(spread, [1, 2, 2]);
+}
+
+#[test]
+fn scale_down_during_an_upgrade_removes_old_machines_first() {
+    let mut sim = Sim::new(5, 34, abc());
+    sim.converge();
+    sim.version = version(35);
+    sim.replicas = 3;
+    let steps = sim.converge();
+    // Two out-of-date machines go without replacement, then three are replaced.
+    assert!(matches!(&steps[0], Step::DeleteMachine(_)), "{steps:?}");
+    assert!(matches!(&steps[1], Step::DeleteMachine(_)), "{steps:?}");
+    assert_eq!((creates(&steps), deletes(&steps)), (3, 5));
+    assert_converged(&sim, 3);
+    assert_eq!(sim.spread(), [1, 1, 1]);
+}
+
+/// Every combination of start and end size, rollout strategy, domains and upgrade or not
+/// converges through safe steps (the simulated host checks each), and ends evenly spread.
+#[test]
+fn every_walk_converges_safely_and_evenly() {
+    let domain_sets: [Vec<String>; 3] = [Vec::new(), ["a", "b"].map(String::from).to_vec(), abc()];
+    for from in [1, 3, 5, 7] {
+        for to in [1, 3, 5, 7] {
+            for upgrade in [false, true] {
+                for surge in [1, 0] {
+                    for domains in &domain_sets {
+                        let mut sim = Sim::new(from, 34, domains.clone());
+                        sim.config.max_surge = surge;
+                        sim.converge();
+                        sim.replicas = to;
+                        if upgrade {
+                            sim.version = version(35);
+                        }
+                        let refused = upgrade && surge == 0 && to < 3;
+                        if refused {
+                            assert!(sim.try_plan().is_err(), "{from}->{to} accepted");
+                            continue;
+                        }
+                        let start = sim.snapshots.len();
+                        sim.converge();
+                        assert_converged(&sim, to as usize);
+                        let during = &sim.snapshots[start..];
+                        let bound = (from.max(to) + surge) as usize;
+                        assert!(
+                            peak(during) <= bound,
+                            "{from}->{to} upgrade={upgrade} surge={surge}: {during:?}"
+                        );
+                        let spread = sim.spread();
+                        if let (Some(most), Some(least)) =
+                            (spread.iter().max(), spread.iter().min())
+                        {
+                            assert!(
+                                most - least <= 1,
+                                "{from}->{to} upgrade={upgrade} surge={surge} \
+                                 domains={domains:?}: {spread:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

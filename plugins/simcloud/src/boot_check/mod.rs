@@ -1,0 +1,340 @@
+//! The boot check: does an instance's bootstrap data turn it into a node of its cluster?
+//!
+//! Pure: bytes and expectations in, a verdict out. The sim runs it when an instance finishes
+//! booting; a failure becomes the instance's `reason`, prefixed with `bootstrap: `.
+//!
+//! # What passes
+//!
+//! Cloud-config (first line `#cloud-config`, then a YAML mapping) whose `runcmd` runs
+//! `kubeadm init --config P` or `kubeadm join --config P`, where `P` is written by a
+//! `write_files` entry (plain or base64 content) or by a heredoc in `runcmd`
+//! (`cat <<EOF > P`), and holds `kubeadm.k8s.io/v1beta4` documents that:
+//!
+//! - for `init` (control-plane instances only): an `InitConfiguration` whose
+//!   `bootstrapTokens[].token` include the cluster's registered token, and a
+//!   `ClusterConfiguration` whose `controlPlaneEndpoint` is the cluster's endpoint;
+//! - for `join`: a `JoinConfiguration` whose `discovery.bootstrapToken` has `apiServerEndpoint`
+//!   equal to the cluster's endpoint, `token` equal to the registered token and a
+//!   `caCertHashes` entry equal to the registered CA cert hash; with a `controlPlane` section
+//!   exactly when the instance's role is control-plane.
+//!
+//! A port left out of an endpoint means 6443, as in kubeadm; hosts compare case-insensitively.
+//!
+//! # Caveats
+//!
+//! Flag-only joins (`kubeadm join host:port --token …`) and file discovery are refused: the
+//! sim reads configuration documents only. `init` does not check the CA: the registered hash
+//! is what joins pin, and computing it from a certificate is the bootstrap provider's job.
+
+mod cloud_config;
+mod error;
+#[cfg(test)]
+mod tests;
+
+pub use error::BootCheckError;
+
+use cloud_config::{
+    KubeadmDocuments, Verb, kubeadm_command, kubeadm_documents, runcmd_lines, string_at, value_at,
+    written_file,
+};
+use serde_yaml_ng::Value;
+
+use crate::model::{Endpoint, Role};
+
+/// The kubeadm configuration API the sim accepts.
+pub const KUBEADM_API_VERSION: &str = "kubeadm.k8s.io/v1beta4";
+
+/// The port kubeadm assumes when an endpoint names none.
+const DEFAULT_API_SERVER_PORT: u16 = 6443;
+
+/// What the bootstrap data must agree with, as registered with the sim for the cluster.
+#[derive(Clone, Copy, Debug)]
+pub struct BootExpectations<'a> {
+    /// The instance's cluster, for messages.
+    pub cluster: &'a str,
+    /// The instance's role.
+    pub role: Role,
+    /// The cluster's endpoint (its load balancer, else its managed control plane); `None` when
+    /// it has neither.
+    pub endpoint: Option<&'a Endpoint>,
+    /// The cluster's registered bootstrap secrets; `None` when none were registered.
+    pub secrets: Option<ClusterSecrets<'a>>,
+}
+
+/// A cluster's registered bootstrap token and CA cert hash.
+#[derive(Clone, Copy, Debug)]
+pub struct ClusterSecrets<'a> {
+    /// `[a-z0-9]{6}.[a-z0-9]{16}`.
+    pub token: &'a str,
+    /// `sha256:<64 hex digits>`.
+    pub ca_cert_hash: &'a str,
+}
+
+/// What the instance does when it boots, once the check passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KubeadmAction {
+    /// `kubeadm init`: the first control-plane node.
+    Init,
+    /// `kubeadm join`; `control_plane` when it joins as a control-plane node.
+    Join {
+        /// The join carries a `controlPlane` section.
+        control_plane: bool,
+    },
+}
+
+/// Whether `token` has the form of a kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`.
+pub fn is_bootstrap_token(token: &str) -> bool {
+    let lower_alnum = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
+    match token.split_once('.') {
+        Some((id, secret)) => {
+            id.len() == 6 && secret.len() == 16 && lower_alnum(id) && lower_alnum(secret)
+        }
+        None => false,
+    }
+}
+
+/// Whether `hash` has the form `sha256:<64 hex digits>` (either case).
+pub fn is_ca_cert_hash(hash: &str) -> bool {
+    hash.strip_prefix("sha256:")
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Checks `data` against `expect`.
+///
+/// # Errors
+///
+/// The first problem found, in this order: text and cloud-config form, the kubeadm command, its
+/// configuration documents, the role, the endpoint, the token, the CA cert hash.
+pub fn check(data: &[u8], expect: &BootExpectations<'_>) -> Result<KubeadmAction, BootCheckError> {
+    let text = std::str::from_utf8(data).map_err(|_| BootCheckError::NotUtf8)?;
+    let first_line = text.lines().next().unwrap_or_default();
+    if first_line.trim_end() != "#cloud-config" {
+        return Err(BootCheckError::NotCloudConfig);
+    }
+    let cloud_config: Value = serde_yaml_ng::from_str(text).map_err(BootCheckError::InvalidYaml)?;
+    let empty = serde_yaml_ng::Mapping::new();
+    let cloud_config = match &cloud_config {
+        // Only comments: nothing to run, which the command check reports.
+        Value::Null => &empty,
+        other => other.as_mapping().ok_or(BootCheckError::NotAMapping)?,
+    };
+
+    let commands = runcmd_lines(cloud_config)?;
+    let command = kubeadm_command(&commands)?;
+    let config_path = command
+        .config_path
+        .clone()
+        .ok_or(BootCheckError::NoConfigFlag {
+            command: command.verb.name(),
+        })?;
+    let config_text = written_file(cloud_config, &commands, &config_path)?.ok_or_else(|| {
+        BootCheckError::ConfigFileNotWritten {
+            command: command.verb.name(),
+            path: config_path.clone(),
+        }
+    })?;
+    let documents = kubeadm_documents(&config_path, &config_text)?;
+
+    match command.verb {
+        Verb::Init => check_init(&config_path, &documents, expect),
+        Verb::Join => check_join(&config_path, &documents, expect),
+    }
+}
+
+fn check_init(
+    path: &str,
+    documents: &KubeadmDocuments,
+    expect: &BootExpectations<'_>,
+) -> Result<KubeadmAction, BootCheckError> {
+    if expect.role == Role::Worker {
+        return Err(BootCheckError::WorkerInit);
+    }
+    let init = documents.get(path, "InitConfiguration")?;
+    let cluster_config = documents.get(path, "ClusterConfiguration")?;
+
+    let found = string_at(cluster_config, &["controlPlaneEndpoint"]).ok_or(
+        BootCheckError::MissingField {
+            kind: "ClusterConfiguration",
+            field: "controlPlaneEndpoint",
+        },
+    )?;
+    check_endpoint("initialises with", "controlPlaneEndpoint", found, expect)?;
+
+    let secrets = registered(expect)?;
+    let tokens: Vec<&str> = value_at(init, &["bootstrapTokens"])
+        .and_then(Value::as_sequence)
+        .map(|list| {
+            list.iter()
+                .filter_map(|t| string_at(t, &["token"]))
+                .collect()
+        })
+        .unwrap_or_default();
+    if tokens.is_empty() {
+        return Err(BootCheckError::MissingField {
+            kind: "InitConfiguration",
+            field: "bootstrapTokens[].token",
+        });
+    }
+    const FIELD: &str = "InitConfiguration.bootstrapTokens[].token";
+    if !tokens.iter().all(|t| is_bootstrap_token(t)) {
+        return Err(BootCheckError::TokenFormat { field: FIELD });
+    }
+    if !tokens.contains(&secrets.token) {
+        return Err(BootCheckError::TokenMismatch {
+            field: FIELD,
+            cluster: expect.cluster.to_owned(),
+        });
+    }
+    Ok(KubeadmAction::Init)
+}
+
+fn check_join(
+    path: &str,
+    documents: &KubeadmDocuments,
+    expect: &BootExpectations<'_>,
+) -> Result<KubeadmAction, BootCheckError> {
+    let join = documents.get(path, "JoinConfiguration")?;
+    let control_plane = value_at(join, &["controlPlane"]).is_some_and(|v| !v.is_null());
+    match (expect.role, control_plane) {
+        (Role::Worker, true) => return Err(BootCheckError::WorkerJoinsControlPlane),
+        (Role::ControlPlane, false) => return Err(BootCheckError::ControlPlaneJoinsAsWorker),
+        _ => {}
+    }
+    if value_at(join, &["discovery", "file"]).is_some_and(|v| !v.is_null()) {
+        return Err(BootCheckError::FileDiscovery);
+    }
+    let discovery =
+        value_at(join, &["discovery", "bootstrapToken"]).ok_or(BootCheckError::MissingField {
+            kind: "JoinConfiguration",
+            field: "discovery.bootstrapToken",
+        })?;
+    let found =
+        string_at(discovery, &["apiServerEndpoint"]).ok_or(BootCheckError::MissingField {
+            kind: "JoinConfiguration",
+            field: "discovery.bootstrapToken.apiServerEndpoint",
+        })?;
+    check_endpoint("joins", "apiServerEndpoint", found, expect)?;
+
+    let secrets = registered(expect)?;
+    const TOKEN: &str = "discovery.bootstrapToken.token";
+    let token = string_at(discovery, &["token"]).ok_or(BootCheckError::MissingField {
+        kind: "JoinConfiguration",
+        field: TOKEN,
+    })?;
+    check_token(TOKEN, token, secrets, expect.cluster)?;
+    if let Some(tls_token) = string_at(join, &["discovery", "tlsBootstrapToken"]) {
+        check_token(
+            "discovery.tlsBootstrapToken",
+            tls_token,
+            secrets,
+            expect.cluster,
+        )?;
+    }
+
+    let hashes: Vec<String> = value_at(discovery, &["caCertHashes"])
+        .and_then(Value::as_sequence)
+        .map(|list| {
+            list.iter()
+                .filter_map(|h| h.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if hashes.is_empty() {
+        return Err(BootCheckError::NoCaCertHashes);
+    }
+    if let Some(bad) = hashes.iter().find(|h| !is_ca_cert_hash(h)) {
+        return Err(BootCheckError::CaCertHashFormat { found: bad.clone() });
+    }
+    if !hashes
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case(secrets.ca_cert_hash))
+    {
+        return Err(BootCheckError::CaCertHashMismatch {
+            found: hashes,
+            expected: secrets.ca_cert_hash.to_owned(),
+            cluster: expect.cluster.to_owned(),
+        });
+    }
+    Ok(KubeadmAction::Join { control_plane })
+}
+
+fn registered<'a>(expect: &BootExpectations<'a>) -> Result<ClusterSecrets<'a>, BootCheckError> {
+    expect.secrets.ok_or_else(|| BootCheckError::NotRegistered {
+        cluster: expect.cluster.to_owned(),
+    })
+}
+
+fn check_token(
+    field: &'static str,
+    token: &str,
+    secrets: ClusterSecrets<'_>,
+    cluster: &str,
+) -> Result<(), BootCheckError> {
+    if !is_bootstrap_token(token) {
+        return Err(BootCheckError::TokenFormat { field });
+    }
+    if token != secrets.token {
+        return Err(BootCheckError::TokenMismatch {
+            field,
+            cluster: cluster.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+fn check_endpoint(
+    verb: &'static str,
+    field: &'static str,
+    found: &str,
+    expect: &BootExpectations<'_>,
+) -> Result<(), BootCheckError> {
+    let expected = expect
+        .endpoint
+        .ok_or_else(|| BootCheckError::NoClusterEndpoint {
+            cluster: expect.cluster.to_owned(),
+        })?;
+    let parsed = parse_endpoint(found).ok_or_else(|| BootCheckError::BadEndpoint {
+        field,
+        found: found.to_owned(),
+    })?;
+    if parsed.host.eq_ignore_ascii_case(&expected.host) && parsed.port == expected.port {
+        Ok(())
+    } else {
+        Err(BootCheckError::EndpointMismatch {
+            verb,
+            found: parsed.to_string(),
+            expected: expected.to_string(),
+        })
+    }
+}
+
+/// `host`, `host:port`, `[v6]` or `[v6]:port`; the port defaults to 6443.
+fn parse_endpoint(text: &str) -> Option<Endpoint> {
+    let text = text.trim();
+    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        match after {
+            "" => (host, None),
+            _ => (host, Some(after.strip_prefix(':')?)),
+        }
+    } else {
+        match text.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (text, None),
+        }
+    };
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return None;
+    }
+    let port = match port {
+        Some(p) => p.parse().ok()?,
+        None => DEFAULT_API_SERVER_PORT,
+    };
+    Some(Endpoint {
+        host: host.to_owned(),
+        port,
+    })
+}

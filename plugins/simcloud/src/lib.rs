@@ -1,0 +1,43 @@
+//! capw's simulated cloud: networks, load balancers, instances and managed control planes
+//! behind a small JSON-over-HTTP API, for the reference infrastructure provider and the tests
+//! that drive it.
+//!
+//! Start here: [`SimCloud::start`] with a [`SimCloudConfig`] serves the API in-process and
+//! returns a [`SimCloudHandle`] (`addr`, `base_url`, `shutdown`); the `simcloud` binary does
+//! the same from flags. The routes and their shapes are in the crate's `README.md` and in
+//! [`model`].
+//!
+//! What makes it a useful test double rather than a stub:
+//! - instances boot by reading their bootstrap data, and fail with a precise reason unless it
+//!   is cloud-config that runs kubeadm against the cluster's endpoint with the cluster's
+//!   registered token and CA hash ([`boot_check`]);
+//! - creates are idempotent by client token;
+//! - faults (latency, 500s, 429s, hung requests) are injected deterministically under a seed
+//!   ([`FaultConfig`]);
+//! - state survives a restart ([`SimCloudConfig::state_file`]).
+
+mod api;
+pub mod boot_check;
+pub mod config;
+pub mod faults;
+pub mod fixtures;
+pub mod model;
+mod server;
+mod state;
+mod store;
+
+pub use config::{ConfigError, FaultConfig, SimCloudConfig, Timings};
+pub use server::{ServeError, SimCloud, SimCloudHandle, StartError};
+pub use store::StoreError;
+
+/// `err` and its sources, joined with `: `.
+pub fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,193 @@
+//! Instances: idempotent creates, addresses, lookups and deletes.
+
+use std::net::Ipv4Addr;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+
+use super::infrastructure::network_base;
+use super::{
+    CloudSettings, CloudState, InstanceRecord, Kind, LAST_HOST, MAX_BOOTSTRAP_DATA, Outcome,
+    StateError, seconds, validate_name, validate_token,
+};
+use crate::model::{Address, CreateInstance, Instance, InstanceState};
+
+/// Filters of `GET /v1/instances`.
+#[derive(Clone, Debug, Default)]
+pub struct InstanceFilter {
+    /// Only this cluster's.
+    pub cluster: Option<String>,
+    /// Only those created with this client token.
+    pub client_token: Option<String>,
+    /// Only those carrying every one of these tags.
+    pub tags: Vec<(String, String)>,
+}
+
+impl CloudState {
+    /// Creates an instance in its cluster's network, or answers the one created with the same
+    /// client token.
+    ///
+    /// # Guarantees
+    ///
+    /// One client token makes at most one instance, ever: a token whose instance was deleted
+    /// is refused rather than making a second.
+    ///
+    /// # Errors
+    ///
+    /// Invalid fields (bad base64, data over [`MAX_BOOTSTRAP_DATA`], unknown zone); a token
+    /// used with other parameters or by a deleted instance; no network; no address left.
+    pub fn create_instance(
+        &mut self,
+        req: CreateInstance,
+        now_ms: u64,
+        settings: &CloudSettings,
+    ) -> Result<(Instance, Outcome), StateError> {
+        validate_token("client_token", &req.client_token)?;
+        validate_name("cluster", &req.cluster)?;
+        validate_name("name", &req.name)?;
+        for key in req.tags.keys() {
+            validate_name("tags", key)?;
+        }
+        let data = BASE64
+            .decode(&req.bootstrap_data)
+            .map_err(|e| StateError::InvalidField {
+                field: "bootstrap_data",
+                message: format!("not standard base64: {e}"),
+            })?;
+        if data.len() > MAX_BOOTSTRAP_DATA {
+            return Err(StateError::InvalidField {
+                field: "bootstrap_data",
+                message: format!(
+                    "decodes to {} bytes; at most {MAX_BOOTSTRAP_DATA}",
+                    data.len()
+                ),
+            });
+        }
+        if let Some(&id) = self.instance_tokens.get(&req.client_token) {
+            let Some(existing) = self.instances.get(&id) else {
+                return Err(StateError::TokenOfDeleted {
+                    id: Kind::Instance.id(id),
+                });
+            };
+            if existing.cluster != req.cluster
+                || existing.name != req.name
+                || existing.role != req.role
+            {
+                return Err(StateError::TokenMismatch {
+                    kind: Kind::Instance.name(),
+                    id: Kind::Instance.id(id),
+                });
+            }
+            return Ok((instance_view(existing), Outcome::Existing));
+        }
+        let zone = match req.zone {
+            None => settings.zones.first().cloned().unwrap_or_default(),
+            Some(zone) if settings.zones.contains(&zone) => zone,
+            Some(zone) => {
+                return Err(StateError::InvalidField {
+                    field: "zone",
+                    message: format!(
+                        "unknown zone `{zone}`; zones are {}",
+                        settings.zones.join(", ")
+                    ),
+                });
+            }
+        };
+        let network = self
+            .networks
+            .values_mut()
+            .find(|n| n.cluster == req.cluster)
+            .ok_or_else(|| StateError::NoNetwork {
+                cluster: req.cluster.clone(),
+            })?;
+        if network.next_host > LAST_HOST {
+            return Err(StateError::Exhausted {
+                what: format!("addresses of network {}", Kind::Network.id(network.id)),
+            });
+        }
+        let address = Ipv4Addr::from(network_base(network.id) + network.next_host);
+        network.next_host += 1;
+        let network_id = network.id;
+
+        self.counters.instance += 1;
+        let record = InstanceRecord {
+            id: self.counters.instance,
+            client_token: req.client_token,
+            name: req.name,
+            cluster: req.cluster,
+            role: req.role,
+            zone,
+            network_id,
+            address,
+            tags: req.tags,
+            state: InstanceState::Pending,
+            reason: String::new(),
+            bootstrap_data: req.bootstrap_data,
+            created_at_ms: now_ms,
+        };
+        let view = instance_view(&record);
+        self.instance_tokens
+            .insert(record.client_token.clone(), record.id);
+        self.instances.insert(record.id, record);
+        Ok((view, Outcome::Created))
+    }
+
+    /// The instance `id`.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::NotFound`], deleted instances included.
+    pub fn instance(&self, id: &str) -> Result<Instance, StateError> {
+        Kind::Instance
+            .parse(id)
+            .and_then(|n| self.instances.get(&n))
+            .map(instance_view)
+            .ok_or_else(|| Kind::Instance.not_found(id))
+    }
+
+    /// Instances matching `filter`, by id.
+    pub fn instances(&self, filter: &InstanceFilter) -> Vec<Instance> {
+        self.instances
+            .values()
+            .filter(|i| filter.cluster.as_ref().is_none_or(|c| &i.cluster == c))
+            .filter(|i| {
+                filter
+                    .client_token
+                    .as_ref()
+                    .is_none_or(|t| &i.client_token == t)
+            })
+            .filter(|i| filter.tags.iter().all(|(k, v)| i.tags.get(k) == Some(v)))
+            .map(instance_view)
+            .collect()
+    }
+
+    /// Deletes instance `id`; `false` when there was none (never created, or deleted before).
+    pub fn delete_instance(&mut self, id: &str) -> bool {
+        Kind::Instance
+            .parse(id)
+            .and_then(|n| self.instances.remove(&n))
+            .is_some()
+    }
+}
+
+pub(super) fn instance_view(i: &InstanceRecord) -> Instance {
+    let id = Kind::Instance.id(i.id);
+    Instance {
+        provider_id: format!("sim://instances/{id}"),
+        id,
+        client_token: i.client_token.clone(),
+        name: i.name.clone(),
+        cluster: i.cluster.clone(),
+        role: i.role,
+        zone: i.zone.clone(),
+        network_id: Kind::Network.id(i.network_id),
+        addresses: vec![Address {
+            kind: "private-ip".into(),
+            address: i.address.to_string(),
+        }],
+        state: i.state,
+        reason: i.reason.clone(),
+        tags: i.tags.clone(),
+        created_at: seconds(i.created_at_ms),
+    }
+}

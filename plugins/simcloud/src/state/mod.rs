@@ -1,0 +1,439 @@
+//! The cloud's state: its records, the operations on them, and their timed transitions.
+//!
+//! Pure: every operation takes the current time in milliseconds since the Unix epoch and does
+//! no I/O, so the whole lifecycle is unit-testable with made-up clocks. The HTTP layer calls
+//! [`CloudState::advance`] before every operation, so states move on when they are looked at;
+//! nothing runs in the background.
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::{Deserialize, Serialize};
+
+use crate::boot_check::{self, BootExpectations, ClusterSecrets};
+use crate::config::Timings;
+use crate::model::{ControlPlaneState, Endpoint, InstanceState, LoadBalancerState, Role};
+
+mod clusters;
+mod control_planes;
+mod infrastructure;
+mod instances;
+#[cfg(test)]
+mod tests;
+
+use control_planes::cp_endpoint;
+use infrastructure::lb_endpoint;
+pub use instances::InstanceFilter;
+
+/// Decoded bootstrap data larger than this is refused: cloud user data is small (16 KiB on
+/// some clouds), and the sim keeps every instance's data in its state file.
+pub const MAX_BOOTSTRAP_DATA: usize = 64 * 1024;
+
+/// Names (clusters, resources, tag keys) and client tokens longer than this are refused.
+const MAX_NAME_LEN: usize = 253;
+
+/// Kubernetes control-plane replica counts a managed control plane accepts.
+const REPLICAS: std::ops::RangeInclusive<u32> = 1..=5;
+
+/// The port of a managed control plane's endpoint.
+const MANAGED_API_PORT: u16 = 443;
+
+/// The port of a load balancer when the request names none.
+const DEFAULT_LB_PORT: u16 = 6443;
+
+/// Networks are /20 blocks of 10.0.0.0/8; block 0 is never used.
+const MAX_NETWORKS: u64 = (1 << 12) - 1;
+
+/// Host numbers handed out in a /20: .10 up to the one before broadcast.
+const FIRST_HOST: u32 = 10;
+const LAST_HOST: u32 = (1 << 12) - 2;
+
+/// What the state needs from the configuration.
+#[derive(Clone, Debug)]
+pub struct CloudSettings {
+    /// Zones, the first being the default.
+    pub zones: Vec<String>,
+    /// DNS suffix of endpoints.
+    pub domain: String,
+    /// Transition delays.
+    pub timings: Timings,
+}
+
+/// An operation the state refuses.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    /// A request field is invalid.
+    #[error("{field}: {message}")]
+    InvalidField {
+        /// The dotted field path.
+        field: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// No such resource.
+    #[error("{kind} {id} not found")]
+    NotFound {
+        /// `instance`, `network`, ...
+        kind: &'static str,
+        /// The id asked for.
+        id: String,
+    },
+    /// The client token was used for a resource with other parameters.
+    #[error("client token already used for {kind} {id} with a different cluster, name or role")]
+    TokenMismatch {
+        /// The resource kind.
+        kind: &'static str,
+        /// The resource created with the token.
+        id: String,
+    },
+    /// The client token belonged to an instance that has been deleted since.
+    #[error("client token belonged to instance {id}, which has been deleted; use a new token")]
+    TokenOfDeleted {
+        /// The deleted instance.
+        id: String,
+    },
+    /// The cluster already has a resource of a kind it may have only one of.
+    #[error("cluster {cluster} already has a {kind}: {id}")]
+    AlreadyExists {
+        /// The cluster.
+        cluster: String,
+        /// The resource kind.
+        kind: &'static str,
+        /// The existing resource.
+        id: String,
+    },
+    /// Instances need their cluster's network.
+    #[error("cluster {cluster} has no network; create one first")]
+    NoNetwork {
+        /// The cluster.
+        cluster: String,
+    },
+    /// A network still holds instances.
+    #[error("network {id} still holds {count} instance(s)")]
+    NetworkInUse {
+        /// The network.
+        id: String,
+        /// How many instances.
+        count: usize,
+    },
+    /// Out of addresses or network blocks.
+    #[error("{what} exhausted")]
+    Exhausted {
+        /// What ran out.
+        what: String,
+    },
+    /// A field that cannot change after creation was changed.
+    #[error("{field} cannot change after creation ({from} -> {to})")]
+    Immutable {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        from: String,
+        /// The value asked for.
+        to: String,
+    },
+    /// The resource is busy with an earlier change.
+    #[error("{kind} {id} is {state}; wait until it is ready")]
+    Busy {
+        /// The resource kind.
+        kind: &'static str,
+        /// The resource.
+        id: String,
+        /// Its state.
+        state: &'static str,
+    },
+}
+
+/// Resource kinds, their id prefixes and names in messages.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// `net-`.
+    Network,
+    /// `lb-`.
+    LoadBalancer,
+    /// `i-`.
+    Instance,
+    /// `mcp-`.
+    ControlPlane,
+}
+
+impl Kind {
+    fn prefix(self) -> &'static str {
+        match self {
+            Kind::Network => "net-",
+            Kind::LoadBalancer => "lb-",
+            Kind::Instance => "i-",
+            Kind::ControlPlane => "mcp-",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Network => "network",
+            Kind::LoadBalancer => "load balancer",
+            Kind::Instance => "instance",
+            Kind::ControlPlane => "managed control plane",
+        }
+    }
+
+    fn id(self, n: u64) -> String {
+        format!("{}{n}", self.prefix())
+    }
+
+    /// The number in `id`, when it is an id of this kind.
+    fn parse(self, id: &str) -> Option<u64> {
+        id.strip_prefix(self.prefix())?.parse().ok()
+    }
+
+    fn not_found(self, id: &str) -> StateError {
+        StateError::NotFound {
+            kind: self.name(),
+            id: id.to_owned(),
+        }
+    }
+}
+
+/// Whether a create made something new or answered an earlier create with the same token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Made now.
+    Created,
+    /// Existed already (same client token).
+    Existing,
+}
+
+/// The last id given out, per kind.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Counters {
+    network: u64,
+    load_balancer: u64,
+    instance: u64,
+    control_plane: u64,
+}
+
+/// A network as stored; `next_host` is the host number its next instance gets.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct NetworkRecord {
+    id: u64,
+    client_token: Option<String>,
+    cluster: String,
+    name: String,
+    next_host: u32,
+    created_at_ms: u64,
+}
+
+/// A load balancer as stored.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct LoadBalancerRecord {
+    id: u64,
+    client_token: Option<String>,
+    cluster: String,
+    name: String,
+    port: u16,
+    state: LoadBalancerState,
+    created_at_ms: u64,
+}
+
+/// An instance as stored, with its bootstrap data.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct InstanceRecord {
+    id: u64,
+    client_token: String,
+    name: String,
+    cluster: String,
+    role: Role,
+    zone: String,
+    network_id: u64,
+    address: Ipv4Addr,
+    tags: BTreeMap<String, String>,
+    state: InstanceState,
+    reason: String,
+    /// Base64, as received: checked when the instance boots.
+    bootstrap_data: String,
+    created_at_ms: u64,
+}
+
+/// A managed control plane as stored.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct ControlPlaneRecord {
+    id: u64,
+    client_token: Option<String>,
+    cluster: String,
+    name: String,
+    version: String,
+    target_version: Option<String>,
+    replicas: u32,
+    state: ControlPlaneState,
+    created_at_ms: u64,
+    updated_at_ms: u64,
+}
+
+/// A cluster's bootstrap secrets as registered, token included.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Registration {
+    token: String,
+    ca_cert_hash: String,
+}
+
+/// Everything the cloud holds. Serialisable as a whole: that is the state file.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CloudState {
+    counters: Counters,
+    networks: BTreeMap<u64, NetworkRecord>,
+    load_balancers: BTreeMap<u64, LoadBalancerRecord>,
+    instances: BTreeMap<u64, InstanceRecord>,
+    control_planes: BTreeMap<u64, ControlPlaneRecord>,
+    /// Every instance client token ever used, deleted instances' included, so a late retry
+    /// of a create never makes a second instance.
+    instance_tokens: BTreeMap<String, u64>,
+    /// Bootstrap registrations by cluster.
+    bootstrap: BTreeMap<String, Registration>,
+}
+
+impl CloudState {
+    /// Moves every resource whose delay has passed at `now_ms` to its next state, running the
+    /// boot check of instances that finish booting. Returns whether anything changed.
+    pub fn advance(&mut self, now_ms: u64, settings: &CloudSettings) -> bool {
+        let t = &settings.timings;
+        let mut changed = false;
+        for lb in self.load_balancers.values_mut() {
+            if lb.state == LoadBalancerState::Provisioning
+                && now_ms >= lb.created_at_ms.saturating_add(millis(t.load_balancer))
+            {
+                lb.state = LoadBalancerState::Active;
+                changed = true;
+            }
+        }
+        for cp in self.control_planes.values_mut() {
+            match cp.state {
+                ControlPlaneState::Creating
+                    if now_ms
+                        >= cp
+                            .created_at_ms
+                            .saturating_add(millis(t.control_plane_create)) =>
+                {
+                    cp.state = ControlPlaneState::Ready;
+                    changed = true;
+                }
+                ControlPlaneState::Updating
+                    if now_ms
+                        >= cp
+                            .updated_at_ms
+                            .saturating_add(millis(t.control_plane_update)) =>
+                {
+                    if let Some(target) = cp.target_version.take() {
+                        cp.version = target;
+                    }
+                    cp.state = ControlPlaneState::Ready;
+                    changed = true;
+                }
+                _ => {}
+            }
+        }
+        let booted_at = |i: &InstanceRecord| {
+            i.created_at_ms
+                .saturating_add(millis(t.provision))
+                .saturating_add(millis(t.boot))
+        };
+        for instance in self.instances.values_mut() {
+            if instance.state == InstanceState::Pending
+                && now_ms >= instance.created_at_ms.saturating_add(millis(t.provision))
+            {
+                instance.state = InstanceState::Booting;
+                changed = true;
+            }
+        }
+        let finished: Vec<u64> = self
+            .instances
+            .values()
+            .filter(|i| i.state == InstanceState::Booting && now_ms >= booted_at(i))
+            .map(|i| i.id)
+            .collect();
+        for id in finished {
+            let Some(verdict) = self.instances.get(&id).map(|i| self.boot(i, settings)) else {
+                continue;
+            };
+            if let Some(instance) = self.instances.get_mut(&id) {
+                match verdict {
+                    Ok(()) => instance.state = InstanceState::Running,
+                    Err(reason) => {
+                        instance.state = InstanceState::Failed;
+                        instance.reason = reason;
+                    }
+                }
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// The boot check of `instance` against its cluster as it is now; the failure reason.
+    fn boot(&self, instance: &InstanceRecord, settings: &CloudSettings) -> Result<(), String> {
+        let data = BASE64
+            .decode(&instance.bootstrap_data)
+            .map_err(|_| "bootstrap: data is not valid base64".to_owned())?;
+        let endpoint = self.cluster_endpoint(&instance.cluster, settings);
+        let secrets = self
+            .bootstrap
+            .get(&instance.cluster)
+            .map(|r| ClusterSecrets {
+                token: &r.token,
+                ca_cert_hash: &r.ca_cert_hash,
+            });
+        let expect = BootExpectations {
+            cluster: &instance.cluster,
+            role: instance.role,
+            endpoint: endpoint.as_ref(),
+            secrets,
+        };
+        boot_check::check(&data, &expect)
+            .map(|_| ())
+            .map_err(|e| format!("bootstrap: {e}"))
+    }
+
+    /// The cluster's endpoint: its load balancer's, else its managed control plane's once that
+    /// has one.
+    pub fn cluster_endpoint(&self, cluster: &str, settings: &CloudSettings) -> Option<Endpoint> {
+        if let Some(lb) = self
+            .load_balancers
+            .values()
+            .find(|lb| lb.cluster == cluster)
+        {
+            return Some(lb_endpoint(lb, settings));
+        }
+        self.control_planes
+            .values()
+            .find(|cp| cp.cluster == cluster)
+            .and_then(|cp| cp_endpoint(cp, settings))
+    }
+}
+
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn seconds(ms: u64) -> u64 {
+    ms / 1000
+}
+
+fn validate_name(field: &'static str, value: &str) -> Result<(), StateError> {
+    if value.is_empty() || value.len() > MAX_NAME_LEN || value.chars().any(char::is_control) {
+        return Err(StateError::InvalidField {
+            field,
+            message: format!(
+                "must be 1 to {MAX_NAME_LEN} characters, none of them control characters"
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn validate_token(field: &'static str, token: &str) -> Result<(), StateError> {
+    validate_name(field, token)
+}
+
+fn validate_optional_token(token: Option<&str>) -> Result<(), StateError> {
+    token.map_or(Ok(()), |t| validate_token("client_token", t))
+}

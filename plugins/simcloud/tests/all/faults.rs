@@ -1,0 +1,170 @@
+use std::time::{Duration, Instant};
+
+use capw_simcloud::FaultConfig;
+use capw_simcloud::model::{FaultsView, InstanceList, Inventory};
+use reqwest::header::RETRY_AFTER;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::support::{Sim, body, error, fast_config, instance_body};
+
+async fn set_faults(sim: &Sim, faults: serde_json::Value) -> FaultsView {
+    let r = sim
+        .send(Method::PUT, "/v1/admin/faults", Some(faults))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    body(r).await
+}
+
+/// The statuses of `n` sequential `GET /v1/zones`.
+async fn statuses(sim: &Sim, n: usize) -> Vec<u16> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(sim.get("/v1/zones").await.status().as_u16());
+    }
+    out
+}
+
+#[tokio::test]
+async fn throttled_requests_carry_retry_after() {
+    let sim = Sim::with(fast_config().with_faults(FaultConfig {
+        throttle_rate: 1.0,
+        retry_after_secs: 7,
+        ..FaultConfig::default()
+    }))
+    .await;
+    let r = sim.get("/v1/zones").await;
+    assert_eq!(
+        r.headers().get(RETRY_AFTER).map(|v| v.as_bytes()),
+        Some(&b"7"[..])
+    );
+    let e = error(r, StatusCode::TOO_MANY_REQUESTS).await;
+    assert_eq!(e.error.code, "rate_limited");
+    // The controls and the inventory are never faulted.
+    assert_eq!(sim.get("/v1/inventory").await.status(), StatusCode::OK);
+    let view: FaultsView = body(sim.get("/v1/admin/faults").await).await;
+    assert_eq!(view.stats.throttled, 1);
+    set_faults(&sim, json!({})).await;
+    assert_eq!(sim.get("/v1/zones").await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn error_rate_is_roughly_as_configured_and_repeats_under_a_seed() {
+    let sim = Sim::start().await;
+    let faults = json!({"seed": 1234, "error_rate": 0.3});
+    set_faults(&sim, faults.clone()).await;
+    let first = statuses(&sim, 200).await;
+    let errors = first.iter().filter(|s| **s == 500).count();
+    assert!(
+        (40..=80).contains(&errors),
+        "{errors} errors in 200 at rate 0.3"
+    );
+    assert!(first.iter().all(|s| *s == 500 || *s == 200));
+    // Setting the faults again restarts the same sequence.
+    set_faults(&sim, faults).await;
+    assert_eq!(statuses(&sim, 200).await, first);
+    let view: FaultsView = body(sim.get("/v1/admin/faults").await).await;
+    assert_eq!(view.stats.requests, 200);
+    assert_eq!(view.stats.errored as usize, errors);
+}
+
+#[tokio::test]
+async fn failed_requests_are_not_applied_unless_configured() {
+    let sim = Sim::start().await;
+    sim.setup_cluster("c1").await;
+    set_faults(&sim, json!({"error_rate": 1.0})).await;
+    let r = sim
+        .post("/v1/instances", instance_body("a", "c1", "worker", ""))
+        .await;
+    let e = error(r, StatusCode::INTERNAL_SERVER_ERROR).await;
+    assert_eq!(e.error.code, "internal");
+    let inventory: Inventory = body(sim.get("/v1/inventory").await).await;
+    assert!(inventory.clusters["c1"].instances.is_empty());
+
+    // A lost response: applied, then failed. The retry with the same token finds it.
+    set_faults(&sim, json!({"error_rate": 1.0, "error_after_apply": true})).await;
+    let r = sim
+        .post("/v1/instances", instance_body("a", "c1", "worker", ""))
+        .await;
+    assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    set_faults(&sim, json!({})).await;
+    let r = sim
+        .post("/v1/instances", instance_body("a", "c1", "worker", ""))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let list: InstanceList = body(sim.get("/v1/instances?cluster=c1").await).await;
+    assert_eq!(list.instances.len(), 1);
+}
+
+#[tokio::test]
+async fn hung_requests_time_out_on_the_client_and_do_not_block_shutdown() {
+    let sim = Sim::with(fast_config().with_faults(FaultConfig {
+        hang_rate: 1.0,
+        ..FaultConfig::default()
+    }))
+    .await;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .expect("client");
+    let started = Instant::now();
+    let err = client
+        .get(sim.url("/v1/zones"))
+        .bearer_auth(crate::support::API_TOKEN)
+        .send()
+        .await
+        .expect_err("a hung request never answers");
+    assert!(err.is_timeout(), "{err}");
+    assert!(started.elapsed() >= Duration::from_millis(300));
+
+    // A request still hanging when the sim stops gets a 503 and the sim stops promptly.
+    let hanging = tokio::spawn({
+        let request = sim.request(Method::GET, "/v1/zones");
+        async move { request.send().await.map(|r| r.status()) }
+    });
+    let view: FaultsView = sim
+        .wait_for("/v1/admin/faults", |v: &FaultsView| v.stats.hung == 2)
+        .await;
+    assert_eq!(view.stats.hung, 2);
+    tokio::time::timeout(Duration::from_secs(10), sim.handle.shutdown())
+        .await
+        .expect("shutdown is not blocked by hung requests")
+        .expect("clean shutdown");
+    let status = hanging.await.expect("join").expect("answered");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+}
+
+#[tokio::test]
+async fn latency_is_added() {
+    let sim = Sim::with(fast_config().with_faults(FaultConfig {
+        latency_ms: 150,
+        ..FaultConfig::default()
+    }))
+    .await;
+    let started = Instant::now();
+    assert_eq!(sim.get("/v1/zones").await.status(), StatusCode::OK);
+    assert!(started.elapsed() >= Duration::from_millis(150));
+}
+
+#[tokio::test]
+async fn invalid_faults_are_refused() {
+    let sim = Sim::start().await;
+    let r = sim
+        .send(
+            Method::PUT,
+            "/v1/admin/faults",
+            Some(json!({"error_rate": 1.5})),
+        )
+        .await;
+    let e = error(r, StatusCode::BAD_REQUEST).await;
+    assert_eq!(e.error.field.as_deref(), Some("error_rate"));
+    let r = sim
+        .send(
+            Method::PUT,
+            "/v1/admin/faults",
+            Some(json!({"eror_rate": 0.5})),
+        )
+        .await;
+    let e = error(r, StatusCode::BAD_REQUEST).await;
+    assert_eq!(e.error.field.as_deref(), Some("eror_rate"));
+}

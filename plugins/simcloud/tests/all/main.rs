@@ -1,0 +1,11 @@
+//! Integration tests: the sim in-process, real HTTP over loopback.
+
+mod auth;
+mod boot;
+mod errors;
+mod faults;
+mod instances;
+mod inventory;
+mod managed;
+mod restart;
+mod support;
