@@ -51,7 +51,10 @@ async fn plans_init_then_joins_and_refuses_even_replicas() {
         )
         .await
         .unwrap();
-    assert_eq!(p.info().extension_points(), vec![ExtensionPoint::ControlPlane]);
+    assert_eq!(
+        p.info().extension_points(),
+        vec![ExtensionPoint::ControlPlane]
+    );
     let c = ctx("k1", json!({}));
 
     match p.plan(&c, &input(3, vec![])).await.unwrap().step {
@@ -62,7 +65,10 @@ async fn plans_init_then_joins_and_refuses_even_replicas() {
         other => panic!("expected the init machine, got {other:?}"),
     }
 
-    let out = p.plan(&c, &input(3, vec![ready("k1-cp-0", "a", 1)])).await.unwrap();
+    let out = p
+        .plan(&c, &input(3, vec![ready("k1-cp-0", "a", 1)]))
+        .await
+        .unwrap();
     assert!(out.initialized);
     match out.step {
         Step::CreateMachine(m) => {
