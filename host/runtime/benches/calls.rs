@@ -148,6 +148,40 @@ fn timed<F: Future>(
     })
 }
 
+/// One benchmark group: `$call` (a method call on a `Provider` or a `Session`, named `p`) in a
+/// fresh instance per call and in one reused instance, and `$native` (the same logic compiled
+/// natively). A macro, because `Provider` and `Session` share their method names but no trait.
+macro_rules! compare {
+    ($c:ident, $rt:ident, $provider:ident, $name:literal, |$p:ident| $call:expr, $native:expr) => {{
+        let mut group = $c.benchmark_group($name);
+        group.measurement_time(Duration::from_secs(5));
+        group.bench_function("fresh-instance", |b| {
+            b.iter_custom(|iters| {
+                timed(&$rt, iters, || async {
+                    let $p = &$provider;
+                    $call.await.unwrap()
+                })
+            })
+        });
+        let mut session = $rt.block_on($provider.session()).unwrap();
+        group.bench_function("reused-instance", |b| {
+            b.iter_custom(|iters| {
+                $rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let $p = &mut session;
+                        black_box($call.await.unwrap());
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+        drop(session);
+        group.bench_function("native", |b| b.iter(|| black_box($native.unwrap())));
+        group.finish();
+    }};
+}
+
 fn calls(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -179,83 +213,34 @@ fn calls(c: &mut Criterion) {
         HookResponse::Proceed
     );
 
-    let mut group = c.benchmark_group("example.hook");
-    group.measurement_time(Duration::from_secs(5));
-    group.bench_function("fresh-instance", |b| {
-        b.iter_custom(|iters| {
-            timed(&rt, iters, || async {
-                provider.call_hook(&ctx, &hook).await.unwrap()
-            })
-        })
-    });
-    let mut session = rt.block_on(provider.session()).unwrap();
-    group.bench_function("reused-instance", |b| {
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    black_box(session.call_hook(&ctx, &hook).await.unwrap());
-                }
-                start.elapsed()
-            })
-        })
-    });
-    drop(session);
-    group.bench_function("native", |b| {
-        b.iter(|| {
-            let call = capw_sdk::Context::<capw_example_provider::ExampleConfig>::from_call(
-                black_box(native_ctx.clone()),
-            )
-            .unwrap();
-            black_box(
-                <capw_example_provider::ExampleProvider as capw_sdk::LifecycleHooks>::handle(
-                    &call,
-                    black_box(native_hook),
-                )
-                .unwrap(),
-            )
-        })
-    });
-    group.finish();
-
-    let mut group = c.benchmark_group("example.plan");
-    group.measurement_time(Duration::from_secs(5));
-    group.bench_function("fresh-instance", |b| {
-        b.iter_custom(|iters| {
-            timed(&rt, iters, || async {
-                provider.plan(&ctx, &input).await.unwrap()
-            })
-        })
-    });
-    let mut session = rt.block_on(provider.session()).unwrap();
-    group.bench_function("reused-instance", |b| {
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    black_box(session.plan(&ctx, &input).await.unwrap());
-                }
-                start.elapsed()
-            })
-        })
-    });
-    drop(session);
-    group.bench_function("native", |b| {
-        b.iter(|| {
-            let call = capw_sdk::Context::<capw_example_provider::ExampleConfig>::from_call(
-                black_box(native_ctx.clone()),
-            )
-            .unwrap();
-            black_box(
-                <capw_example_provider::ExampleProvider as capw_sdk::ControlPlane>::plan(
-                    &call,
-                    black_box(native_plan_input.clone()),
-                )
-                .unwrap(),
-            )
-        })
-    });
-    group.finish();
+    let example_ctx = || {
+        capw_sdk::Context::<capw_example_provider::ExampleConfig>::from_call(black_box(
+            native_ctx.clone(),
+        ))
+        .unwrap()
+    };
+    compare!(
+        c,
+        rt,
+        provider,
+        "example.hook",
+        |p| p.call_hook(&ctx, &hook),
+        <capw_example_provider::ExampleProvider as capw_sdk::LifecycleHooks>::handle(
+            &example_ctx(),
+            black_box(native_hook)
+        )
+    );
+    compare!(
+        c,
+        rt,
+        provider,
+        "example.plan",
+        |p| p.plan(&ctx, &input),
+        <capw_example_provider::ExampleProvider as capw_sdk::ControlPlane>::plan(
+            &example_ctx(),
+            black_box(native_plan_input.clone())
+        )
+    );
 }
 
 fn native_ctx_version() -> capw_sdk::types::KubernetesVersion {
