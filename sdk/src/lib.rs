@@ -22,7 +22,7 @@
 //!
 //! ```no_run
 //! use capw_sdk::infrastructure::{ClusterInfrastructure, ClusterState};
-//! use capw_sdk::metadata::{Capabilities, RequestedGrants};
+//! use capw_sdk::metadata::Capabilities;
 //! use capw_sdk::types::{Deletion, Endpoint, ProviderError};
 //! use capw_sdk::{Context, Infrastructure, Provider};
 //!
@@ -48,10 +48,6 @@
 //!             control_plane_scalable: false,
 //!             version_upgrades: false,
 //!         }
-//!     }
-//!
-//!     fn requested_grants() -> RequestedGrants {
-//!         RequestedGrants { http_hosts: vec![], secrets: vec![] }
 //!     }
 //! }
 //!

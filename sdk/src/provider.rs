@@ -35,8 +35,14 @@ pub trait Provider {
     fn capabilities() -> Capabilities;
 
     /// What the provider asks the operator to grant: outbound HTTP hosts and secret names. The
-    /// operator decides; the host enforces the grants, never this list.
-    fn requested_grants() -> RequestedGrants;
+    /// operator decides; the host enforces the grants, never this list. The default asks for
+    /// nothing.
+    fn requested_grants() -> RequestedGrants {
+        RequestedGrants {
+            http_hosts: Vec::new(),
+            secrets: Vec::new(),
+        }
+    }
 
     /// Rules the schema cannot say (a value's format, uniqueness across a list, combinations of
     /// fields), checked after the config parsed.

@@ -18,7 +18,7 @@ pub mod infrastructure;
 pub mod simulate;
 
 use capw_sdk::lifecycle_hooks::{HookRequest, HookResponse};
-use capw_sdk::metadata::{Capabilities, ControlPlaneShape, FieldError, RequestedGrants};
+use capw_sdk::metadata::{Capabilities, ControlPlaneShape, FieldError};
 use capw_sdk::types::ProviderError;
 use capw_sdk::{Context, LifecycleHooks, Provider};
 
@@ -41,13 +41,6 @@ impl Provider for ExampleProvider {
             control_plane_shape: Some(ControlPlaneShape::Machines),
             control_plane_scalable: true,
             version_upgrades: true,
-        }
-    }
-
-    fn requested_grants() -> RequestedGrants {
-        RequestedGrants {
-            http_hosts: Vec::new(),
-            secrets: Vec::new(),
         }
     }
 

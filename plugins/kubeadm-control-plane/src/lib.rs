@@ -17,7 +17,7 @@ pub mod config;
 pub mod plan;
 
 use capw_sdk::control_plane::{Plan, PlanInput};
-use capw_sdk::metadata::{Capabilities, ControlPlaneShape, FieldError, RequestedGrants};
+use capw_sdk::metadata::{Capabilities, ControlPlaneShape, FieldError};
 use capw_sdk::types::ProviderError;
 use capw_sdk::{Context, ControlPlane, Provider};
 
@@ -40,14 +40,6 @@ impl Provider for KubeadmControlPlane {
             control_plane_shape: Some(ControlPlaneShape::Machines),
             control_plane_scalable: true,
             version_upgrades: true,
-        }
-    }
-
-    /// Nothing: the planner reads only its input.
-    fn requested_grants() -> RequestedGrants {
-        RequestedGrants {
-            http_hosts: Vec::new(),
-            secrets: Vec::new(),
         }
     }
 

@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use capw_sdk::infrastructure::{ClusterInfrastructure, ClusterState, ListedMachine};
-use capw_sdk::metadata::{Capabilities, RequestedGrants};
+use capw_sdk::metadata::Capabilities;
 use capw_sdk::types::{Deletion, Endpoint, ErrorCode, MachineRef, ProviderError};
 use capw_sdk::{Context, Infrastructure, Provider};
 use schemars::JsonSchema;
@@ -85,13 +85,6 @@ impl Provider for Hostile {
             control_plane_shape: None,
             control_plane_scalable: false,
             version_upgrades: false,
-        }
-    }
-
-    fn requested_grants() -> RequestedGrants {
-        RequestedGrants {
-            http_hosts: Vec::new(),
-            secrets: Vec::new(),
         }
     }
 }
