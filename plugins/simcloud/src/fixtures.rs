@@ -10,6 +10,26 @@ pub const TOKEN: &str = "abcdef.0123456789abcdef";
 /// A CA cert hash of the right form, for fixtures.
 pub const CA_HASH: &str = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
 
+/// A self-signed CA certificate (ECDSA P-256, CN `kubernetes`), for init data that makes a
+/// cluster's registration.
+pub const CA_CERT: &str = "-----BEGIN CERTIFICATE-----
+MIIBgDCCASegAwIBAgIUNzf4aC94ymX/jLaCYb0HBwhylDAwCgYIKoZIzj0EAwIw
+FTETMBEGA1UEAwwKa3ViZXJuZXRlczAgFw0yNjExMjkxODAxMzhaGA8yMTI2MTEw
+NTE4MDEzOFowFTETMBEGA1UEAwwKa3ViZXJuZXRlczBZMBMGByqGSM49AgEGCCqG
+SM49AwEHA0IABImMTBWkNZ/w37NyYtp2RZjS4SaY80CauuGYKOQGRRbBWeror95/
+U/YbMvJ2iuPxYdJdT5JlnQOCsWj87nAedO6jUzBRMB0GA1UdDgQWBBTefhEK4BY5
++2fm9mzipxIQTr2qXTAfBgNVHSMEGDAWgBTefhEK4BY5+2fm9mzipxIQTr2qXTAP
+BgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0cAMEQCIEazmSShJVQlDlqRd+Dx
+s/hOPq/Jga/rt5wlyDJsO7pNAiBh7fZrQM48k+XRMeii/vVTNoy1s+Y6v9ysGBj+
+O6iRQA==
+-----END CERTIFICATE-----
+";
+
+/// kubeadm's hash of [`CA_CERT`], as `openssl x509 -pubkey | openssl pkey -pubin -outform der
+/// | sha256sum` computes it.
+pub const CA_CERT_HASH: &str =
+    "sha256:524b617569bf60ada9a5b9cc2fe283d1b6583b37d1809a3b1e5775a7c82f73d3";
+
 /// Where [`init_cloud_config`] writes its kubeadm configuration.
 pub const INIT_CONFIG_PATH: &str = "/run/kubeadm/kubeadm.yaml";
 
@@ -84,6 +104,18 @@ pub fn init_cloud_config(endpoint: &str, token: &str) -> String {
         &format!(
             "kubeadm init --config {INIT_CONFIG_PATH} && echo success > /run/cluster-api/bootstrap-success.complete"
         ),
+    )
+}
+
+/// Like [`init_cloud_config`], also writing [`CA_CERT`] where kubeadm reads the cluster CA,
+/// so that a cluster without a registration learns its token and [`CA_CERT_HASH`] from it.
+pub fn init_cloud_config_with_ca(endpoint: &str, token: &str) -> String {
+    cloud_config_with_files(
+        &[
+            (INIT_CONFIG_PATH, &kubeadm_init_docs(endpoint, token)),
+            (crate::boot_check::CA_CERT_PATH, CA_CERT),
+        ],
+        &format!("kubeadm init --config {INIT_CONFIG_PATH}"),
     )
 }
 

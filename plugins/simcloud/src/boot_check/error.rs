@@ -154,6 +154,22 @@ pub enum BootCheckError {
         /// The cluster's endpoint.
         expected: String,
     },
+    /// `init` in a cluster without a registration writes no CA to learn the hash from.
+    #[error("init writes no CA certificate to {path}, and cluster {cluster} has no registered CA cert hash for joins to pin")]
+    NoCaCert {
+        /// Where kubeadm reads the CA from.
+        path: &'static str,
+        /// The cluster.
+        cluster: String,
+    },
+    /// The CA written for `init` is not a PEM certificate.
+    #[error("{path} is not a PEM certificate: {reason}")]
+    BadCaCert {
+        /// Where kubeadm reads the CA from.
+        path: &'static str,
+        /// What the parser said.
+        reason: String,
+    },
     /// No bootstrap secrets were registered for the cluster.
     #[error("no bootstrap token registered for cluster {cluster}")]
     NotRegistered {

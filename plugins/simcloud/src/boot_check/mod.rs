@@ -10,9 +10,12 @@
 //! `write_files` entry (plain or base64 content) or by a heredoc in `runcmd`
 //! (`cat <<EOF > P`), and holds `kubeadm.k8s.io/v1beta4` documents that:
 //!
-//! - for `init` (control-plane instances only): an `InitConfiguration` whose
-//!   `bootstrapTokens[].token` include the cluster's registered token, and a
-//!   `ClusterConfiguration` whose `controlPlaneEndpoint` is the cluster's endpoint;
+//! - for `init` (control-plane instances only): an `InitConfiguration` with
+//!   `bootstrapTokens[].token`, and a `ClusterConfiguration` whose `controlPlaneEndpoint` is the
+//!   cluster's endpoint. When the cluster has a registration, the tokens must include its token
+//!   and a CA written to [`CA_CERT_PATH`], if any, must hash to its CA cert hash. When it has
+//!   none, the init *makes* the registration, as `kubeadm init` makes a real cluster's token
+//!   and CA: the first token and the hash of the CA at [`CA_CERT_PATH`], which must be there;
 //! - for `join`: a `JoinConfiguration` whose `discovery.bootstrapToken` has `apiServerEndpoint`
 //!   equal to the cluster's endpoint, `token` equal to the registered token and a
 //!   `caCertHashes` entry equal to the registered CA cert hash; with a `controlPlane` section
@@ -23,8 +26,8 @@
 //! # Caveats
 //!
 //! Flag-only joins (`kubeadm join host:port --token …`) and file discovery are refused: the
-//! sim reads configuration documents only. `init` does not check the CA: the registered hash
-//! is what joins pin, and computing it from a certificate is the bootstrap provider's job.
+//! sim reads configuration documents only. The CA certificate is parsed only as far as its
+//! public key, which is what kubeadm's CA cert hash covers; its signature is not checked.
 
 mod cloud_config;
 mod error;
@@ -38,11 +41,18 @@ use cloud_config::{
     written_file,
 };
 use serde_yaml_ng::Value;
+use sha2::{Digest, Sha256};
+use x509_cert::Certificate;
+use x509_cert::der::{DecodePem, Encode};
 
 use crate::model::{Endpoint, Role};
 
 /// The kubeadm configuration API the sim accepts.
 pub const KUBEADM_API_VERSION: &str = "kubeadm.k8s.io/v1beta4";
+
+/// Where kubeadm reads the cluster CA from; `init` data writes it there when the CA is made
+/// outside the node, as capw's bootstrap providers do.
+pub const CA_CERT_PATH: &str = "/etc/kubernetes/pki/ca.crt";
 
 /// The port kubeadm assumes when an endpoint names none.
 const DEFAULT_API_SERVER_PORT: u16 = 6443;
@@ -68,6 +78,25 @@ pub struct ClusterSecrets<'a> {
     pub token: &'a str,
     /// `sha256:<64 hex digits>`.
     pub ca_cert_hash: &'a str,
+}
+
+/// The outcome of a passed check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// What the instance does.
+    pub action: KubeadmAction,
+    /// For an `init` in a cluster without a registration: the token and CA cert hash the
+    /// cluster now has, which later joins must carry.
+    pub registers: Option<LearnedSecrets>,
+}
+
+/// A token and CA cert hash learnt from `init` data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LearnedSecrets {
+    /// The first `bootstrapTokens[].token` of the `InitConfiguration`.
+    pub token: String,
+    /// `sha256:<hex>` of the DER SubjectPublicKeyInfo of the CA at [`CA_CERT_PATH`].
+    pub ca_cert_hash: String,
 }
 
 /// What the instance does when it boots, once the check passed.
@@ -108,7 +137,7 @@ pub fn is_ca_cert_hash(hash: &str) -> bool {
 ///
 /// The first problem found, in this order: text and cloud-config form, the kubeadm command, its
 /// configuration documents, the role, the endpoint, the token, the CA cert hash.
-pub fn check(data: &[u8], expect: &BootExpectations<'_>) -> Result<KubeadmAction, BootCheckError> {
+pub fn check(data: &[u8], expect: &BootExpectations<'_>) -> Result<Verdict, BootCheckError> {
     let text = std::str::from_utf8(data).map_err(|_| BootCheckError::NotUtf8)?;
     let first_line = text.lines().next().unwrap_or_default();
     if first_line.trim_end() != "#cloud-config" {
@@ -139,16 +168,43 @@ pub fn check(data: &[u8], expect: &BootExpectations<'_>) -> Result<KubeadmAction
     let documents = kubeadm_documents(&config_path, &config_text)?;
 
     match command.verb {
-        Verb::Init => check_init(&config_path, &documents, expect),
-        Verb::Join => check_join(&config_path, &documents, expect),
+        Verb::Init => {
+            let ca_cert = written_file(cloud_config, &commands, CA_CERT_PATH)?;
+            check_init(&config_path, &documents, ca_cert.as_deref(), expect)
+        }
+        Verb::Join => check_join(&config_path, &documents, expect).map(|action| Verdict {
+            action,
+            registers: None,
+        }),
     }
+}
+
+/// kubeadm's CA cert hash of the PEM certificate `pem`: `sha256:` and the hex digest of its
+/// DER SubjectPublicKeyInfo.
+///
+/// # Errors
+///
+/// [`BootCheckError::BadCaCert`] when `pem` is not one PEM certificate.
+pub fn ca_cert_hash(pem: &str) -> Result<String, BootCheckError> {
+    let bad = |reason: String| BootCheckError::BadCaCert {
+        path: CA_CERT_PATH,
+        reason,
+    };
+    let cert = Certificate::from_pem(pem.trim().as_bytes()).map_err(|e| bad(e.to_string()))?;
+    let spki = cert
+        .tbs_certificate
+        .subject_public_key_info
+        .to_der()
+        .map_err(|e| bad(e.to_string()))?;
+    Ok(format!("sha256:{}", hex::encode(Sha256::digest(spki))))
 }
 
 fn check_init(
     path: &str,
     documents: &KubeadmDocuments,
+    ca_cert: Option<&str>,
     expect: &BootExpectations<'_>,
-) -> Result<KubeadmAction, BootCheckError> {
+) -> Result<Verdict, BootCheckError> {
     if expect.role == Role::Worker {
         return Err(BootCheckError::WorkerInit);
     }
@@ -163,7 +219,6 @@ fn check_init(
     )?;
     check_endpoint("initialises with", "controlPlaneEndpoint", found, expect)?;
 
-    let secrets = registered(expect)?;
     let tokens: Vec<&str> = value_at(init, &["bootstrapTokens"])
         .and_then(Value::as_sequence)
         .map(|list| {
@@ -182,13 +237,39 @@ fn check_init(
     if !tokens.iter().all(|t| is_bootstrap_token(t)) {
         return Err(BootCheckError::TokenFormat { field: FIELD });
     }
+    let ca_hash = ca_cert.map(ca_cert_hash).transpose()?;
+    let Some(secrets) = expect.secrets else {
+        let ca_cert_hash = ca_hash.ok_or(BootCheckError::NoCaCert {
+            path: CA_CERT_PATH,
+            cluster: expect.cluster.to_owned(),
+        })?;
+        return Ok(Verdict {
+            action: KubeadmAction::Init,
+            registers: Some(LearnedSecrets {
+                token: tokens[0].to_owned(),
+                ca_cert_hash,
+            }),
+        });
+    };
     if !tokens.contains(&secrets.token) {
         return Err(BootCheckError::TokenMismatch {
             field: FIELD,
             cluster: expect.cluster.to_owned(),
         });
     }
-    Ok(KubeadmAction::Init)
+    if let Some(found) = ca_hash
+        && !found.eq_ignore_ascii_case(secrets.ca_cert_hash)
+    {
+        return Err(BootCheckError::CaCertHashMismatch {
+            found: vec![found],
+            expected: secrets.ca_cert_hash.to_owned(),
+            cluster: expect.cluster.to_owned(),
+        });
+    }
+    Ok(Verdict {
+        action: KubeadmAction::Init,
+        registers: None,
+    })
 }
 
 fn check_join(

@@ -16,7 +16,7 @@ fn endpoint() -> Endpoint {
 
 fn run(data: &str, role: Role) -> Result<KubeadmAction, BootCheckError> {
     let endpoint = endpoint();
-    check(
+    let verdict = check(
         data.as_bytes(),
         &BootExpectations {
             cluster: "c1",
@@ -27,7 +27,9 @@ fn run(data: &str, role: Role) -> Result<KubeadmAction, BootCheckError> {
                 ca_cert_hash: CA_HASH,
             }),
         },
-    )
+    )?;
+    assert_eq!(verdict.registers, None, "a registered cluster learns nothing");
+    Ok(verdict.action)
 }
 
 fn reason(data: &str, role: Role) -> String {
@@ -322,5 +324,59 @@ fn rejects_file_discovery_and_unsupported_encodings() {
     assert_eq!(
         reason(data, Role::Worker),
         "write_files entry /k.yaml has encoding `gz+b64`; the sim reads plain text and b64 only"
+    );
+}
+
+#[test]
+fn the_ca_cert_hash_is_kubeadms() {
+    use crate::fixtures::{CA_CERT, CA_CERT_HASH};
+    assert_eq!(ca_cert_hash(CA_CERT).unwrap(), CA_CERT_HASH);
+    let err = ca_cert_hash("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+    assert!(
+        err.unwrap_err()
+            .to_string()
+            .starts_with("/etc/kubernetes/pki/ca.crt is not a PEM certificate"),
+    );
+}
+
+#[test]
+fn an_init_of_an_unregistered_cluster_registers_it() {
+    use crate::fixtures::{CA_CERT_HASH, init_cloud_config_with_ca};
+    let endpoint = endpoint();
+    let unregistered = |data: &str| {
+        check(
+            data.as_bytes(),
+            &BootExpectations {
+                cluster: "c1",
+                role: Role::ControlPlane,
+                endpoint: Some(&endpoint),
+                secrets: None,
+            },
+        )
+    };
+    let verdict = unregistered(&init_cloud_config_with_ca("lb-1.sim:6443", TOKEN)).unwrap();
+    assert_eq!(
+        verdict,
+        Verdict {
+            action: KubeadmAction::Init,
+            registers: Some(LearnedSecrets {
+                token: TOKEN.into(),
+                ca_cert_hash: CA_CERT_HASH.into(),
+            }),
+        }
+    );
+    let err = unregistered(&init_cloud_config("lb-1.sim:6443", TOKEN)).unwrap_err();
+    assert!(matches!(err, BootCheckError::NoCaCert { .. }), "{err}");
+}
+
+#[test]
+fn an_init_carrying_another_ca_than_the_registered_one_fails() {
+    use crate::fixtures::init_cloud_config_with_ca;
+    // The registration pins the fixture's CA_HASH; the written CA hashes otherwise.
+    let data = init_cloud_config_with_ca("lb-1.sim:6443", TOKEN);
+    assert!(
+        reason(&data, Role::ControlPlane).contains("do not include the CA cert hash registered"),
+        "{}",
+        reason(&data, Role::ControlPlane)
     );
 }

@@ -357,7 +357,19 @@ impl CloudState {
             };
             if let Some(instance) = self.instances.get_mut(&id) {
                 match verdict {
-                    Ok(()) => instance.state = InstanceState::Running,
+                    Ok(registers) => {
+                        instance.state = InstanceState::Running;
+                        if let Some(learned) = registers {
+                            let cluster = instance.cluster.clone();
+                            self.bootstrap.insert(
+                                cluster,
+                                Registration {
+                                    token: learned.token,
+                                    ca_cert_hash: learned.ca_cert_hash,
+                                },
+                            );
+                        }
+                    }
                     Err(reason) => {
                         instance.state = InstanceState::Failed;
                         instance.reason = reason;
@@ -369,8 +381,13 @@ impl CloudState {
         changed
     }
 
-    /// The boot check of `instance` against its cluster as it is now; the failure reason.
-    fn boot(&self, instance: &InstanceRecord, settings: &CloudSettings) -> Result<(), String> {
+    /// The boot check of `instance` against its cluster as it is now: the registration an
+    /// `init` makes, or the failure reason.
+    fn boot(
+        &self,
+        instance: &InstanceRecord,
+        settings: &CloudSettings,
+    ) -> Result<Option<boot_check::LearnedSecrets>, String> {
         let data = BASE64
             .decode(&instance.bootstrap_data)
             .map_err(|_| "bootstrap: data is not valid base64".to_owned())?;
@@ -389,7 +406,7 @@ impl CloudState {
             secrets,
         };
         boot_check::check(&data, &expect)
-            .map(|_| ())
+            .map(|verdict| verdict.registers)
             .map_err(|e| format!("bootstrap: {e}"))
     }
 

@@ -202,3 +202,91 @@ async fn registrations_are_validated_and_never_echo_the_token() {
         StatusCode::NOT_FOUND
     );
 }
+
+#[tokio::test]
+async fn the_first_init_makes_the_registration_of_a_cluster_without_one() {
+    use capw_simcloud::fixtures::{CA_CERT_HASH, init_cloud_config_with_ca};
+    let sim = Sim::start().await;
+    sim.post(
+        "/v1/networks",
+        serde_json::json!({"cluster": "c1", "name": "n"}),
+    )
+    .await;
+    sim.post(
+        "/v1/load-balancers",
+        serde_json::json!({"cluster": "c1", "name": "lb"}),
+    )
+    .await;
+    let endpoint = "lb-1.sim:6443";
+
+    // Without a CA to learn the hash from, the init cannot make one.
+    let (_, i) = sim
+        .create_instance(
+            "no-ca",
+            "c1",
+            "control-plane",
+            &init_cloud_config(endpoint, TOKEN),
+        )
+        .await;
+    let no_ca = sim.settled_instance(&i.id).await;
+    assert_eq!(no_ca.state, InstanceState::Failed);
+    assert!(
+        no_ca
+            .reason
+            .contains("init writes no CA certificate to /etc/kubernetes/pki/ca.crt"),
+        "{}",
+        no_ca.reason
+    );
+    assert_eq!(
+        sim.get("/v1/clusters/c1/bootstrap").await.status(),
+        StatusCode::NOT_FOUND
+    );
+
+    let (_, i) = sim
+        .create_instance(
+            "init",
+            "c1",
+            "control-plane",
+            &init_cloud_config_with_ca(endpoint, TOKEN),
+        )
+        .await;
+    assert_eq!(
+        sim.settled_instance(&i.id).await.state,
+        InstanceState::Running
+    );
+    let registration: serde_json::Value = sim
+        .get("/v1/clusters/c1/bootstrap")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        registration,
+        serde_json::json!({"token_id": "abcdef", "ca_cert_hash": CA_CERT_HASH})
+    );
+
+    // Joins now pin the learnt CA; the fixture's other hash no longer passes.
+    let (_, i) = sim
+        .create_instance(
+            "worker",
+            "c1",
+            "worker",
+            &join_cloud_config(endpoint, TOKEN, CA_CERT_HASH, false),
+        )
+        .await;
+    assert_eq!(
+        sim.settled_instance(&i.id).await.state,
+        InstanceState::Running
+    );
+    let (_, i) = sim
+        .create_instance(
+            "stale",
+            "c1",
+            "worker",
+            &join_cloud_config(endpoint, TOKEN, CA_HASH, false),
+        )
+        .await;
+    let stale = sim.settled_instance(&i.id).await;
+    assert_eq!(stale.state, InstanceState::Failed);
+    assert!(stale.reason.contains("do not include the CA cert hash"), "{}", stale.reason);
+}
