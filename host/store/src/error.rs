@@ -1,0 +1,42 @@
+//! What can go wrong in the store.
+
+use crate::meta::ObjectKey;
+
+/// A store operation that did not happen. Nothing was written when one of these is returned.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The object does not exist.
+    #[error("{0} not found")]
+    NotFound(ObjectKey),
+    /// `create` of an object that exists.
+    #[error("{0} already exists")]
+    AlreadyExists(ObjectKey),
+    /// The write named a `resourceVersion` the object no longer has.
+    #[error("{key} was changed meanwhile: resourceVersion {expected} is stale, now {actual}")]
+    Conflict {
+        /// The object.
+        key: ObjectKey,
+        /// The version the writer read.
+        expected: String,
+        /// The version it has.
+        actual: String,
+    },
+    /// The object is not a JSON object with `kind` and `metadata.name`.
+    #[error("invalid object: {0}")]
+    Invalid(String),
+    /// The state file is held by another process.
+    #[error("state file {path} is in use by another capw process")]
+    Locked {
+        /// The file.
+        path: String,
+    },
+    /// The database failed.
+    #[error("state database: {0}")]
+    Database(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl StoreError {
+    pub(crate) fn db(error: impl Into<redb::Error>) -> Self {
+        StoreError::Database(Box::new(error.into()))
+    }
+}

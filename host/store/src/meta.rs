@@ -1,0 +1,135 @@
+//! Object identity and the metadata the store maintains.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::error::StoreError;
+
+/// Where an object lives: its kind, namespace (empty for cluster-scoped kinds) and name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectKey {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// A key for a namespaced object.
+    pub fn namespaced(kind: &str, namespace: &str, name: &str) -> Self {
+        ObjectKey {
+            kind: kind.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+
+    /// A key for a cluster-scoped object.
+    pub fn cluster_scoped(kind: &str, name: &str) -> Self {
+        Self::namespaced(kind, "", name)
+    }
+
+    /// The key of `object`, from its `kind`, `metadata.namespace` and `metadata.name`.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Invalid`] when `kind` or `metadata.name` is missing or empty.
+    pub fn of(object: &Value) -> Result<Self, StoreError> {
+        let kind = object
+            .get("kind")
+            .and_then(Value::as_str)
+            .filter(|k| !k.is_empty())
+            .ok_or_else(|| StoreError::Invalid("no kind".into()))?;
+        let meta = object.get("metadata");
+        let name = meta
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| StoreError::Invalid(format!("{kind} without metadata.name")))?;
+        let namespace = meta
+            .and_then(|m| m.get("namespace"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        Ok(Self::namespaced(kind, namespace, name))
+    }
+
+    /// The database key: `kind/namespace/name`, which sorts objects of a kind together and
+    /// namespaces within it.
+    pub(crate) fn db_key(&self) -> String {
+        format!("{}/{}/{}", self.kind, self.namespace, self.name)
+    }
+
+    /// The prefix of every database key of `kind` (in `namespace`, when given).
+    pub(crate) fn prefix(kind: &str, namespace: Option<&str>) -> String {
+        match namespace {
+            Some(ns) => format!("{kind}/{ns}/"),
+            None => format!("{kind}/"),
+        }
+    }
+}
+
+impl fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{} {}", self.kind, self.name)
+        } else {
+            write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+/// What happened to an object, as announced to watchers after the write committed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WatchEvent {
+    pub kind: WatchEventKind,
+    pub key: ObjectKey,
+    /// The store's resourceVersion after the write.
+    pub resource_version: u64,
+}
+
+/// The kind of change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WatchEventKind {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// The `metadata` map of `object`, created when missing.
+pub(crate) fn metadata_mut(object: &mut Value) -> Result<&mut Map<String, Value>, StoreError> {
+    let map = object
+        .as_object_mut()
+        .ok_or_else(|| StoreError::Invalid("not a JSON object".into()))?;
+    let meta = map
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    meta.as_object_mut()
+        .ok_or_else(|| StoreError::Invalid("metadata is not an object".into()))
+}
+
+/// A string field of `metadata`.
+pub(crate) fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
+    object.get("metadata")?.get(field)?.as_str()
+}
+
+/// `metadata.finalizers`, empty when absent.
+pub(crate) fn finalizers(object: &Value) -> Vec<String> {
+    object
+        .get("metadata")
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Now, as Kubernetes writes timestamps: RFC 3339, UTC, whole seconds.
+pub(crate) fn now_rfc3339() -> String {
+    let now = jiff::Timestamp::now();
+    jiff::Timestamp::from_second(now.as_second())
+        .unwrap_or(now)
+        .to_string()
+}

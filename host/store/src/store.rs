@@ -1,0 +1,383 @@
+//! The store: objects in a redb table, one transaction per write.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use crate::error::StoreError;
+use crate::meta::{
+    ObjectKey, WatchEvent, WatchEventKind, finalizers, meta_str, metadata_mut, now_rfc3339,
+};
+
+/// Objects by `kind/namespace/name`, as JSON.
+const OBJECTS: TableDefinition<&str, &[u8]> = TableDefinition::new("objects");
+
+/// Counters; `resourceVersion` is the last version handed out.
+const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
+const RESOURCE_VERSION: &str = "resourceVersion";
+
+/// How many events a slow watcher may fall behind before it is told it lagged (it then
+/// relists, as a Kubernetes watcher would).
+const WATCH_BUFFER: usize = 4096;
+
+/// The outcome of [`Store::apply`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applied {
+    Created,
+    Configured,
+    Unchanged,
+}
+
+/// The outcome of [`Store::delete`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deleted {
+    /// The object is gone.
+    Removed,
+    /// The object has finalizers: it is marked with `deletionTimestamp` and goes when they do.
+    Marked,
+}
+
+/// An open state file. Cheap to clone; every clone sees the same objects.
+#[derive(Clone)]
+pub struct Store {
+    db: Arc<Database>,
+    events: broadcast::Sender<WatchEvent>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens the state file at `path`, creating it when missing.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Locked`] when another process has it open; [`StoreError::Database`] when
+    /// it is not a state file or cannot be read.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let db = Database::create(path).map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
+                path: path.display().to_string(),
+            },
+            other => StoreError::db(other),
+        })?;
+        let tx = db.begin_write().map_err(StoreError::db)?;
+        tx.open_table(OBJECTS).map_err(StoreError::db)?;
+        tx.open_table(COUNTERS).map_err(StoreError::db)?;
+        tx.commit().map_err(StoreError::db)?;
+        let (events, _) = broadcast::channel(WATCH_BUFFER);
+        Ok(Store {
+            db: Arc::new(db),
+            events,
+        })
+    }
+
+    /// Every change from now on. A receiver that falls more than a few thousand events behind
+    /// gets `Lagged` and should list again.
+    pub fn watch(&self) -> broadcast::Receiver<WatchEvent> {
+        self.events.subscribe()
+    }
+
+    /// The object at `key`, if any.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] when the state file cannot be read.
+    pub fn get(&self, key: &ObjectKey) -> Result<Option<Value>, StoreError> {
+        let tx = self.db.begin_read().map_err(StoreError::db)?;
+        let table = tx.open_table(OBJECTS).map_err(StoreError::db)?;
+        let found = table.get(key.db_key().as_str()).map_err(StoreError::db)?;
+        found.map(|v| decode(v.value())).transpose()
+    }
+
+    /// Every object of `kind`, in `namespace` when given, ordered by namespace and name.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] when the state file cannot be read.
+    pub fn list(&self, kind: &str, namespace: Option<&str>) -> Result<Vec<Value>, StoreError> {
+        let prefix = ObjectKey::prefix(kind, namespace);
+        let tx = self.db.begin_read().map_err(StoreError::db)?;
+        let table = tx.open_table(OBJECTS).map_err(StoreError::db)?;
+        let mut out = Vec::new();
+        for entry in table.range(prefix.as_str()..).map_err(StoreError::db)? {
+            let (k, v) = entry.map_err(StoreError::db)?;
+            if !k.value().starts_with(&prefix) {
+                break;
+            }
+            out.push(decode(v.value())?);
+        }
+        Ok(out)
+    }
+
+    /// The last resourceVersion handed out.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] when the state file cannot be read.
+    pub fn resource_version(&self) -> Result<u64, StoreError> {
+        let tx = self.db.begin_read().map_err(StoreError::db)?;
+        let table = tx.open_table(COUNTERS).map_err(StoreError::db)?;
+        let v = table.get(RESOURCE_VERSION).map_err(StoreError::db)?;
+        Ok(v.map_or(0, |v| v.value()))
+    }
+
+    /// Creates `object`; the store fills `uid`, `creationTimestamp`, `resourceVersion` and
+    /// `generation` (1). Returns the stored object.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::AlreadyExists`], [`StoreError::Invalid`], [`StoreError::Database`].
+    pub fn create(&self, object: Value) -> Result<Value, StoreError> {
+        let key = ObjectKey::of(&object)?;
+        self.write(&key, |existing| match existing {
+            Some(_) => Err(StoreError::AlreadyExists(key.clone())),
+            None => Ok(Some(object)),
+        })
+        .map(|(v, _)| v.expect("created"))
+    }
+
+    /// Creates `object`, or makes the stored one's `spec`, labels and annotations (and any
+    /// other top-level field but `status` and `metadata`) those of `object`; the status and
+    /// the store's metadata stay. `generation` goes up when the spec changes.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Invalid`], [`StoreError::Database`].
+    pub fn apply(&self, object: Value) -> Result<(Value, Applied), StoreError> {
+        let key = ObjectKey::of(&object)?;
+        let mut outcome = Applied::Created;
+        let (stored, _) = self.write(&key, |existing| {
+            let Some(existing) = existing else {
+                return Ok(Some(object));
+            };
+            let mut merged = existing.clone();
+            let (Some(target), Some(source)) = (merged.as_object_mut(), object.as_object()) else {
+                return Err(StoreError::Invalid("not a JSON object".into()));
+            };
+            target.retain(|k, _| k == "metadata" || k == "status");
+            for (k, v) in source {
+                if k != "metadata" && k != "status" {
+                    target.insert(k.clone(), v.clone());
+                }
+            }
+            let meta = metadata_mut(&mut merged)?;
+            for field in ["labels", "annotations"] {
+                match object.get("metadata").and_then(|m| m.get(field)) {
+                    Some(v) => {
+                        meta.insert(field.into(), v.clone());
+                    }
+                    None => {
+                        meta.remove(field);
+                    }
+                }
+            }
+            if &merged == existing {
+                outcome = Applied::Unchanged;
+                Ok(None)
+            } else {
+                outcome = Applied::Configured;
+                Ok(Some(merged))
+            }
+        })?;
+        Ok((stored.expect("applied"), outcome))
+    }
+
+    /// Read-modify-write of the object at `key` in one transaction: `change` gets the stored
+    /// object and edits it. `metadata.uid`, `creationTimestamp` and `resourceVersion` are the
+    /// store's and cannot be changed; `generation` goes up when `spec` changes. When the object
+    /// is being deleted and `change` removes its last finalizer, it is removed. Returns the
+    /// stored object, or `None` when it was removed.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`], what `change` returns, [`StoreError::Database`].
+    pub fn update(
+        &self,
+        key: &ObjectKey,
+        change: impl FnOnce(&mut Value) -> Result<(), StoreError>,
+    ) -> Result<Option<Value>, StoreError> {
+        self.write(key, |existing| {
+            let existing = existing.ok_or_else(|| StoreError::NotFound(key.clone()))?;
+            let mut changed = existing.clone();
+            change(&mut changed)?;
+            if ObjectKey::of(&changed)? != *key {
+                return Err(StoreError::Invalid(format!(
+                    "{key}: the name cannot change"
+                )));
+            }
+            Ok((&changed != existing).then_some(changed))
+        })
+        .map(|(v, _)| v)
+    }
+
+    /// Sets the `status` of the object at `key`, if it still has `resource_version` (when
+    /// given).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`], [`StoreError::Conflict`], [`StoreError::Database`].
+    pub fn update_status(
+        &self,
+        key: &ObjectKey,
+        status: Value,
+        resource_version: Option<&str>,
+    ) -> Result<Value, StoreError> {
+        self.update(key, |object| {
+            check_version(key, object, resource_version)?;
+            object["status"] = status;
+            Ok(())
+        })?
+        .ok_or_else(|| StoreError::NotFound(key.clone()))
+    }
+
+    /// Deletes the object at `key`: removes it, or, when it has finalizers, marks it with
+    /// `deletionTimestamp` (once) for its controllers to finish.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`], [`StoreError::Database`].
+    pub fn delete(&self, key: &ObjectKey) -> Result<Deleted, StoreError> {
+        let mut outcome = Deleted::Removed;
+        self.write(key, |existing| {
+            let existing = existing.ok_or_else(|| StoreError::NotFound(key.clone()))?;
+            if finalizers(existing).is_empty() {
+                return Ok(Some(Value::Null));
+            }
+            outcome = Deleted::Marked;
+            if meta_str(existing, "deletionTimestamp").is_some() {
+                return Ok(None);
+            }
+            let mut marked = existing.clone();
+            metadata_mut(&mut marked)?.insert("deletionTimestamp".into(), now_rfc3339().into());
+            Ok(Some(marked))
+        })?;
+        Ok(outcome)
+    }
+
+    /// One write transaction on `key`. `decide` sees the stored object and answers what to
+    /// store: `None` to leave it, `Some(Null)` to remove it, `Some(object)` to write it with
+    /// the store's metadata. Returns the object as stored afterwards and the event announced.
+    fn write(
+        &self,
+        key: &ObjectKey,
+        decide: impl FnOnce(Option<&Value>) -> Result<Option<Value>, StoreError>,
+    ) -> Result<(Option<Value>, Option<WatchEvent>), StoreError> {
+        let db_key = key.db_key();
+        let tx = self.db.begin_write().map_err(StoreError::db)?;
+        let (stored, event) = {
+            let mut objects = tx.open_table(OBJECTS).map_err(StoreError::db)?;
+            let mut counters = tx.open_table(COUNTERS).map_err(StoreError::db)?;
+            let existing = objects
+                .get(db_key.as_str())
+                .map_err(StoreError::db)?
+                .map(|v| decode(v.value()))
+                .transpose()?;
+            let Some(mut next) = decide(existing.as_ref())? else {
+                return Ok((existing, None));
+            };
+            let version = counters
+                .get(RESOURCE_VERSION)
+                .map_err(StoreError::db)?
+                .map_or(0, |v| v.value())
+                + 1;
+            counters
+                .insert(RESOURCE_VERSION, version)
+                .map_err(StoreError::db)?;
+            let removed = next.is_null()
+                || (meta_str(&next, "deletionTimestamp").is_some() && finalizers(&next).is_empty());
+            let kind = if removed {
+                objects.remove(db_key.as_str()).map_err(StoreError::db)?;
+                next = Value::Null;
+                WatchEventKind::Deleted
+            } else {
+                stamp(&mut next, existing.as_ref(), version)?;
+                let bytes =
+                    serde_json::to_vec(&next).map_err(|e| StoreError::Invalid(e.to_string()))?;
+                objects
+                    .insert(db_key.as_str(), bytes.as_slice())
+                    .map_err(StoreError::db)?;
+                if existing.is_some() {
+                    WatchEventKind::Modified
+                } else {
+                    WatchEventKind::Added
+                }
+            };
+            let event = WatchEvent {
+                kind,
+                key: key.clone(),
+                resource_version: version,
+            };
+            ((!next.is_null()).then_some(next), event)
+        };
+        tx.commit().map_err(StoreError::db)?;
+        // No watcher is fine: events are for whoever listens.
+        let _ = self.events.send(event.clone());
+        Ok((stored, Some(event)))
+    }
+}
+
+/// Writes the store's metadata into `next`: identity kept from `existing` (or made), the new
+/// resourceVersion, and the generation (bumped when the spec changed).
+fn stamp(next: &mut Value, existing: Option<&Value>, version: u64) -> Result<(), StoreError> {
+    let spec_changed = existing.is_none_or(|e| e.get("spec") != next.get("spec"));
+    let old_generation = existing
+        .and_then(|e| e.get("metadata"))
+        .and_then(|m| m.get("generation"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let meta = metadata_mut(next)?;
+    match existing {
+        Some(existing) => {
+            for field in ["uid", "creationTimestamp", "deletionTimestamp"] {
+                match meta_str(existing, field) {
+                    Some(v) => meta.insert(field.into(), v.into()),
+                    None if field == "deletionTimestamp" => {
+                        // Only the store marks deletion, and it does so in `delete`.
+                        continue;
+                    }
+                    None => meta.remove(field),
+                };
+            }
+        }
+        None => {
+            meta.insert("uid".into(), uuid::Uuid::new_v4().to_string().into());
+            meta.insert("creationTimestamp".into(), now_rfc3339().into());
+            meta.remove("deletionTimestamp");
+        }
+    }
+    meta.insert("resourceVersion".into(), version.to_string().into());
+    let generation = if spec_changed {
+        old_generation + 1
+    } else {
+        old_generation.max(1)
+    };
+    meta.insert("generation".into(), generation.into());
+    Ok(())
+}
+
+fn check_version(
+    key: &ObjectKey,
+    object: &Value,
+    expected: Option<&str>,
+) -> Result<(), StoreError> {
+    let actual = meta_str(object, "resourceVersion").unwrap_or_default();
+    match expected {
+        Some(expected) if expected != actual => Err(StoreError::Conflict {
+            key: key.clone(),
+            expected: expected.into(),
+            actual: actual.into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn decode(bytes: &[u8]) -> Result<Value, StoreError> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError::Database(Box::new(e)))
+}
