@@ -1,0 +1,310 @@
+//! The decision: from a [`ClusterView`] to the next actions.
+
+use crate::status::{StatusView, status};
+use crate::view::{
+    ClusterView, InfraView, MachinePhase, MachineRole, MachineView, PlanStep, PoolSpec, Version,
+};
+
+/// One thing the executor is to do. Actions of one decision may run concurrently.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Call the infrastructure provider's `reconcile-cluster` and record the answer.
+    ReconcileInfrastructure,
+    /// Call the bootstrap provider's `cluster-secrets` and store a `ready` answer.
+    EnsureSecrets,
+    /// Call the control-plane provider's `plan` for the current machines.
+    PlanControlPlane,
+    /// Persist a new Machine (name, idempotency key) with this intent, then create it.
+    CreateMachine(MachineIntent),
+    /// Call `reconcile-machine` for a machine that is not running yet and record its status.
+    ReconcileMachine { machine: String },
+    /// Mark the machine deleted, call `delete-machine` until it is gone, then remove it.
+    DeleteMachine { machine: String },
+    /// Call `list-machines` and record the keys no Machine has.
+    ListMachines,
+    /// Call `delete-machine` for a machine the infrastructure has and no Machine object names.
+    DeleteOrphan { key: String },
+    /// Call `delete-cluster` until the infrastructure is gone.
+    DeleteInfrastructure,
+    /// Everything is gone: remove the Cluster's finalizer.
+    RemoveFinalizer,
+}
+
+/// A machine to create.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MachineIntent {
+    pub role: MachineRole,
+    pub pool: String,
+    pub version: Version,
+    pub failure_domain: Option<String>,
+}
+
+/// The core's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub actions: Vec<Action>,
+    pub status: StatusView,
+}
+
+impl Decision {
+    /// Nothing to do and everything as desired.
+    pub fn converged(&self) -> bool {
+        self.actions.is_empty() && self.status.phase == crate::ClusterPhase::Provisioned
+    }
+}
+
+/// The next actions for `view`, and its status.
+pub fn decide(view: &ClusterView) -> Decision {
+    let actions = if view.paused {
+        Vec::new()
+    } else if view.deleting {
+        teardown(view)
+    } else {
+        build(view)
+    };
+    Decision {
+        actions,
+        status: status(view),
+    }
+}
+
+fn delete(m: &MachineView) -> Action {
+    Action::DeleteMachine {
+        machine: m.name.clone(),
+    }
+}
+
+/// The path of a live cluster.
+fn build(view: &ClusterView) -> Vec<Action> {
+    // Deletions under way continue whatever else happens.
+    let mut actions: Vec<Action> = view
+        .machines
+        .iter()
+        .filter(|m| m.deleting)
+        .map(delete)
+        .collect();
+    let InfraView::Ready { failure_domains } = &view.infrastructure else {
+        actions.push(Action::ReconcileInfrastructure);
+        return actions;
+    };
+    if !view.secrets_ready {
+        actions.push(Action::EnsureSecrets);
+        return actions;
+    }
+    for m in view.machines.iter().filter(|m| m.live()) {
+        match m.phase {
+            MachinePhase::Pending | MachinePhase::Provisioning => {
+                actions.push(Action::ReconcileMachine {
+                    machine: m.name.clone(),
+                });
+            }
+            MachinePhase::Failed => actions.push(delete(m)),
+            MachinePhase::Running => {}
+        }
+    }
+    match &view.orphans {
+        None => actions.push(Action::ListMachines),
+        Some(keys) => actions.extend(
+            keys.iter()
+                .map(|key| Action::DeleteOrphan { key: key.clone() }),
+        ),
+    }
+    let Some(version) = view.version else {
+        return actions;
+    };
+
+    // Workers follow a settled control plane: after the joins, and after its upgrade.
+    if control_plane(view, version, &mut actions) {
+        workers(view, version, failure_domains, &mut actions);
+    }
+    dedup(actions)
+}
+
+/// Control-plane actions from the plan; whether the control plane is as desired.
+fn control_plane(view: &ClusterView, version: Version, actions: &mut Vec<Action>) -> bool {
+    let Some(plan) = &view.plan else {
+        actions.push(Action::PlanControlPlane);
+        return false;
+    };
+    let cp: Vec<&MachineView> = view
+        .machines
+        .iter()
+        .filter(|m| m.role.is_control_plane())
+        .collect();
+    // One control-plane change at a time, whatever the plan says.
+    let busy = cp
+        .iter()
+        .any(|m| m.deleting || m.phase != MachinePhase::Running);
+    match &plan.step {
+        PlanStep::None => return !busy,
+        PlanStep::Wait => {}
+        PlanStep::Create {
+            init,
+            failure_domain,
+        } if !busy => {
+            actions.push(Action::CreateMachine(MachineIntent {
+                role: if *init {
+                    MachineRole::Init
+                } else {
+                    MachineRole::JoinControlPlane
+                },
+                pool: "control-plane".into(),
+                version,
+                failure_domain: failure_domain.clone(),
+            }));
+        }
+        PlanStep::Delete { machine } if !busy => {
+            if let Some(m) = cp.iter().find(|m| &m.name == machine && m.live()) {
+                actions.push(delete(m));
+            }
+        }
+        PlanStep::Create { .. } | PlanStep::Delete { .. } => {}
+    }
+    false
+}
+
+/// Worker pools: scale each to its replicas; upgrade one pool at a time with one surge
+/// machine.
+fn workers(
+    view: &ClusterView,
+    version: Version,
+    failure_domains: &[String],
+    actions: &mut Vec<Action>,
+) {
+    // Machines of pools that no longer exist go.
+    for m in view.machines.iter().filter(|m| {
+        m.live() && !m.role.is_control_plane() && !view.pools.iter().any(|p| p.name == m.pool)
+    }) {
+        actions.push(delete(m));
+    }
+    let mut upgrade_slot = true;
+    for pool in &view.pools {
+        let mut machines: Vec<&MachineView> = view
+            .machines
+            .iter()
+            .filter(|m| m.live() && !m.role.is_control_plane() && m.pool == pool.name)
+            .collect();
+        machines.sort_by(|a, b| (a.created_at, &a.name).cmp(&(b.created_at, &b.name)));
+        let outdated: Vec<&MachineView> = machines
+            .iter()
+            .copied()
+            .filter(|m| m.version != version)
+            .collect();
+        let have = machines.len();
+        let want = pool.replicas as usize;
+        if have < want {
+            let mut placed: Vec<Option<String>> =
+                machines.iter().map(|m| m.failure_domain.clone()).collect();
+            for _ in have..want {
+                let domain = place(pool, failure_domains, &placed);
+                placed.push(domain.clone());
+                actions.push(Action::CreateMachine(MachineIntent {
+                    role: MachineRole::Worker,
+                    pool: pool.name.clone(),
+                    version,
+                    failure_domain: domain,
+                }));
+            }
+        } else if have > want {
+            // A surge machine still booting holds the removal of the old one.
+            let new_booting = machines
+                .iter()
+                .any(|m| m.version == version && m.phase != MachinePhase::Running);
+            if outdated.is_empty() || !new_booting {
+                for m in removal_order(&machines, version)
+                    .into_iter()
+                    .take(have - want)
+                {
+                    actions.push(delete(m));
+                }
+            }
+        } else if !outdated.is_empty() {
+            let all_running = machines.iter().all(|m| m.phase == MachinePhase::Running);
+            if upgrade_slot && all_running {
+                let placed: Vec<Option<String>> = machines
+                    .iter()
+                    .filter(|m| m.version == version)
+                    .map(|m| m.failure_domain.clone())
+                    .collect();
+                actions.push(Action::CreateMachine(MachineIntent {
+                    role: MachineRole::Worker,
+                    pool: pool.name.clone(),
+                    version,
+                    failure_domain: place(pool, failure_domains, &placed),
+                }));
+            }
+        }
+        // Pools upgrade one after the other: the first pool with outdated machines holds
+        // the slot until it is done.
+        if !outdated.is_empty() || have != want {
+            upgrade_slot = false;
+        }
+    }
+}
+
+/// Which machines go first when a pool shrinks: outdated, then not running, then oldest.
+fn removal_order<'a>(machines: &[&'a MachineView], version: Version) -> Vec<&'a MachineView> {
+    let mut order = machines.to_vec();
+    order.sort_by_key(|m| {
+        (
+            m.version == version,
+            m.phase == MachinePhase::Running,
+            m.created_at,
+            m.name.clone(),
+        )
+    });
+    order
+}
+
+/// A failure domain for a new machine of `pool`: the pool's own, else the least used.
+fn place(pool: &PoolSpec, domains: &[String], placed: &[Option<String>]) -> Option<String> {
+    if pool.failure_domain.is_some() {
+        return pool.failure_domain.clone();
+    }
+    domains
+        .iter()
+        .min_by_key(|d| placed.iter().filter(|p| p.as_deref() == Some(d)).count())
+        .cloned()
+}
+
+/// The path of a deleted cluster: workers, then the control plane, then orphans, then the
+/// infrastructure, then the finalizer.
+fn teardown(view: &ClusterView) -> Vec<Action> {
+    let workers: Vec<Action> = view
+        .machines
+        .iter()
+        .filter(|m| !m.role.is_control_plane())
+        .map(delete)
+        .collect();
+    if !workers.is_empty() {
+        return workers;
+    }
+    if !view.machines.is_empty() {
+        return view.machines.iter().map(delete).collect();
+    }
+    match &view.orphans {
+        None => return vec![Action::ListMachines],
+        Some(keys) if !keys.is_empty() => {
+            return keys
+                .iter()
+                .map(|key| Action::DeleteOrphan { key: key.clone() })
+                .collect();
+        }
+        Some(_) => {}
+    }
+    if view.infrastructure != InfraView::Deleted {
+        return vec![Action::DeleteInfrastructure];
+    }
+    vec![Action::RemoveFinalizer]
+}
+
+/// A machine both failed and chosen for removal is deleted once.
+fn dedup(actions: Vec<Action>) -> Vec<Action> {
+    let mut out: Vec<Action> = Vec::with_capacity(actions.len());
+    for a in actions {
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    out
+}

@@ -1,0 +1,40 @@
+//! capw's reconcile core: given what a cluster wants and what is observed of it, the next
+//! actions and the status to show. Pure: plain data in, plain data out; the executor (local or
+//! Kubernetes mode) calls the providers, records what they answered and asks again.
+//!
+//! # The model
+//!
+//! Level-triggered: [`decide`] looks only at the current [`ClusterView`], never at history, so
+//! calling it again after a crash gives the same answer. One decision is a set of actions that
+//! may run concurrently (for example, progressing every booting machine); the executor runs
+//! them, writes their results into the objects and decides again.
+//!
+//! Order for a live cluster: infrastructure → cluster secrets → control plane (one step at a
+//! time, as the control-plane provider's plan says) → workers once the control plane is as
+//! desired. Version upgrades roll the control plane first, then the worker pools one at a
+//! time with one surge machine, so the cluster never has more than one extra machine. A
+//! deleted cluster goes in reverse: workers, control plane, orphans the infrastructure still
+//! lists, the infrastructure, and last its finalizer.
+//!
+//! # Guarantees
+//!
+//! - A machine is created only through [`Action::CreateMachine`], which the executor persists
+//!   (with its idempotency key) before any provider call; the core never asks for a second
+//!   machine while the first one's intent exists.
+//! - At most one machine beyond the desired count exists during an upgrade.
+//! - Nothing is deleted from the infrastructure while a Machine object for it exists, except
+//!   through [`Action::DeleteMachine`] of that Machine.
+
+mod decide;
+mod status;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+pub use decide::{Action, Decision, MachineIntent, decide};
+pub use status::{ClusterPhase, ConditionView, PoolStatus, StatusView};
+pub use view::{
+    ClusterView, InfraView, MachinePhase, MachineRole, MachineView, PlanStep, PlanView, PoolSpec,
+    Version,
+};

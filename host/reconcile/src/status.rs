@@ -1,0 +1,197 @@
+//! The status the core derives for a cluster: phase, counters and conditions.
+
+use crate::view::{ClusterView, InfraView, MachinePhase, MachineView, PoolSpec};
+
+/// The Cluster's phase, as `kubectl get` shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClusterPhase {
+    /// Nothing exists yet.
+    Pending,
+    /// Infrastructure or machines are being created or changed.
+    Provisioning,
+    /// Everything desired exists and is ready.
+    Provisioned,
+    /// Being deleted.
+    Deleting,
+}
+
+impl ClusterPhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClusterPhase::Pending => "Pending",
+            ClusterPhase::Provisioning => "Provisioning",
+            ClusterPhase::Provisioned => "Provisioned",
+            ClusterPhase::Deleting => "Deleting",
+        }
+    }
+}
+
+/// A condition's value as the core sees it; the executor adds timestamps and generations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConditionView {
+    pub type_: &'static str,
+    pub status: bool,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// Replica counters of one pool (or of the control plane).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PoolStatus {
+    pub name: String,
+    pub desired: u32,
+    /// Machines that exist and are not being deleted.
+    pub replicas: u32,
+    pub ready: u32,
+    /// At the desired version.
+    pub up_to_date: u32,
+}
+
+/// What the core says the status is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatusView {
+    pub phase: ClusterPhase,
+    pub control_plane: PoolStatus,
+    pub workers: Vec<PoolStatus>,
+    pub conditions: Vec<ConditionView>,
+}
+
+pub(crate) fn counters(
+    name: &str,
+    desired: u32,
+    machines: &[&MachineView],
+    view: &ClusterView,
+) -> PoolStatus {
+    let live: Vec<_> = machines.iter().filter(|m| m.live()).collect();
+    PoolStatus {
+        name: name.into(),
+        desired,
+        replicas: count(live.len()),
+        ready: count(
+            live.iter()
+                .filter(|m| m.phase == MachinePhase::Running)
+                .count(),
+        ),
+        up_to_date: count(
+            live.iter()
+                .filter(|m| Some(m.version) == view.version)
+                .count(),
+        ),
+    }
+}
+
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+pub(crate) fn status(view: &ClusterView) -> StatusView {
+    let cp_machines: Vec<&MachineView> = view
+        .machines
+        .iter()
+        .filter(|m| m.role.is_control_plane())
+        .collect();
+    let control_plane = counters(
+        "control-plane",
+        view.control_plane_replicas,
+        &cp_machines,
+        view,
+    );
+    let workers: Vec<PoolStatus> = view
+        .pools
+        .iter()
+        .map(|pool: &PoolSpec| {
+            let machines: Vec<&MachineView> = view
+                .machines
+                .iter()
+                .filter(|m| !m.role.is_control_plane() && m.pool == pool.name)
+                .collect();
+            counters(&pool.name, pool.replicas, &machines, view)
+        })
+        .collect();
+
+    let infra_ready = matches!(view.infrastructure, InfraView::Ready { .. });
+    let initialized = view.plan.as_ref().is_some_and(|p| p.initialized)
+        || cp_machines.iter().any(|m| m.phase == MachinePhase::Running);
+    let settled = |p: &PoolStatus| {
+        p.replicas == p.desired && p.ready == p.desired && p.up_to_date == p.desired
+    };
+    let cp_ready = settled(&control_plane);
+    let workers_ready = workers.iter().all(settled);
+    let stray = view
+        .machines
+        .iter()
+        .any(|m| !m.role.is_control_plane() && !view.pools.iter().any(|p| p.name == m.pool));
+    let ready = infra_ready && cp_ready && workers_ready && !stray;
+
+    let phase = if view.deleting {
+        ClusterPhase::Deleting
+    } else if ready {
+        ClusterPhase::Provisioned
+    } else if view.infrastructure == InfraView::Unknown && view.machines.is_empty() {
+        ClusterPhase::Pending
+    } else {
+        ClusterPhase::Provisioning
+    };
+
+    let condition = |type_, status, reason_true, reason_false, message: String| ConditionView {
+        type_,
+        status,
+        reason: if status { reason_true } else { reason_false },
+        message,
+    };
+    let conditions = vec![
+        condition(
+            "InfrastructureReady",
+            infra_ready,
+            "Ready",
+            "Provisioning",
+            String::new(),
+        ),
+        condition(
+            "ControlPlaneInitialized",
+            initialized,
+            "Initialized",
+            "WaitingForInit",
+            String::new(),
+        ),
+        condition(
+            "ControlPlaneReady",
+            cp_ready,
+            "Ready",
+            "ScalingOrUpgrading",
+            format!(
+                "{}/{} ready, {} up to date",
+                control_plane.ready, control_plane.desired, control_plane.up_to_date
+            ),
+        ),
+        condition(
+            "WorkersReady",
+            workers_ready && !stray,
+            "Ready",
+            "ScalingOrUpgrading",
+            workers
+                .iter()
+                .filter(|p| !settled(p))
+                .map(|p| format!("{}: {}/{} ready", p.name, p.ready, p.desired))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        condition(
+            "Ready",
+            ready && !view.deleting,
+            "Ready",
+            if view.deleting {
+                "Deleting"
+            } else {
+                "NotReady"
+            },
+            String::new(),
+        ),
+    ];
+    StatusView {
+        phase,
+        control_plane,
+        workers,
+        conditions,
+    }
+}

@@ -1,0 +1,424 @@
+//! The core driven by a simulated executor: every action takes effect one pass later, machines
+//! boot over two passes, and a simple planner stands in for the control-plane provider.
+
+use std::collections::BTreeSet;
+
+use crate::*;
+
+const V1: Version = Version {
+    major: 1,
+    minor: 33,
+    patch: 4,
+};
+const V2: Version = Version {
+    major: 1,
+    minor: 34,
+    patch: 1,
+};
+
+/// The executor and the world, simulated.
+struct Sim {
+    view: ClusterView,
+    /// Keys the infrastructure has with no Machine object.
+    orphans: BTreeSet<String>,
+    clock: u64,
+    names: u32,
+    /// Every action taken, in order, as text.
+    log: Vec<String>,
+    /// The most live machines seen at once.
+    peak: usize,
+    finalized: bool,
+}
+
+impl Sim {
+    fn new(cp: u32, pools: &[(&str, u32)]) -> Sim {
+        Sim {
+            view: ClusterView {
+                version: Some(V1),
+                control_plane_replicas: cp,
+                pools: pools
+                    .iter()
+                    .map(|(name, replicas)| PoolSpec {
+                        name: (*name).into(),
+                        replicas: *replicas,
+                        failure_domain: None,
+                    })
+                    .collect(),
+                ..ClusterView::default()
+            },
+            orphans: BTreeSet::new(),
+            clock: 0,
+            names: 0,
+            log: Vec::new(),
+            peak: 0,
+            finalized: false,
+        }
+    }
+
+    fn live(&self) -> Vec<&MachineView> {
+        self.view.machines.iter().filter(|m| !m.deleting).collect()
+    }
+
+    /// The stand-in control-plane provider: init, then one join at a time, removal of the
+    /// oldest, and surge-one upgrades.
+    fn plan(&self) -> PlanView {
+        let cp: Vec<&MachineView> = self
+            .view
+            .machines
+            .iter()
+            .filter(|m| m.role.is_control_plane() && !m.deleting)
+            .collect();
+        let ready = cp
+            .iter()
+            .filter(|m| m.phase == MachinePhase::Running)
+            .count();
+        let want = self.view.control_plane_replicas as usize;
+        let version = self.view.version.unwrap();
+        let outdated: Vec<&&MachineView> = cp.iter().filter(|m| m.version != version).collect();
+        let create = |init| PlanStep::Create {
+            init,
+            failure_domain: None,
+        };
+        let step = if cp.is_empty() {
+            create(true)
+        } else if ready < cp.len() {
+            PlanStep::Wait
+        } else if cp.len() < want {
+            create(false)
+        } else if cp.len() > want {
+            let victim = outdated.first().copied().unwrap_or(&cp[0]);
+            PlanStep::Delete {
+                machine: victim.name.clone(),
+            }
+        } else if !outdated.is_empty() {
+            create(false)
+        } else {
+            PlanStep::None
+        };
+        PlanView {
+            step,
+            initialized: ready > 0,
+            replicas: cp.len() as u32,
+            ready_replicas: ready as u32,
+            up_to_date_replicas: (cp.len() - outdated.len()) as u32,
+        }
+    }
+
+    /// One pass: observe, decide, act. Returns the decision's actions.
+    fn pass(&mut self) -> Decision {
+        self.view.plan = None;
+        self.view.orphans = None;
+        for action in decide(&self.view).actions {
+            match action {
+                Action::PlanControlPlane => self.view.plan = Some(self.plan()),
+                Action::ListMachines => {
+                    self.view.orphans = Some(self.orphans.iter().cloned().collect());
+                }
+                _ => {}
+            }
+        }
+        let decision = decide(&self.view);
+        for action in &decision.actions {
+            self.apply(action);
+        }
+        self.peak = self.peak.max(self.live().len());
+        decision
+    }
+
+    fn apply(&mut self, action: &Action) {
+        self.clock += 1;
+        match action {
+            Action::ReconcileInfrastructure => {
+                self.view.infrastructure = InfraView::Ready {
+                    failure_domains: vec!["a".into(), "b".into(), "c".into()],
+                };
+            }
+            Action::EnsureSecrets => self.view.secrets_ready = true,
+            Action::CreateMachine(intent) => {
+                self.names += 1;
+                let name = format!("{}-{}", intent.pool, self.names);
+                self.log.push(format!("create {name} {}", intent.version));
+                self.view.machines.push(MachineView {
+                    name,
+                    role: intent.role,
+                    pool: intent.pool.clone(),
+                    version: intent.version,
+                    failure_domain: intent.failure_domain.clone(),
+                    created_at: self.clock,
+                    phase: MachinePhase::Pending,
+                    deleting: false,
+                });
+            }
+            Action::ReconcileMachine { machine } => {
+                let m = self.machine(machine);
+                m.phase = match m.phase {
+                    MachinePhase::Pending => MachinePhase::Provisioning,
+                    _ => MachinePhase::Running,
+                };
+            }
+            Action::DeleteMachine { machine } => {
+                let m = self.machine(machine);
+                if m.deleting {
+                    self.view.machines.retain(|m| &m.name != machine);
+                } else {
+                    m.deleting = true;
+                    self.log.push(format!("delete {machine}"));
+                }
+            }
+            Action::DeleteOrphan { key } => {
+                self.orphans.remove(key);
+                self.log.push(format!("delete orphan {key}"));
+            }
+            Action::DeleteInfrastructure => {
+                self.view.infrastructure = InfraView::Deleted;
+                self.log.push("delete infrastructure".into());
+            }
+            Action::RemoveFinalizer => self.finalized = true,
+            Action::PlanControlPlane | Action::ListMachines => {
+                panic!("observations are answered before the decision")
+            }
+        }
+    }
+
+    fn machine(&mut self, name: &str) -> &mut MachineView {
+        self.view
+            .machines
+            .iter_mut()
+            .find(|m| m.name == name)
+            .unwrap_or_else(|| panic!("no machine {name}"))
+    }
+
+    /// Passes until converged (or the finalizer is gone); the number of passes.
+    fn converge(&mut self) -> usize {
+        for n in 1..500 {
+            let decision = self.pass();
+            if self.finalized || decision.converged() {
+                return n;
+            }
+        }
+        panic!("no convergence: {:#?}\n{:?}", self.view, self.log)
+    }
+
+    fn count(&self, pool: &str) -> usize {
+        self.live().iter().filter(|m| m.pool == pool).count()
+    }
+
+    fn take_log(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.log)
+    }
+}
+
+#[test]
+fn create_goes_infrastructure_secrets_init_joins_then_workers() {
+    let mut sim = Sim::new(3, &[("md-0", 2)]);
+    let first = sim.pass();
+    assert_eq!(first.actions, [Action::ReconcileInfrastructure]);
+    assert_eq!(first.status.phase, ClusterPhase::Pending);
+    assert_eq!(sim.pass().actions, [Action::EnsureSecrets]);
+    sim.converge();
+    let log = sim.take_log();
+    assert_eq!(
+        log,
+        [
+            "create control-plane-1 v1.33.4",
+            "create control-plane-2 v1.33.4",
+            "create control-plane-3 v1.33.4",
+            "create md-0-4 v1.33.4",
+            "create md-0-5 v1.33.4",
+        ]
+        .map(String::from),
+        "joins come one at a time, workers after them"
+    );
+    let status = decide(&sim.view).status;
+    assert_eq!(status.phase, ClusterPhase::Provisioned);
+    assert_eq!(status.control_plane.ready, 3);
+    assert_eq!(status.workers[0].ready, 2);
+    assert!(status.conditions.iter().all(|c| c.status), "{status:?}");
+    // Workers are spread over the failure domains.
+    let domains: BTreeSet<_> = sim
+        .live()
+        .iter()
+        .filter(|m| m.pool == "md-0")
+        .map(|m| m.failure_domain.clone())
+        .collect();
+    assert_eq!(domains.len(), 2);
+}
+
+#[test]
+fn the_roles_are_init_then_joins() {
+    let mut sim = Sim::new(3, &[]);
+    sim.converge();
+    let roles: Vec<MachineRole> = sim.view.machines.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            MachineRole::Init,
+            MachineRole::JoinControlPlane,
+            MachineRole::JoinControlPlane
+        ]
+    );
+}
+
+#[test]
+fn scales_the_control_plane_and_workers_both_ways() {
+    let mut sim = Sim::new(1, &[("md-0", 2)]);
+    sim.converge();
+    for (cp, workers) in [(3, 5), (1, 0), (1, 2)] {
+        sim.view.control_plane_replicas = cp;
+        sim.view.pools[0].replicas = workers;
+        sim.converge();
+        assert_eq!(sim.count("control-plane"), cp as usize);
+        assert_eq!(sim.count("md-0"), workers as usize);
+        assert!(sim.view.machines.iter().all(|m| !m.deleting));
+    }
+}
+
+#[test]
+fn upgrades_roll_the_control_plane_first_with_one_extra_machine_at_most() {
+    let mut sim = Sim::new(3, &[("md-0", 2), ("md-1", 2)]);
+    sim.converge();
+    sim.take_log();
+    sim.peak = 0;
+    sim.view.version = Some(V2);
+    sim.converge();
+    assert_eq!(sim.peak, 3 + 2 + 2 + 1, "never more than one surge machine");
+    let log = sim.take_log();
+    let first_worker = log.iter().position(|l| l.contains("md-")).unwrap();
+    let last_cp = log
+        .iter()
+        .rposition(|l| l.contains("control-plane"))
+        .unwrap();
+    assert!(last_cp < first_worker, "control plane first: {log:?}");
+    let last_md0 = log.iter().rposition(|l| l.contains("md-0")).unwrap();
+    let first_md1 = log.iter().position(|l| l.contains("md-1")).unwrap();
+    assert!(last_md0 < first_md1, "one pool at a time: {log:?}");
+    assert!(sim.live().iter().all(|m| m.version == V2));
+    // Each old machine is replaced: create new, then delete old.
+    assert_eq!(log.iter().filter(|l| l.starts_with("create")).count(), 7);
+    assert_eq!(log.iter().filter(|l| l.starts_with("delete")).count(), 7);
+}
+
+#[test]
+fn a_failed_worker_is_deleted_and_replaced() {
+    let mut sim = Sim::new(1, &[("md-0", 2)]);
+    sim.converge();
+    sim.take_log();
+    let victim = sim
+        .view
+        .machines
+        .iter_mut()
+        .find(|m| m.pool == "md-0")
+        .unwrap();
+    victim.phase = MachinePhase::Failed;
+    let name = victim.name.clone();
+    sim.converge();
+    let log = sim.take_log();
+    assert_eq!(log[0], format!("delete {name}"));
+    assert!(log[1].starts_with("create md-0-"), "{log:?}");
+    assert_eq!(sim.count("md-0"), 2);
+}
+
+#[test]
+fn orphans_are_deleted_while_the_cluster_lives() {
+    let mut sim = Sim::new(1, &[]);
+    sim.converge();
+    sim.orphans.insert("k-lost".into());
+    sim.converge();
+    assert!(sim.log.contains(&"delete orphan k-lost".to_string()));
+    assert!(sim.orphans.is_empty());
+}
+
+#[test]
+fn deletion_runs_in_reverse_and_ends_with_the_finalizer() {
+    let mut sim = Sim::new(3, &[("md-0", 2)]);
+    sim.converge();
+    sim.take_log();
+    sim.orphans.insert("k-lost".into());
+    sim.view.deleting = true;
+    assert_eq!(decide(&sim.view).status.phase, ClusterPhase::Deleting);
+    sim.converge();
+    assert!(sim.finalized);
+    let log = sim.take_log();
+    let kinds: Vec<&str> = log
+        .iter()
+        .map(|l| {
+            if l.contains("md-0") {
+                "worker"
+            } else if l.contains("control-plane") {
+                "cp"
+            } else if l.contains("orphan") {
+                "orphan"
+            } else {
+                "infra"
+            }
+        })
+        .collect();
+    let mut order = kinds.clone();
+    order.dedup();
+    assert_eq!(order, ["worker", "cp", "orphan", "infra"], "{log:?}");
+    assert!(sim.view.machines.is_empty());
+}
+
+#[test]
+fn a_paused_cluster_asks_for_nothing() {
+    let mut sim = Sim::new(3, &[("md-0", 2)]);
+    sim.view.paused = true;
+    assert!(decide(&sim.view).actions.is_empty());
+    assert!(sim.pass().actions.is_empty());
+}
+
+#[test]
+fn nothing_is_created_while_infrastructure_or_secrets_are_missing() {
+    let mut view = Sim::new(3, &[("md-0", 2)]).view;
+    view.plan = Some(PlanView {
+        step: PlanStep::Create {
+            init: true,
+            failure_domain: None,
+        },
+        initialized: false,
+        replicas: 0,
+        ready_replicas: 0,
+        up_to_date_replicas: 0,
+    });
+    view.orphans = Some(Vec::new());
+    assert_eq!(decide(&view).actions, [Action::ReconcileInfrastructure]);
+    view.infrastructure = InfraView::Ready {
+        failure_domains: vec![],
+    };
+    assert_eq!(decide(&view).actions, [Action::EnsureSecrets]);
+    view.secrets_ready = true;
+    assert!(matches!(
+        decide(&view).actions[..],
+        [Action::CreateMachine(MachineIntent {
+            role: MachineRole::Init,
+            ..
+        })]
+    ));
+}
+
+#[test]
+fn a_control_plane_step_waits_for_the_previous_one() {
+    let mut sim = Sim::new(3, &[]);
+    sim.converge();
+    // A stale plan asking for another join while a member is still booting is not followed.
+    sim.view.machines[2].phase = MachinePhase::Provisioning;
+    sim.view.control_plane_replicas = 5;
+    sim.view.orphans = Some(Vec::new());
+    sim.view.plan = Some(PlanView {
+        step: PlanStep::Create {
+            init: false,
+            failure_domain: None,
+        },
+        initialized: true,
+        replicas: 3,
+        ready_replicas: 2,
+        up_to_date_replicas: 3,
+    });
+    let actions = decide(&sim.view).actions;
+    assert!(
+        !actions
+            .iter()
+            .any(|a| matches!(a, Action::CreateMachine(_))),
+        "{actions:?}"
+    );
+}

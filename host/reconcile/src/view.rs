@@ -1,0 +1,145 @@
+//! What the core is told about one cluster: what it wants and what is observed.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A Kubernetes version, `v1.34.1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Version {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "v{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// One cluster as the executor sees it at the start of a decision.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterView {
+    /// The Cluster is being deleted (it has a deletion timestamp).
+    pub deleting: bool,
+    /// Reconciliation is paused: the core asks for nothing.
+    pub paused: bool,
+    /// The desired Kubernetes version.
+    pub version: Option<Version>,
+    /// Desired control-plane replicas.
+    pub control_plane_replicas: u32,
+    /// Desired worker pools, in the Cluster's order.
+    pub pools: Vec<PoolSpec>,
+    /// The infrastructure provider's last answer for the cluster.
+    pub infrastructure: InfraView,
+    /// The bootstrap provider's cluster secrets are stored.
+    pub secrets_ready: bool,
+    /// The control-plane provider's plan for the current machines; `None` when it has not been
+    /// asked since the machines last changed.
+    pub plan: Option<PlanView>,
+    /// Every Machine object of the cluster.
+    pub machines: Vec<MachineView>,
+    /// Idempotency keys of machines the infrastructure lists for the cluster with no Machine
+    /// object; `None` when it has not been asked in this pass.
+    pub orphans: Option<Vec<String>>,
+}
+
+/// A desired worker pool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolSpec {
+    pub name: String,
+    pub replicas: u32,
+    /// Where its machines go; `None` spreads them over the cluster's failure domains.
+    pub failure_domain: Option<String>,
+}
+
+/// The cluster-wide infrastructure, as last reported.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum InfraView {
+    /// Never reconciled, or the last call failed before answering.
+    #[default]
+    Unknown,
+    /// Being created.
+    InProgress,
+    /// Ready: the control-plane endpoint is usable.
+    Ready { failure_domains: Vec<String> },
+    /// Deleted (only while the cluster is being deleted).
+    Deleted,
+}
+
+/// What a machine is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MachineRole {
+    Init,
+    JoinControlPlane,
+    Worker,
+}
+
+impl MachineRole {
+    /// Part of the control plane.
+    pub fn is_control_plane(self) -> bool {
+        !matches!(self, MachineRole::Worker)
+    }
+}
+
+/// Lifecycle of a Machine object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MachinePhase {
+    /// The intent is persisted; the infrastructure has not confirmed a machine yet.
+    Pending,
+    /// The infrastructure is creating or booting it.
+    Provisioning,
+    /// Running, and its node is ready.
+    Running,
+    /// Failed for good; it is to be deleted and replaced.
+    Failed,
+}
+
+/// One Machine object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MachineView {
+    pub name: String,
+    pub role: MachineRole,
+    /// Worker pool name; `control-plane` for the control plane.
+    pub pool: String,
+    pub version: Version,
+    pub failure_domain: Option<String>,
+    /// Creation order: seconds since the Unix epoch, ties broken by name.
+    pub created_at: u64,
+    pub phase: MachinePhase,
+    /// Being deleted (deletion timestamp set).
+    pub deleting: bool,
+}
+
+impl MachineView {
+    pub(crate) fn live(&self) -> bool {
+        !self.deleting
+    }
+}
+
+/// The control-plane provider's answer, reduced to what the core needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanView {
+    pub step: PlanStep,
+    pub initialized: bool,
+    pub replicas: u32,
+    pub ready_replicas: u32,
+    pub up_to_date_replicas: u32,
+}
+
+/// The next control-plane step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanStep {
+    /// The control plane is as desired.
+    None,
+    /// Create a control-plane machine (`init` for the first).
+    Create {
+        init: bool,
+        failure_domain: Option<String>,
+    },
+    /// Delete this machine.
+    Delete { machine: String },
+    /// Something is under way; plan again later.
+    Wait,
+}
