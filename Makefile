@@ -6,7 +6,8 @@ PLUGIN_TARGET := wasm32-wasip2
 # CI keeps its build outside the clone by setting CARGO_TARGET_DIR.
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 PLUGIN_DIR := $(TARGET_DIR)/$(PLUGIN_TARGET)/plugin
-PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plane
+PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plane \
+	capw-sim-infra capw-kubeadm-bootstrap
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
 .PHONY: setup plugins build demo test lint fmt-check clippy bench

@@ -1,0 +1,54 @@
+//! capw's API objects, group `capw.dev`, version `v1alpha1`, as Rust types.
+//!
+//! Start with the four kinds: [`WasmProvider`] (an installed provider component and its
+//! grants), [`ClusterClass`] (which provider builds each part of a cluster, with variables and
+//! patches), [`Cluster`] (a cluster stamped out from a class) and [`Machine`] (one machine's
+//! intent and state). Each is a `kube` custom resource with a status subresource, so the same
+//! types serve the embedded local mode and Kubernetes; [`crds_yaml`] prints their CRDs.
+//!
+//! [`parse_manifests`] reads a multi-document YAML file into [`Object`]s, refusing unknown
+//! kinds and fields with the path of the culprit; [`write_manifests`] writes them back. [`Condition`] and [`set_condition`] are the
+//! Kubernetes-style conditions every status carries.
+//!
+//! This crate depends on serde, schemars and kube's derive only: no client, no runtime.
+
+mod cluster;
+mod cluster_class;
+mod condition;
+mod crds;
+mod json;
+mod machine;
+mod manifest;
+mod object;
+mod patch;
+mod provider;
+mod write;
+
+pub use cluster::{
+    ApiEndpoint, ClassRef, Cluster, ClusterPhase, ClusterSpec, ClusterStatus, ClusterVariable,
+    ControlPlaneStatus, ControlPlaneTopology, MachineDeploymentTopology, PoolStatus, PoolVariables,
+    ReplicaCounters, Topology, WorkersTopology,
+};
+pub use cluster_class::{
+    ClusterClass, ClusterClassSpec, ClusterClassStatus, ClusterClassVariable, ControlPlaneClass,
+    InfrastructureConfig, MachineDeploymentClass, ProviderConfigRef, VariableSchema, WorkersClass,
+};
+pub use condition::{Condition, ConditionStatus, get_condition, is_condition_true, set_condition};
+pub use crds::{CrdYamlError, crds, crds_yaml};
+pub use json::JsonObject;
+pub use machine::{
+    Machine, MachineAddress, MachinePhase, MachineRole, MachineSpec, MachineStatus, NodeRef,
+};
+pub use manifest::{ManifestError, ManifestErrorReason, parse_manifests, parse_object};
+pub use object::{API_VERSION, KINDS, Object};
+pub use patch::{
+    ClusterClassPatch, JsonPatch, PatchDefinition, PatchOp, PatchSelector, PatchTarget, ValueFrom,
+};
+pub use provider::{
+    CONDITION_LOADED, ConfigMapSource, FileSource, Grants, OciSource, ProviderSource, PullPolicy,
+    SecretGrant, SecretRef, WasmProvider, WasmProviderSpec, WasmProviderStatus,
+};
+pub use write::{WriteError, write_manifests};
+
+/// Re-exported so callers can build metadata and timestamps without naming k8s-openapi.
+pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};

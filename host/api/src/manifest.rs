@@ -1,0 +1,231 @@
+//! Parsing multi-document YAML manifests into typed [`Object`]s, strictly.
+
+use std::fmt;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, IgnoredAny};
+use serde_json::Value;
+
+use crate::object::{API_VERSION, KINDS, Object};
+use crate::{Cluster, ClusterClass, Machine, WasmProvider};
+
+/// Fields of `metadata` that a manifest may carry (those of Kubernetes' `ObjectMeta`).
+const METADATA_FIELDS: [&str; 15] = [
+    "annotations",
+    "creationTimestamp",
+    "deletionGracePeriodSeconds",
+    "deletionTimestamp",
+    "finalizers",
+    "generateName",
+    "generation",
+    "labels",
+    "managedFields",
+    "name",
+    "namespace",
+    "ownerReferences",
+    "resourceVersion",
+    "selfLink",
+    "uid",
+];
+
+/// A manifest document that could not be turned into an object.
+#[derive(Debug, thiserror::Error)]
+pub struct ManifestError {
+    /// 1-based position of the document in the file (empty documents count).
+    pub document: usize,
+    /// The document's `kind`, when it could be read.
+    pub kind: Option<String>,
+    /// The document's `metadata.name`, when it could be read.
+    pub name: Option<String>,
+    /// What is wrong.
+    #[source]
+    pub reason: ManifestErrorReason,
+}
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "document {}", self.document)?;
+        match (&self.kind, &self.name) {
+            (Some(kind), Some(name)) => write!(f, " ({kind} {name:?})")?,
+            (Some(kind), None) => write!(f, " ({kind})")?,
+            _ => {}
+        }
+        write!(f, ": {}", self.reason)
+    }
+}
+
+/// Why a manifest document was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestErrorReason {
+    /// The YAML itself is malformed.
+    #[error("invalid YAML: {0}")]
+    Syntax(#[source] serde_yaml_ng::Error),
+    /// The document is not a mapping, or lacks `apiVersion` or `kind`.
+    #[error("not an object: `apiVersion` and `kind` are required")]
+    MissingTypeMeta,
+    /// The `apiVersion` is not one this host serves.
+    #[error("apiVersion: unsupported {0:?} (this host serves {API_VERSION})")]
+    UnsupportedApiVersion(String),
+    /// The `kind` is not one of capw's.
+    #[error("kind: unknown {0:?} (expected one of {KINDS:?})")]
+    UnknownKind(String),
+    /// `metadata` has a field Kubernetes' ObjectMeta does not have (usually a typo).
+    #[error("metadata.{0}: unknown field")]
+    UnknownMetadataField(String),
+    /// `metadata.name` is missing.
+    #[error("metadata.name: required")]
+    MissingName,
+    /// A field has the wrong type or value, is unknown, or a required one is missing.
+    #[error("{path}: {source}")]
+    Field {
+        /// Dotted path to the field, for example `spec.topology.workers.machineDeployments[0]`.
+        path: String,
+        /// The decoder's complaint.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Parses every document of a (multi-document) YAML manifest into an [`Object`].
+///
+/// # Guarantees
+///
+/// - Only `apiVersion: capw.dev/v1alpha1` with a kind of [`KINDS`] is accepted.
+/// - Unknown fields are refused at any depth, including in `metadata`; `metadata.name` is
+///   required. `status` may be present (for round trips of exported state).
+/// - Empty documents (`---` with nothing after it) are skipped; YAML merge keys (`<<`) work.
+/// - Objects come back in file order.
+///
+/// # Errors
+///
+/// The first document that fails, with its position, kind and name when known, and the path
+/// of the offending field.
+pub fn parse_manifests(yaml: &str) -> Result<Vec<Object>, ManifestError> {
+    let mut objects = Vec::new();
+    for (index, document) in serde_yaml_ng::Deserializer::from_str(yaml).enumerate() {
+        let fail = |kind: Option<String>, name: Option<String>, reason| ManifestError {
+            document: index + 1,
+            kind,
+            name,
+            reason,
+        };
+        let value = read_document(document)
+            .map_err(|e| fail(None, None, ManifestErrorReason::Syntax(e)))?;
+        if value.is_null() {
+            continue;
+        }
+        let kind = value.get("kind").and_then(Value::as_str).map(str::to_owned);
+        let name = value
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        parse_object(value)
+            .map(|object| objects.push(object))
+            .map_err(|reason| fail(kind, name, reason))?;
+    }
+    Ok(objects)
+}
+
+/// Reads one YAML document as JSON (the data model Kubernetes uses), merge keys applied.
+fn read_document(document: serde_yaml_ng::Deserializer<'_>) -> Result<Value, serde_yaml_ng::Error> {
+    let mut yaml = serde_yaml_ng::Value::deserialize(document)?;
+    yaml.apply_merge()?;
+    serde_yaml_ng::from_value(yaml)
+}
+
+/// Parses one document already read as JSON (or YAML converted to JSON).
+///
+/// # Errors
+///
+/// As [`parse_manifests`], without the document position.
+pub fn parse_object(value: Value) -> Result<Object, ManifestErrorReason> {
+    let (Some(api_version), Some(kind)) = (
+        value.get("apiVersion").and_then(Value::as_str),
+        value.get("kind").and_then(Value::as_str),
+    ) else {
+        return Err(ManifestErrorReason::MissingTypeMeta);
+    };
+    if api_version != API_VERSION {
+        return Err(ManifestErrorReason::UnsupportedApiVersion(
+            api_version.into(),
+        ));
+    }
+    check_metadata(&value)?;
+    match kind {
+        "WasmProvider" => strict(value, |m, spec, status| {
+            Object::WasmProvider(WasmProvider {
+                metadata: m,
+                spec,
+                status,
+            })
+        }),
+        "ClusterClass" => strict(value, |m, spec, status| {
+            Object::ClusterClass(ClusterClass {
+                metadata: m,
+                spec,
+                status,
+            })
+        }),
+        "Cluster" => strict(value, |m, spec, status| {
+            Object::Cluster(Cluster {
+                metadata: m,
+                spec,
+                status,
+            })
+        }),
+        "Machine" => strict(value, |m, spec, status| {
+            Object::Machine(Machine {
+                metadata: m,
+                spec,
+                status,
+            })
+        }),
+        other => Err(ManifestErrorReason::UnknownKind(other.into())),
+    }
+}
+
+fn check_metadata(value: &Value) -> Result<(), ManifestErrorReason> {
+    let metadata = value.get("metadata").and_then(Value::as_object);
+    for key in metadata.into_iter().flat_map(|m| m.keys()) {
+        if !METADATA_FIELDS.contains(&key.as_str()) {
+            return Err(ManifestErrorReason::UnknownMetadataField(key.clone()));
+        }
+    }
+    match metadata.and_then(|m| m.get("name")) {
+        Some(_) => Ok(()),
+        None => Err(ManifestErrorReason::MissingName),
+    }
+}
+
+/// The shape of every capw object, refusing unknown top-level fields (kube's derived types
+/// accept them, so documents are decoded through this first).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<S, T> {
+    #[serde(rename = "apiVersion")]
+    _api_version: IgnoredAny,
+    #[serde(rename = "kind")]
+    _kind: IgnoredAny,
+    metadata: ObjectMeta,
+    spec: S,
+    #[serde(default = "Option::default")]
+    status: Option<T>,
+}
+
+fn strict<S, T>(
+    value: Value,
+    build: impl FnOnce(ObjectMeta, S, Option<T>) -> Object,
+) -> Result<Object, ManifestErrorReason>
+where
+    S: DeserializeOwned,
+    T: DeserializeOwned,
+{
+    let envelope: Envelope<S, T> =
+        serde_path_to_error::deserialize(value).map_err(|e| ManifestErrorReason::Field {
+            path: e.path().to_string(),
+            source: e.into_inner(),
+        })?;
+    Ok(build(envelope.metadata, envelope.spec, envelope.status))
+}

@@ -1,0 +1,114 @@
+//! The output of topology computation: what the cluster should look like.
+
+use std::fmt;
+
+use capw_api::JsonObject;
+use serde::Serialize;
+
+use crate::variables::Variables;
+
+/// Where a provider config comes from, for error messages and for the caller's own
+/// `validate-config` calls.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigOrigin {
+    /// The ClusterClass field the config was taken from (before patches), for example
+    /// `spec.workers.machineDeployments[0].infrastructure.config`.
+    pub path: String,
+    /// The worker pool it was computed for, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
+}
+
+impl fmt::Display for ConfigOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.path)?;
+        match &self.pool {
+            Some(pool) => write!(f, " (pool {pool:?})"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A provider and the final config to pass it: patched, and valid against its schema when
+/// that schema was known.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderConfig {
+    /// `WasmProvider` name.
+    pub provider: String,
+    /// The config.
+    pub config: JsonObject,
+    /// Where it comes from.
+    pub origin: ConfigOrigin,
+}
+
+/// The desired control plane.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DesiredControlPlane {
+    /// The control-plane provider and its config.
+    pub config: ProviderConfig,
+    /// Replicas (1 when the Cluster does not say).
+    pub replicas: u32,
+    /// Kubernetes version, `vMAJOR.MINOR.PATCH`.
+    pub version: String,
+    /// Infrastructure provider and config for control-plane machines (machine-based control
+    /// planes only).
+    pub machine_infrastructure: Option<ProviderConfig>,
+    /// Bootstrap provider and config for control-plane machines (machine-based only).
+    pub bootstrap: Option<ProviderConfig>,
+}
+
+/// One desired worker pool.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DesiredPool {
+    /// Pool name (unique, a DNS label).
+    pub name: String,
+    /// The worker class it was built from.
+    pub class: String,
+    /// Replicas (1 when the Cluster does not say).
+    pub replicas: u32,
+    /// Kubernetes version, `vMAJOR.MINOR.PATCH`.
+    pub version: String,
+    /// Failure domain, if the Cluster placed the pool.
+    pub failure_domain: Option<String>,
+    /// Infrastructure provider and config for its machines.
+    pub infrastructure: ProviderConfig,
+    /// Bootstrap provider and config for its machines.
+    pub bootstrap: ProviderConfig,
+    /// The variables its configs were patched with (the Cluster's, with its overrides).
+    pub variables: Variables,
+}
+
+/// What a Cluster should look like, computed from it and its ClusterClass.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DesiredState {
+    /// The cluster's infrastructure provider and config.
+    pub infrastructure: ProviderConfig,
+    /// The control plane.
+    pub control_plane: DesiredControlPlane,
+    /// Worker pools, in the Cluster's order.
+    pub pools: Vec<DesiredPool>,
+    /// Lifecycle-hook providers, in the class's order.
+    pub hooks: Vec<ProviderConfig>,
+    /// The Cluster's variables, defaults applied (without `builtin`).
+    pub variables: Variables,
+}
+
+impl DesiredState {
+    /// Every provider config in the state, for the caller's `validate-config` calls: cluster
+    /// infrastructure, control plane (and its machine configs), each pool's, then hooks.
+    pub fn provider_configs(&self) -> Vec<&ProviderConfig> {
+        let cp = &self.control_plane;
+        let mut all = vec![&self.infrastructure, &cp.config];
+        all.extend(cp.machine_infrastructure.iter().chain(cp.bootstrap.iter()));
+        for pool in &self.pools {
+            all.extend([&pool.infrastructure, &pool.bootstrap]);
+        }
+        all.extend(self.hooks.iter());
+        all
+    }
+}

@@ -1,0 +1,255 @@
+//! The provider's config and the rules its schema cannot say.
+
+use std::time::Duration;
+
+use capw_sdk::config::json_pointer;
+use capw_sdk::metadata::FieldError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The grant name the token is read from when `tokenSecret` is left out.
+pub const DEFAULT_TOKEN_SECRET: &str = "simcloud-token";
+
+/// `requestTimeoutMs` when left out.
+pub const DEFAULT_REQUEST_TIMEOUT_MS: u32 = 5_000;
+
+/// The largest `requestTimeoutMs` accepted: ten minutes, longer than any sane call deadline.
+pub const MAX_REQUEST_TIMEOUT_MS: u32 = 600_000;
+
+/// Config of the simcloud infrastructure provider, e.g.
+/// `{"endpoint": "http://127.0.0.1:8080", "zones": ["zone-a", "zone-b"]}`.
+///
+/// Only `endpoint` is required. Besides this schema, `endpoint` must be an `http://` or
+/// `https://` URL without user info, query or fragment, `tokenSecret` must not be empty, and
+/// `zones` must hold distinct, non-empty names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SimInfraConfig {
+    /// Base URL of the simcloud API, e.g. `http://127.0.0.1:8080`. Its authority must be
+    /// granted to the provider in its WasmProvider.
+    pub endpoint: String,
+    /// Name of the secret grant holding simcloud's bearer token.
+    #[serde(default = "default_token_secret")]
+    pub token_secret: String,
+    /// Zones the cluster may use as failure domains, in simcloud's order; empty (the default)
+    /// means every zone simcloud offers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<String>,
+    /// Longest wait for one simcloud request, in milliseconds; never more than what is left of
+    /// the call's deadline.
+    #[serde(default = "default_request_timeout_ms")]
+    #[schemars(range(min = 1, max = 600_000))]
+    pub request_timeout_ms: u32,
+}
+
+fn default_token_secret() -> String {
+    DEFAULT_TOKEN_SECRET.to_owned()
+}
+
+fn default_request_timeout_ms() -> u32 {
+    DEFAULT_REQUEST_TIMEOUT_MS
+}
+
+impl SimInfraConfig {
+    /// A config for `endpoint` with every other field at its default.
+    pub fn new(endpoint: impl Into<String>) -> Self {
+        Self {
+            endpoint: endpoint.into(),
+            token_secret: default_token_secret(),
+            zones: Vec::new(),
+            request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
+        }
+    }
+
+    /// `endpoint` without a trailing `/`, ready for `/v1/...` to be appended.
+    pub fn base_url(&self) -> &str {
+        self.endpoint.trim_end_matches('/')
+    }
+
+    /// `requestTimeoutMs` as a duration.
+    pub fn request_timeout(&self) -> Duration {
+        Duration::from_millis(u64::from(self.request_timeout_ms))
+    }
+
+    /// Every rule violation, each at its field's JSON Pointer.
+    ///
+    /// # Guarantees
+    ///
+    /// `Ok` means `endpoint` is an absolute `http`/`https` URL with a host and no user info,
+    /// query, fragment or whitespace; `tokenSecret` is not empty; every zone is non-empty and
+    /// named once; `requestTimeoutMs` is between 1 and [`MAX_REQUEST_TIMEOUT_MS`].
+    ///
+    /// # Errors
+    ///
+    /// One [`FieldError`] per problem: `/endpoint`, `/tokenSecret`, `/zones/<i>`,
+    /// `/requestTimeoutMs`.
+    pub fn validate(&self) -> Result<(), Vec<FieldError>> {
+        let mut errors = Vec::new();
+        if let Err(reason) = check_endpoint(&self.endpoint) {
+            errors.push(FieldError::new("/endpoint", reason));
+        }
+        if self.token_secret.trim().is_empty() {
+            errors.push(FieldError::new(
+                "/tokenSecret",
+                "must name the secret grant that holds simcloud's token",
+            ));
+        }
+        for (i, zone) in self.zones.iter().enumerate() {
+            let path = json_pointer(["zones".to_owned(), i.to_string()]);
+            if zone.trim().is_empty() {
+                errors.push(FieldError::new(path, "must not be empty"));
+            } else if self.zones[..i].contains(zone) {
+                errors.push(FieldError::new(
+                    path,
+                    format!("zone `{zone}` is listed twice"),
+                ));
+            }
+        }
+        if !(1..=MAX_REQUEST_TIMEOUT_MS).contains(&self.request_timeout_ms) {
+            errors.push(FieldError::new(
+                "/requestTimeoutMs",
+                format!(
+                    "must be between 1 and {MAX_REQUEST_TIMEOUT_MS}; got {}",
+                    self.request_timeout_ms
+                ),
+            ));
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+/// Why `endpoint` cannot serve as simcloud's base URL.
+fn check_endpoint(endpoint: &str) -> Result<(), String> {
+    let Some((scheme, rest)) = endpoint.split_once("://") else {
+        return Err(format!(
+            "must be an absolute http:// or https:// URL, e.g. http://127.0.0.1:8080; got `{endpoint}`"
+        ));
+    };
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Err(format!("scheme must be http or https; got `{scheme}`"));
+    }
+    if endpoint
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err("must not contain whitespace or control characters".to_owned());
+    }
+    if rest.contains(['?', '#']) {
+        return Err("must not have a query or a fragment".to_owned());
+    }
+    let authority = rest.split('/').next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err("must not carry user info; the token comes from `tokenSecret`".to_owned());
+    }
+    let host = match authority.rsplit_once(':') {
+        // `[::1]:8080` splits at the port; a bare `[::1]` has its last colon inside brackets.
+        Some((host, port)) if !port.contains(']') => {
+            if port.parse::<u16>().is_err() {
+                return Err(format!("port `{port}` is not a number from 0 to 65535"));
+            }
+            host
+        }
+        _ => authority,
+    };
+    if host.is_empty() {
+        return Err("has no host".to_owned());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use capw_sdk::metadata::validate_config;
+
+    use super::*;
+    use crate::SimInfra;
+
+    fn paths(json: &str) -> Vec<String> {
+        match validate_config::<SimInfra>(json) {
+            Ok(()) => Vec::new(),
+            Err(errors) => errors.into_iter().map(|e| e.path).collect(),
+        }
+    }
+
+    #[test]
+    fn only_the_endpoint_is_required() {
+        let parsed: SimInfraConfig =
+            match capw_sdk::config::parse(r#"{"endpoint": "http://127.0.0.1:8080/"}"#) {
+                Ok(c) => c,
+                Err(e) => panic!("{e}"),
+            };
+        assert_eq!(parsed, SimInfraConfig::new("http://127.0.0.1:8080/"));
+        assert_eq!(parsed.token_secret, "simcloud-token");
+        assert_eq!(parsed.request_timeout(), Duration::from_secs(5));
+        assert_eq!(parsed.base_url(), "http://127.0.0.1:8080");
+        assert_eq!(paths("{}"), [""]);
+    }
+
+    #[test]
+    fn accepts_good_endpoints() {
+        for endpoint in [
+            "http://127.0.0.1:8080",
+            "https://sim.example.test",
+            "HTTPS://sim.example.test:443/api/",
+            "http://[::1]:8080",
+            "http://[::1]",
+        ] {
+            let json = format!(r#"{{"endpoint": "{endpoint}"}}"#);
+            assert!(paths(&json).is_empty(), "{endpoint}: {:?}", paths(&json));
+        }
+    }
+
+    #[test]
+    fn refuses_bad_endpoints_at_their_path() {
+        for endpoint in [
+            "127.0.0.1:8080",
+            "ftp://sim",
+            "http://",
+            "http://:8080",
+            "http://u:p@sim",
+            "http://sim/?x=1",
+            "http://sim#f",
+            "http://sim:port",
+            "http://si m",
+        ] {
+            let json = format!(r#"{{"endpoint": "{endpoint}"}}"#);
+            assert_eq!(paths(&json), ["/endpoint"], "{endpoint}");
+        }
+    }
+
+    #[test]
+    fn reports_every_problem() {
+        let json = r#"{"endpoint": "sim", "tokenSecret": " ", "zones": ["a", "", "a"],
+                       "requestTimeoutMs": 0}"#;
+        assert_eq!(
+            paths(json),
+            [
+                "/endpoint",
+                "/tokenSecret",
+                "/zones/1",
+                "/zones/2",
+                "/requestTimeoutMs"
+            ]
+        );
+    }
+
+    #[test]
+    fn type_errors_and_unknown_fields_are_refused() {
+        assert_eq!(
+            paths(r#"{"endpoint": "http://sim", "requestTimeoutMs": "5"}"#),
+            ["/requestTimeoutMs"]
+        );
+        assert_eq!(
+            paths(r#"{"endpoint": "http://sim", "zones": [1]}"#),
+            ["/zones/0"]
+        );
+        assert_eq!(
+            paths(r#"{"endpoint": "http://sim", "token": "x"}"#).len(),
+            1
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! capw's infrastructure provider for simcloud: a network and a load balancer per cluster (the
+//! load balancer is the control-plane endpoint), and one instance per machine, over the host's
+//! wasi:http.
+//!
+//! The provider implements the `infrastructure` extension point only. It reads simcloud's
+//! bearer token from a granted secret, keys every create by the call's idempotency key (so a
+//! retry never creates twice), never waits for simcloud (it answers `in-progress` with a
+//! requeue hint instead) and hands simcloud's `Retry-After` to the host.
+//!
+//! Where to look: [`config`] for the config and its rules, [`client`] for requests and what
+//! their failures mean, [`cluster`] and [`machine`] for the extension point's functions,
+//! [`naming`] for how capw's identities become simcloud names and tokens, [`api`] for the
+//! wire types.
+
+#![warn(missing_docs)]
+
+pub mod api;
+pub mod client;
+pub mod cluster;
+pub mod config;
+pub mod machine;
+pub mod naming;
+
+use capw_sdk::infrastructure::{ClusterState, ListedMachine, MachineSpec, MachineStatus};
+use capw_sdk::metadata::{Capabilities, FieldError, RequestedGrants};
+use capw_sdk::types::{Deletion, MachineRef, ProviderError};
+use capw_sdk::{Context, Infrastructure, Provider};
+
+pub use client::{Client, ClientError};
+pub use cluster::ClusterError;
+pub use config::SimInfraConfig;
+
+/// The simcloud infrastructure provider. Stateless: everything it knows comes with the call or
+/// from simcloud.
+pub struct SimInfra;
+
+impl Provider for SimInfra {
+    type Config = SimInfraConfig;
+    const NAME: &'static str = "sim-infra";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const DESCRIPTION: &'static str = "Infrastructure on simcloud: a network and a load balancer \
+         per cluster, an instance per machine, over wasi:http.";
+
+    /// No control plane of its own.
+    fn capabilities() -> Capabilities {
+        Capabilities {
+            control_plane_shape: None,
+            control_plane_scalable: false,
+            version_upgrades: false,
+        }
+    }
+
+    /// The token secret under its default grant name. The HTTP authority is the config's
+    /// `endpoint`, which differs per installation, so it is for the operator to grant.
+    fn requested_grants() -> RequestedGrants {
+        RequestedGrants {
+            http_hosts: Vec::new(),
+            secrets: vec![config::DEFAULT_TOKEN_SECRET.to_owned()],
+        }
+    }
+
+    /// See [`SimInfraConfig::validate`].
+    fn validate(config: &SimInfraConfig) -> Result<(), Vec<FieldError>> {
+        config.validate()
+    }
+}
+
+impl Infrastructure for SimInfra {
+    /// [`cluster::reconcile`].
+    fn reconcile_cluster(ctx: &Context<SimInfraConfig>) -> Result<ClusterState, ProviderError> {
+        let client = Client::connect(ctx)?;
+        Ok(cluster::reconcile(&client, ctx)?)
+    }
+
+    /// [`cluster::delete`].
+    fn delete_cluster(ctx: &Context<SimInfraConfig>) -> Result<Deletion, ProviderError> {
+        let client = Client::connect(ctx)?;
+        Ok(cluster::delete(&client, ctx)?)
+    }
+
+    /// [`machine::reconcile`].
+    fn reconcile_machine(
+        ctx: &Context<SimInfraConfig>,
+        spec: MachineSpec,
+    ) -> Result<MachineStatus, ProviderError> {
+        let client = Client::connect(ctx)?;
+        Ok(machine::reconcile(&client, ctx, &spec)?)
+    }
+
+    /// [`machine::delete`]; the instance is found by the idempotency key, not the name.
+    fn delete_machine(
+        ctx: &Context<SimInfraConfig>,
+        _machine: MachineRef,
+    ) -> Result<Deletion, ProviderError> {
+        let client = Client::connect(ctx)?;
+        Ok(machine::delete(&client, ctx)?)
+    }
+
+    /// [`machine::list`].
+    fn list_machines(ctx: &Context<SimInfraConfig>) -> Result<Vec<ListedMachine>, ProviderError> {
+        let client = Client::connect(ctx)?;
+        Ok(machine::list(&client, ctx)?)
+    }
+}
+
+capw_sdk::export_provider!(SimInfra, unsupported: [Bootstrap, ControlPlane, LifecycleHooks]);
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use capw_sdk::metadata::{self, ExtensionPoint};
+    use capw_sdk::types::{ClusterRef, ErrorCode};
+    use capw_sdk::{Bootstrap, ControlPlane};
+
+    use super::*;
+
+    #[test]
+    fn describe_says_infrastructure_only_and_asks_for_the_token() {
+        let m = metadata::describe::<SimInfra>();
+        assert_eq!(m.name, "sim-infra");
+        assert_eq!(m.extension_points, vec![ExtensionPoint::Infrastructure]);
+        assert_eq!(m.capabilities.control_plane_shape, None);
+        assert_eq!(m.requested_grants.secrets, ["simcloud-token"]);
+        const { assert!(!<SimInfra as Bootstrap>::SUPPORTED) };
+        const { assert!(!<SimInfra as ControlPlane>::SUPPORTED) };
+    }
+
+    #[test]
+    fn schema_is_camel_case_with_defaults() {
+        let m = metadata::describe::<SimInfra>();
+        let schema: serde_json::Value = match serde_json::from_str(&m.config_schema) {
+            Ok(v) => v,
+            Err(e) => panic!("schema is not JSON: {e}"),
+        };
+        assert_eq!(schema["additionalProperties"], false, "{schema}");
+        assert_eq!(
+            schema["required"],
+            serde_json::json!(["endpoint"]),
+            "{schema}"
+        );
+        let props = &schema["properties"];
+        assert_eq!(
+            props["tokenSecret"]["default"], "simcloud-token",
+            "{schema}"
+        );
+        assert_eq!(props["requestTimeoutMs"]["default"], 5000, "{schema}");
+        assert_eq!(props["requestTimeoutMs"]["minimum"], 1, "{schema}");
+        assert!(props["zones"].is_object(), "{schema}");
+    }
+
+    #[test]
+    fn natively_there_is_no_token_and_the_call_says_so() {
+        let ctx = Context::new(
+            ClusterRef {
+                namespace: "default".into(),
+                name: "c1".into(),
+                uid: "uid-1".into(),
+            },
+            SimInfraConfig::new("http://127.0.0.1:1"),
+            "key-1",
+            Duration::from_secs(10),
+        );
+        let Err(e) = SimInfra::reconcile_cluster(&ctx) else {
+            panic!("answered without a token");
+        };
+        assert_eq!((e.code, e.retryable), (ErrorCode::NotGranted, false));
+        assert!(
+            e.message.contains("secret `simcloud-token`"),
+            "{}",
+            e.message
+        );
+    }
+}

@@ -1,0 +1,123 @@
+//! Shared fixtures: the built components, a runtime, a simcloud, call contexts.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use capw_runtime::types::{CallContext, ClusterRef};
+use capw_runtime::{Grants, HttpGrant, Provider, Runtime, RuntimeConfig, Secret};
+use capw_simcloud::{FaultConfig, SimCloud, SimCloudConfig, SimCloudHandle, Timings};
+
+/// The token simcloud is started with, and the value of the secret granted to sim-infra.
+pub const SIM_TOKEN: &str = "sim-token-7c1f3a9e";
+
+/// The grant name sim-infra reads its simcloud token from (its config's default).
+pub const TOKEN_SECRET: &str = "simcloud-token";
+
+/// Directory of the built provider components.
+pub fn plugin_dir() -> PathBuf {
+    std::env::var_os("CAPW_PLUGIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/wasm32-wasip2/plugin")
+        })
+}
+
+/// The bytes of a built component, e.g. `capw_sim_infra`.
+pub fn component(name: &str) -> Arc<[u8]> {
+    let path = plugin_dir().join(format!("{name}.wasm"));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; build the provider components first with `make plugins`",
+            path.display()
+        )
+    });
+    Arc::from(bytes)
+}
+
+pub fn init_tracing() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_env("CAPW_LOG")
+                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+            )
+            .with_test_writer()
+            .try_init();
+    });
+}
+
+/// A runtime without a compile cache.
+pub fn runtime() -> Arc<Runtime> {
+    init_tracing();
+    Runtime::new(RuntimeConfig::default()).unwrap()
+}
+
+/// A simcloud with short delays (`delay` for every transition) and the given faults.
+pub async fn simcloud(delay: Duration, faults: FaultConfig) -> SimCloudHandle {
+    SimCloud::start(
+        SimCloudConfig::new(SIM_TOKEN)
+            .with_timings(Timings::uniform(delay))
+            .with_faults(faults),
+    )
+    .await
+    .expect("simcloud starts")
+}
+
+/// What sim-infra needs granted to reach `sim`: its authority and the token secret.
+pub fn sim_infra_grants(sim: &SimCloudHandle) -> Grants {
+    let mut grants = Grants::default();
+    grants
+        .http
+        .push(sim.addr().to_string().parse::<HttpGrant>().unwrap());
+    grants
+        .secrets
+        .insert(TOKEN_SECRET.into(), Some(Secret::new(SIM_TOKEN)));
+    grants
+}
+
+pub async fn sim_infra(runtime: &Arc<Runtime>, sim: &SimCloudHandle) -> Provider {
+    runtime
+        .load("sim-infra", component("capw_sim_infra"), sim_infra_grants(sim))
+        .await
+        .unwrap()
+}
+
+pub async fn kubeadm_bootstrap(runtime: &Arc<Runtime>) -> Provider {
+    runtime
+        .load(
+            "kubeadm-bootstrap",
+            component("capw_kubeadm_bootstrap"),
+            Grants::default(),
+        )
+        .await
+        .unwrap()
+}
+
+pub async fn kubeadm_control_plane(runtime: &Arc<Runtime>) -> Provider {
+    runtime
+        .load(
+            "kubeadm-control-plane",
+            component("capw_kubeadm_control_plane"),
+            Grants::default(),
+        )
+        .await
+        .unwrap()
+}
+
+/// A call context for cluster `name` with `config` (JSON) and idempotency key `key`.
+pub fn ctx(name: &str, config: &serde_json::Value, key: &str) -> CallContext {
+    CallContext {
+        cluster: ClusterRef {
+            namespace: "default".into(),
+            name: name.into(),
+            uid: format!("uid-{name}"),
+        },
+        config: config.to_string(),
+        idempotency_key: key.into(),
+        deadline_ms: 10_000,
+    }
+}
