@@ -166,11 +166,10 @@ pub fn generate(
             ),
         },
         MachineRole::JoinControlPlane | MachineRole::Worker => {
-            let control_plane = (request.role == MachineRole::JoinControlPlane).then_some(
-                JoinControlPlane {
+            let control_plane =
+                (request.role == MachineRole::JoinControlPlane).then_some(JoinControlPlane {
                     local_api_endpoint: LocalApiEndpoint { bind_port },
-                },
-            );
+                });
             KubeadmConfig::Join(JoinConfiguration::new(
                 BootstrapTokenDiscovery {
                     api_server_endpoint: endpoint,

@@ -298,7 +298,10 @@ mod tests {
     fn bad_subnets_are_refused_at_their_paths() {
         assert_eq!(paths(r#"{"podSubnet": "10.0.0.0"}"#), ["/podSubnet"]);
         assert_eq!(paths(r#"{"podSubnet": "10.0.0.300/8"}"#), ["/podSubnet"]);
-        assert_eq!(paths(r#"{"serviceSubnet": "10.96.0.0/33"}"#), ["/serviceSubnet"]);
+        assert_eq!(
+            paths(r#"{"serviceSubnet": "10.96.0.0/33"}"#),
+            ["/serviceSubnet"]
+        );
         let found = errors(r#"{"podSubnet": "10.1.0.0/8"}"#);
         assert_eq!(found.len(), 1);
         assert!(found[0].1.contains("host bits"), "{}", found[0].1);
@@ -335,7 +338,10 @@ mod tests {
     #[test]
     fn type_errors_and_unknown_fields_are_refused() {
         assert_eq!(paths(r#"{"keyAlgorithm": "rsa-4096"}"#), ["/keyAlgorithm"]);
-        assert_eq!(paths(r#"{"apiServerBindPort": 70000}"#), ["/apiServerBindPort"]);
+        assert_eq!(
+            paths(r#"{"apiServerBindPort": 70000}"#),
+            ["/apiServerBindPort"]
+        );
         assert_eq!(paths(r#"{"dnsDomain": 5}"#), ["/dnsDomain"]);
         assert_eq!(paths(r#"{"keyAlgo": "rsa-2048"}"#).len(), 1);
     }

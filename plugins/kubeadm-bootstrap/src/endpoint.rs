@@ -65,7 +65,10 @@ mod tests {
     fn refuses_what_no_url_carries() {
         for host in ["", "a b", "a/b", "[fd00::1]", "a\nb"] {
             assert!(
-                matches!(authority(&ep(host, 6443)), Err(EndpointError::BadHost { .. })),
+                matches!(
+                    authority(&ep(host, 6443)),
+                    Err(EndpointError::BadHost { .. })
+                ),
                 "{host:?}"
             );
         }

@@ -28,7 +28,9 @@ pub mod token;
 
 use std::time::SystemTime;
 
-use capw_sdk::bootstrap::{BootstrapData, BootstrapFormat, BootstrapRequest, SecretItem, SecretsState};
+use capw_sdk::bootstrap::{
+    BootstrapData, BootstrapFormat, BootstrapRequest, SecretItem, SecretsState,
+};
 use capw_sdk::metadata::{Capabilities, FieldError};
 use capw_sdk::types::{Endpoint, ErrorCode, ProviderError};
 use capw_sdk::{Bootstrap, Context, Provider};

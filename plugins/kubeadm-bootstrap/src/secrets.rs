@@ -90,7 +90,9 @@ pub enum SecretsError {
         expected: &'static str,
     },
     /// `ca-cert-hash` is not the hash of `ca.crt`: items of two clusters were mixed.
-    #[error("secret item `{CA_CERT_HASH}` does not match `{CA_CRT}`: are the items of two clusters mixed?")]
+    #[error(
+        "secret item `{CA_CERT_HASH}` does not match `{CA_CRT}`: are the items of two clusters mixed?"
+    )]
     HashMismatch,
     /// Turning fresh material into items failed.
     #[error(transparent)]
@@ -112,7 +114,10 @@ pub fn to_items(pki: &ClusterPki, token: &BootstrapToken) -> Result<Vec<SecretIt
         item(CA_KEY, pki.ca.key.to_pkcs8_pem()?),
         item(ETCD_CA_CRT, pki::cert_to_pem(&pki.etcd_ca.cert)?),
         item(ETCD_CA_KEY, pki.etcd_ca.key.to_pkcs8_pem()?),
-        item(FRONT_PROXY_CA_CRT, pki::cert_to_pem(&pki.front_proxy_ca.cert)?),
+        item(
+            FRONT_PROXY_CA_CRT,
+            pki::cert_to_pem(&pki.front_proxy_ca.cert)?,
+        ),
         item(FRONT_PROXY_CA_KEY, pki.front_proxy_ca.key.to_pkcs8_pem()?),
         item(SA_PUB, pki.service_account.public_key_pem()?),
         item(SA_KEY, pki.service_account.to_pkcs8_pem()?),
@@ -201,12 +206,13 @@ impl<'a> SecretSet<'a> {
     /// [`SecretsError::Missing`], or [`SecretsError::Garbled`] when either does not parse.
     pub fn ca(&self) -> Result<CertifiedKey, SecretsError> {
         let cert = self.ca_cert()?;
-        let key = KeyPair::from_pkcs8_pem(self.pem(CA_KEY, PemKind::PrivateKey)?).map_err(
-            |_| SecretsError::Garbled {
-                name: CA_KEY,
-                expected: "a PKCS#8 RSA or ECDSA P-256 private key",
-            },
-        )?;
+        let key =
+            KeyPair::from_pkcs8_pem(self.pem(CA_KEY, PemKind::PrivateKey)?).map_err(|_| {
+                SecretsError::Garbled {
+                    name: CA_KEY,
+                    expected: "a PKCS#8 RSA or ECDSA P-256 private key",
+                }
+            })?;
         Ok(CertifiedKey { cert, key })
     }
 

@@ -30,7 +30,10 @@ fn describe_says_bootstrap_only() {
     assert_eq!(schema["additionalProperties"], false, "{schema}");
     let props = &schema["properties"];
     assert_eq!(props["keyAlgorithm"]["default"], "rsa-2048", "{schema}");
-    assert_eq!(props["serviceSubnet"]["default"], "10.96.0.0/12", "{schema}");
+    assert_eq!(
+        props["serviceSubnet"]["default"], "10.96.0.0/12",
+        "{schema}"
+    );
     assert_eq!(props["apiServerBindPort"]["default"], 6443, "{schema}");
     assert_eq!(props["bootstrapTokenTtlHours"]["maximum"], 8760, "{schema}");
     let schema_text = schema.to_string();
@@ -142,10 +145,7 @@ fn kubeconfig_has_one_cluster_user_and_current_context() {
         cert.tbs_certificate().subject().to_string(),
         "CN=kubernetes-admin,O=kubeadm:cluster-admins"
     );
-    assert_eq!(
-        cert.tbs_certificate().issuer().to_string(),
-        "CN=kubernetes"
-    );
+    assert_eq!(cert.tbs_certificate().issuer().to_string(), "CN=kubernetes");
     let key = ok(BASE64.decode(user["user"]["client-key-data"].as_str().unwrap_or_default()));
     let key = ok(KeyPair::from_pkcs8_pem(&String::from_utf8_lossy(&key)));
     assert_eq!(
@@ -156,7 +156,10 @@ fn kubeconfig_has_one_cluster_user_and_current_context() {
         config["contexts"][0]["name"].as_str(),
         Some("kubernetes-admin@c1")
     );
-    assert_eq!(config["contexts"][0]["context"]["cluster"].as_str(), Some("c1"));
+    assert_eq!(
+        config["contexts"][0]["context"]["cluster"].as_str(),
+        Some("c1")
+    );
     assert_eq!(
         config["contexts"][0]["context"]["user"].as_str(),
         Some("kubernetes-admin")
@@ -181,7 +184,11 @@ fn kubeconfig_without_the_ca_names_the_missing_item() {
         };
         assert_eq!(e.code, ErrorCode::InvalidInput);
         assert!(!e.retryable);
-        assert!(e.message.contains(&format!("`{name}` is missing")), "{}", e.message);
+        assert!(
+            e.message.contains(&format!("`{name}` is missing")),
+            "{}",
+            e.message
+        );
     }
     let mut garbled = items.clone();
     for i in &mut garbled {

@@ -42,7 +42,8 @@ impl BootstrapToken {
 
     /// `text` as a token, if it has the form `[a-z0-9]{6}.[a-z0-9]{16}`.
     pub fn parse(text: &str) -> Option<Self> {
-        let valid = |s: &str, len: usize| s.len() == len && s.bytes().all(|b| ALPHABET.contains(&b));
+        let valid =
+            |s: &str, len: usize| s.len() == len && s.bytes().all(|b| ALPHABET.contains(&b));
         let (id, secret) = text.split_once('.')?;
         (valid(id, ID_LEN) && valid(secret, SECRET_LEN)).then(|| Self(text.to_owned()))
     }

@@ -72,6 +72,15 @@ pub enum ClientError {
         /// The response's `Retry-After`, when it had one in seconds.
         retry_after: Option<Duration>,
     },
+    /// A request body that does not serialise (a bug of this provider).
+    #[error("{request}: cannot encode the request body")]
+    Encode {
+        /// Method and path.
+        request: String,
+        /// What serde found wrong.
+        #[source]
+        source: serde_json::Error,
+    },
     /// A success answer that is not the JSON expected.
     #[error("{request}: unreadable answer (HTTP {status})")]
     Decode {
@@ -111,7 +120,8 @@ impl ClientError {
 /// - 409: `conflict`, permanent for `idempotency_mismatch` and `immutable_field` (the same
 ///   call can never succeed), retryable otherwise;
 /// - other 4xx: permanent `invalid-input`;
-/// - other statuses, and unreadable answers: retryable (`unavailable`, `internal`);
+/// - other statuses, and unreadable answers: retryable (`unavailable`, `internal`); a body
+///   that cannot be encoded: permanent `internal`;
 /// - transport failures as the SDK maps them: a denied host is a permanent `not-granted`,
 ///   unreachable or timed out a retryable `unavailable`;
 /// - a secret not granted: permanent `not-granted`; granted but missing: retryable; empty:
@@ -153,6 +163,7 @@ impl From<ClientError> for ProviderError {
                     _ => error,
                 }
             }
+            ClientError::Encode { .. } => ProviderError::permanent(ErrorCode::Internal, message),
             ClientError::Decode { .. } => ProviderError::retryable(ErrorCode::Internal, message),
         }
     }
@@ -250,9 +261,8 @@ impl<'c> Client<'c> {
         path: &str,
         body: &B,
     ) -> Result<T, ClientError> {
-        let json = serde_json::to_vec(body).map_err(|source| ClientError::Decode {
+        let json = serde_json::to_vec(body).map_err(|source| ClientError::Encode {
             request: request_name("POST", path),
-            status: 0,
             source,
         })?;
         let request = Request::post(self.url(path))

@@ -6,6 +6,7 @@
 //! retried or late create can neither duplicate a machine nor bring a deleted one back.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -23,8 +24,8 @@ use crate::naming;
 /// When to look again at an instance that is pending or booting, in milliseconds.
 pub const INSTANCE_REQUEUE_MS: u32 = 2_000;
 
-/// When to look again at an instance being deleted, in milliseconds.
-pub const DELETE_REQUEUE_MS: u32 = 2_000;
+/// When to look again at an instance being deleted.
+pub const DELETE_REQUEUE: Duration = Duration::from_secs(2);
 
 /// Reports the instance of `ctx.idempotency_key`, creating it first when there is none.
 ///
@@ -95,12 +96,13 @@ pub fn delete(client: &Client<'_>, ctx: &Context<SimInfraConfig>) -> Result<Dele
     );
     Ok(match find(client, &cluster, &ctx.idempotency_key)? {
         None => Deletion::Deleted,
-        Some(still) => Deletion::InProgress(InProgress {
-            reason: "InstanceDeleting".into(),
-            message: format!("instance {} is being deleted", still.id),
-            requeue_after_ms: DELETE_REQUEUE_MS,
-            conditions: Vec::new(),
-        }),
+        Some(still) => Deletion::InProgress(
+            InProgress::new(
+                "InstanceDeleting",
+                format!("instance {} is being deleted", still.id),
+            )
+            .requeue_after(DELETE_REQUEUE),
+        ),
     })
 }
 

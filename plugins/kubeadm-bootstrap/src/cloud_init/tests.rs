@@ -49,7 +49,10 @@ fn kubeadm_docs(cloud: &Value) -> Vec<Value> {
 
 fn boot(text: &str, role: Role) -> Result<KubeadmAction, String> {
     let items = items();
-    let (token, hash) = (item(&items, "bootstrap-token"), item(&items, "ca-cert-hash"));
+    let (token, hash) = (
+        item(&items, "bootstrap-token"),
+        item(&items, "ca-cert-hash"),
+    );
     let endpoint = model::Endpoint {
         host: "lb-1.sim".into(),
         port: 6443,
@@ -131,19 +134,37 @@ fn init_carries_init_and_cluster_configuration() {
     assert_eq!(init["apiVersion"].as_str(), Some("kubeadm.k8s.io/v1beta4"));
     assert_eq!(init["kind"].as_str(), Some("InitConfiguration"));
     let token = item(&items(), "bootstrap-token");
-    assert_eq!(init["bootstrapTokens"][0]["token"].as_str(), Some(token.as_str()));
+    assert_eq!(
+        init["bootstrapTokens"][0]["token"].as_str(),
+        Some(token.as_str())
+    );
     assert_eq!(init["bootstrapTokens"][0]["ttl"].as_str(), Some("24h0m0s"));
     assert_eq!(init["nodeRegistration"]["name"].as_str(), Some("c1-m-1"));
     assert_eq!(init["localAPIEndpoint"]["bindPort"].as_u64(), Some(6443));
     assert_eq!(cluster["kind"].as_str(), Some("ClusterConfiguration"));
-    assert_eq!(cluster["apiVersion"].as_str(), Some("kubeadm.k8s.io/v1beta4"));
+    assert_eq!(
+        cluster["apiVersion"].as_str(),
+        Some("kubeadm.k8s.io/v1beta4")
+    );
     assert_eq!(cluster["kubernetesVersion"].as_str(), Some("v1.35.2"));
-    assert_eq!(cluster["controlPlaneEndpoint"].as_str(), Some("lb-1.sim:6443"));
+    assert_eq!(
+        cluster["controlPlaneEndpoint"].as_str(),
+        Some("lb-1.sim:6443")
+    );
     assert_eq!(cluster["clusterName"].as_str(), Some("c1"));
     assert_eq!(cluster["encryptionAlgorithm"].as_str(), Some("RSA-2048"));
-    assert_eq!(cluster["networking"]["podSubnet"].as_str(), Some("192.168.0.0/16"));
-    assert_eq!(cluster["networking"]["serviceSubnet"].as_str(), Some("10.96.0.0/12"));
-    assert_eq!(cluster["networking"]["dnsDomain"].as_str(), Some("cluster.local"));
+    assert_eq!(
+        cluster["networking"]["podSubnet"].as_str(),
+        Some("192.168.0.0/16")
+    );
+    assert_eq!(
+        cluster["networking"]["serviceSubnet"].as_str(),
+        Some("10.96.0.0/12")
+    );
+    assert_eq!(
+        cluster["networking"]["dnsDomain"].as_str(),
+        Some("cluster.local")
+    );
 }
 
 #[test]
@@ -182,7 +203,10 @@ fn joins_pin_the_ca_and_only_control_plane_joins_have_a_control_plane_section() 
         let join = &docs[0];
         assert_eq!(join["kind"].as_str(), Some("JoinConfiguration"));
         let discovery = &join["discovery"]["bootstrapToken"];
-        assert_eq!(discovery["apiServerEndpoint"].as_str(), Some("lb-1.sim:6443"));
+        assert_eq!(
+            discovery["apiServerEndpoint"].as_str(),
+            Some("lb-1.sim:6443")
+        );
         assert_eq!(
             discovery["token"].as_str(),
             Some(item(&items, "bootstrap-token").as_str())
@@ -240,7 +264,10 @@ fn bad_names_addresses_and_endpoints_are_refused() {
     let bad_machine = request("C1 M1", MachineRole::Worker, items());
     assert!(matches!(
         generate(&config(), "c1", &bad_machine),
-        Err(GenerateError::BadName { what: "machine name", .. })
+        Err(GenerateError::BadName {
+            what: "machine name",
+            ..
+        })
     ));
     let mut bad_member = request("c1-m-1", MachineRole::JoinControlPlane, items());
     bad_member.control_plane_members[0].address = "10.0.0.1\nevil=x".into();
@@ -270,7 +297,10 @@ fn missing_or_garbled_items_name_the_item_and_never_the_content() {
         let Err(e) = generate(&config(), "c1", &missing) else {
             panic!("{role} without {name} accepted");
         };
-        assert!(matches!(e, GenerateError::Secrets(SecretsError::Missing { .. })), "{e}");
+        assert!(
+            matches!(e, GenerateError::Secrets(SecretsError::Missing { .. })),
+            "{e}"
+        );
         assert!(e.to_string().contains(&format!("`{name}`")), "{e}");
     }
     // A key where a certificate belongs.
@@ -281,12 +311,22 @@ fn missing_or_garbled_items_name_the_item_and_never_the_content() {
             i.data = key.clone().into_bytes();
         }
     }
-    let Err(e) = generate(&config(), "c1", &request("c1-m-1", MachineRole::Init, swapped)) else {
+    let Err(e) = generate(
+        &config(),
+        "c1",
+        &request("c1-m-1", MachineRole::Init, swapped),
+    ) else {
         panic!("a key as a certificate accepted");
     };
     let shown = e.to_string();
-    assert!(shown.contains("`front-proxy-ca.crt` is not a PEM certificate"), "{shown}");
-    assert!(!shown.contains("BEGIN") && !shown.contains(&token), "{shown}");
+    assert!(
+        shown.contains("`front-proxy-ca.crt` is not a PEM certificate"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("BEGIN") && !shown.contains(&token),
+        "{shown}"
+    );
     // A hash of another CA.
     let mut mixed = items();
     for i in &mut mixed {
@@ -295,7 +335,11 @@ fn missing_or_garbled_items_name_the_item_and_never_the_content() {
         }
     }
     assert!(matches!(
-        generate(&config(), "c1", &request("c1-m-1", MachineRole::Worker, mixed)),
+        generate(
+            &config(),
+            "c1",
+            &request("c1-m-1", MachineRole::Worker, mixed)
+        ),
         Err(GenerateError::Secrets(SecretsError::HashMismatch))
     ));
 }
@@ -309,12 +353,22 @@ fn config_reaches_the_kubeadm_documents() {
         bootstrap_token_ttl_hours: 48,
         ..KubeadmBootstrapConfig::default()
     };
-    let init = ok(generate(&config, "c1", &request("c1-m-1", MachineRole::Init, items())));
+    let init = ok(generate(
+        &config,
+        "c1",
+        &request("c1-m-1", MachineRole::Init, items()),
+    ));
     let docs = kubeadm_docs(&parse(&init));
-    assert_eq!(docs[0]["bootstrapTokens"][0]["ttl"].as_str(), Some("48h0m0s"));
+    assert_eq!(
+        docs[0]["bootstrapTokens"][0]["ttl"].as_str(),
+        Some("48h0m0s")
+    );
     assert_eq!(docs[0]["localAPIEndpoint"]["bindPort"].as_u64(), Some(8443));
     assert_eq!(docs[1]["encryptionAlgorithm"].as_str(), Some("ECDSA-P256"));
-    assert_eq!(docs[1]["networking"]["podSubnet"].as_str(), Some("10.244.0.0/16"));
+    assert_eq!(
+        docs[1]["networking"]["podSubnet"].as_str(),
+        Some("10.244.0.0/16")
+    );
     let join = ok(generate(
         &config,
         "c1",

@@ -5,6 +5,7 @@ use std::str::FromStr;
 use std::time::{Duration, SystemTime};
 
 use der::asn1::OctetString;
+use der::oid::AssociatedOid;
 use spki::{ObjectIdentifier, SubjectPublicKeyInfoRef};
 use x509_cert::builder::profile::BuilderProfile;
 use x509_cert::builder::{CertificateBuilder, Result as BuildResult};
@@ -13,7 +14,7 @@ use x509_cert::ext::pkix::{
     AuthorityKeyIdentifier, BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages,
     SubjectKeyIdentifier,
 };
-use x509_cert::ext::{Extension, ToExtension};
+use x509_cert::ext::{Criticality, Extension, ToExtension};
 use x509_cert::name::Name;
 use x509_cert::serial_number::SerialNumber;
 use x509_cert::time::{Time, Validity};
@@ -152,6 +153,17 @@ fn key_identifier(spk: SubjectPublicKeyInfoRef<'_>) -> BuildResult<OctetString> 
     Ok(SubjectKeyIdentifier::try_from(spk)?.0)
 }
 
+/// Appends `extension` to `extensions`; its default criticality may depend on those before
+/// it, which is why they are built one after the other.
+fn append<E>(extensions: &mut Vec<Extension>, subject: &Name, extension: E) -> BuildResult<()>
+where
+    E: Criticality + AssociatedOid + der::Encode,
+{
+    let extension = extension.to_extension(subject, extensions)?;
+    extensions.push(extension);
+    Ok(())
+}
+
 /// A self-signed CA.
 struct CaProfile {
     subject: Name,
@@ -172,21 +184,26 @@ impl BuilderProfile for CaProfile {
         _issuer_spk: SubjectPublicKeyInfoRef<'_>,
         tbs: &TbsCertificate,
     ) -> BuildResult<Vec<Extension>> {
+        let subject = tbs.subject();
         let mut extensions = Vec::new();
-        extensions.push(
+        append(
+            &mut extensions,
+            subject,
             BasicConstraints {
                 ca: true,
                 path_len_constraint: None,
-            }
-            .to_extension(tbs.subject(), &extensions)?,
-        );
-        extensions.push(
-            KeyUsage(KeyUsages::KeyCertSign | KeyUsages::CRLSign | KeyUsages::DigitalSignature)
-                .to_extension(tbs.subject(), &extensions)?,
-        );
-        extensions.push(
-            SubjectKeyIdentifier(key_identifier(spk)?).to_extension(tbs.subject(), &extensions)?,
-        );
+            },
+        )?;
+        append(
+            &mut extensions,
+            subject,
+            KeyUsage(KeyUsages::KeyCertSign | KeyUsages::CRLSign | KeyUsages::DigitalSignature),
+        )?;
+        append(
+            &mut extensions,
+            subject,
+            SubjectKeyIdentifier(key_identifier(spk)?),
+        )?;
         Ok(extensions)
     }
 }
@@ -217,25 +234,30 @@ impl BuilderProfile for ClientProfile {
         if self.key_encipherment {
             usages |= KeyUsages::KeyEncipherment;
         }
+        let subject = tbs.subject();
         let mut extensions = Vec::new();
-        extensions.push(
+        append(
+            &mut extensions,
+            subject,
             BasicConstraints {
                 ca: false,
                 path_len_constraint: None,
-            }
-            .to_extension(tbs.subject(), &extensions)?,
-        );
-        extensions.push(KeyUsage(usages).to_extension(tbs.subject(), &extensions)?);
-        extensions.push(
-            ExtendedKeyUsage(vec![CLIENT_AUTH]).to_extension(tbs.subject(), &extensions)?,
-        );
-        extensions.push(
+            },
+        )?;
+        append(&mut extensions, subject, KeyUsage(usages))?;
+        append(
+            &mut extensions,
+            subject,
+            ExtendedKeyUsage(vec![CLIENT_AUTH]),
+        )?;
+        append(
+            &mut extensions,
+            subject,
             AuthorityKeyIdentifier {
                 key_identifier: Some(key_identifier(issuer_spk)?),
                 ..Default::default()
-            }
-            .to_extension(tbs.subject(), &extensions)?,
-        );
+            },
+        )?;
         Ok(extensions)
     }
 }

@@ -139,7 +139,11 @@ impl KeyPair {
     /// # Errors
     ///
     /// The builder's error, for `subject` (what is being signed, for the message).
-    pub(super) fn sign<B: Builder>(&self, builder: B, subject: &str) -> Result<B::Output, PkiError> {
+    pub(super) fn sign<B: Builder>(
+        &self,
+        builder: B,
+        subject: &str,
+    ) -> Result<B::Output, PkiError> {
         let signed = match self {
             KeyPair::Rsa(key) => {
                 let signer = RsaSigningKey::<Sha256>::new(key.as_ref().clone());

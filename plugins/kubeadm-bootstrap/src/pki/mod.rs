@@ -14,9 +14,7 @@ use der::{DecodePem, Encode, EncodePem};
 use sha2::{Digest, Sha256};
 use x509_cert::certificate::Certificate;
 
-pub use cert::{
-    BACKDATE, CA_VALIDITY, CLIENT_VALIDITY, CertifiedKey, client_cert, self_signed_ca,
-};
+pub use cert::{BACKDATE, CA_VALIDITY, CLIENT_VALIDITY, CertifiedKey, client_cert, self_signed_ca};
 pub use key::KeyPair;
 
 use crate::config::KeyAlgorithm;

@@ -17,12 +17,11 @@ fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
     }
 }
 
-fn extension<'a, T: Decode<'a> + der::oid::AssociatedOid>(
-    cert: &'a Certificate,
-) -> (bool, T) {
+fn extension<'a, T: Decode<'a> + der::oid::AssociatedOid>(cert: &'a Certificate) -> (bool, T) {
     match cert.tbs_certificate().get_extension::<T>() {
         Ok(Some(found)) => found,
-        other => panic!("extension {}: {other:?}", T::OID),
+        Ok(None) => panic!("no extension {}", T::OID),
+        Err(e) => panic!("extension {}: {e}", T::OID),
     }
 }
 
@@ -32,8 +31,7 @@ fn signed_by(cert: &Certificate, issuer: &KeyPair) -> bool {
     let sig = cert.signature().raw_bytes();
     match issuer {
         KeyPair::Rsa(key) => {
-            let verifier =
-                rsa::pkcs1v15::VerifyingKey::<sha2::Sha256>::new(key.to_public_key());
+            let verifier = rsa::pkcs1v15::VerifyingKey::<sha2::Sha256>::new(key.to_public_key());
             let sig = ok(rsa::pkcs1v15::Signature::try_from(sig));
             verifier.verify(&tbs, &sig).is_ok()
         }
@@ -117,7 +115,10 @@ fn client_cert_chains_to_its_ca() {
     let (_, bc) = extension::<BasicConstraints>(&client.cert);
     assert!(!bc.ca);
     let (_, ku) = extension::<KeyUsage>(&client.cert);
-    assert_eq!(ku.0, KeyUsages::DigitalSignature.into());
+    assert_eq!(
+        ku.0,
+        der::flagset::FlagSet::from(KeyUsages::DigitalSignature)
+    );
     let (_, eku) = extension::<ExtendedKeyUsage>(&client.cert);
     assert_eq!(eku.0, [ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.2")]);
     let (_, aki) = extension::<AuthorityKeyIdentifier>(&client.cert);
@@ -146,7 +147,11 @@ fn client_cert_never_outlives_its_ca() {
 
 #[test]
 fn pem_round_trip_and_hash_format() {
-    let ca = ok(self_signed_ca("kubernetes", KeyAlgorithm::EcdsaP256, SystemTime::now()));
+    let ca = ok(self_signed_ca(
+        "kubernetes",
+        KeyAlgorithm::EcdsaP256,
+        SystemTime::now(),
+    ));
     let pem = ok(cert_to_pem(&ca.cert));
     assert!(pem.starts_with("-----BEGIN CERTIFICATE-----\n"));
     let back = ok(cert_from_pem(pem.as_bytes()));
@@ -196,7 +201,10 @@ fn key_pem_errors_carry_no_input() {
 
 #[test]
 fn cluster_pki_names_its_cas_as_kubeadm() {
-    let pki = ok(ClusterPki::generate(KeyAlgorithm::EcdsaP256, SystemTime::now()));
+    let pki = ok(ClusterPki::generate(
+        KeyAlgorithm::EcdsaP256,
+        SystemTime::now(),
+    ));
     let cn = |c: &CertifiedKey| c.cert.tbs_certificate().subject().to_string();
     assert_eq!(cn(&pki.ca), "CN=kubernetes");
     assert_eq!(cn(&pki.etcd_ca), "CN=etcd-ca");

@@ -155,7 +155,9 @@ pub enum BootCheckError {
         expected: String,
     },
     /// `init` in a cluster without a registration writes no CA to learn the hash from.
-    #[error("init writes no CA certificate to {path}, and cluster {cluster} has no registered CA cert hash for joins to pin")]
+    #[error(
+        "init writes no CA certificate to {path}, and cluster {cluster} has no registered CA cert hash for joins to pin"
+    )]
     NoCaCert {
         /// Where kubeadm reads the CA from.
         path: &'static str,

@@ -28,7 +28,10 @@ fn run(data: &str, role: Role) -> Result<KubeadmAction, BootCheckError> {
             }),
         },
     )?;
-    assert_eq!(verdict.registers, None, "a registered cluster learns nothing");
+    assert_eq!(
+        verdict.registers, None,
+        "a registered cluster learns nothing"
+    );
     Ok(verdict.action)
 }
 

@@ -288,5 +288,9 @@ async fn the_first_init_makes_the_registration_of_a_cluster_without_one() {
         .await;
     let stale = sim.settled_instance(&i.id).await;
     assert_eq!(stale.state, InstanceState::Failed);
-    assert!(stale.reason.contains("do not include the CA cert hash"), "{}", stale.reason);
+    assert!(
+        stale.reason.contains("do not include the CA cert hash"),
+        "{}",
+        stale.reason
+    );
 }

@@ -35,7 +35,6 @@ const DEFAULT_BACKOFF: Duration = Duration::from_millis(50);
 pub struct Machine {
     pub machine: MachineRef,
     pub role: MachineRole,
-    pub pool: String,
     /// The key every create and delete call for this machine carries.
     pub key: String,
     pub version: KubernetesVersion,
@@ -302,7 +301,6 @@ impl Driver {
                 uid: format!("uid-{name}"),
             },
             role,
-            pool: pool.into(),
             key: format!("{}-{name}", self.cluster.uid),
             version: self.version,
             failure_domain,

@@ -68,12 +68,21 @@ async fn converges_through_errors_and_throttling_without_duplicates() {
         driver.retries
     );
 
+    // For the record (run with --nocapture): what the faults cost.
+    eprintln!(
+        "simcloud: {}; driver retries: {:?}",
+        stats["stats"], driver.retries
+    );
+
     driver.delete_cluster().await;
     let inventory_after = inventory(&sim).await;
     assert!(
-        inventory_after.clusters.get("flaky").is_none_or(|c| c.instances.is_empty()
-            && c.networks.is_empty()
-            && c.load_balancers.is_empty()),
+        inventory_after
+            .clusters
+            .get("flaky")
+            .is_none_or(|c| c.instances.is_empty()
+                && c.networks.is_empty()
+                && c.load_balancers.is_empty()),
         "{inventory_after:?}"
     );
 }

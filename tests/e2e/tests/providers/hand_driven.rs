@@ -29,7 +29,11 @@ async fn a_cluster_comes_up_and_goes_away() {
     let steps = driver.converge_control_plane(3).await;
     assert_eq!(
         steps,
-        ["create c1-control-plane-1", "create c1-control-plane-2", "create c1-control-plane-3"]
+        [
+            "create c1-control-plane-1",
+            "create c1-control-plane-2",
+            "create c1-control-plane-3"
+        ]
     );
     let workers = driver.add_workers("md-0", 3).await;
     assert_eq!(workers.len(), 3);
@@ -72,11 +76,7 @@ async fn a_cluster_comes_up_and_goes_away() {
     assert_eq!(plan.ready_replicas, 3, "{plan:?}");
     let listed = driver
         .infra
-        .list_machines(&support::ctx(
-            "c1",
-            &driver.infra_config,
-            "list",
-        ))
+        .list_machines(&support::ctx("c1", &driver.infra_config, "list"))
         .await
         .unwrap();
     let listed_keys: BTreeSet<_> = listed.iter().map(|m| m.idempotency_key.clone()).collect();

@@ -81,17 +81,29 @@ pub fn sim_infra_grants(sim: &SimCloudHandle) -> Grants {
 
 pub async fn sim_infra(runtime: &Arc<Runtime>, sim: &SimCloudHandle) -> Provider {
     runtime
-        .load("sim-infra", component("capw_sim_infra"), sim_infra_grants(sim))
+        .load(
+            "sim-infra",
+            component("capw_sim_infra"),
+            sim_infra_grants(sim),
+        )
         .await
         .unwrap()
 }
 
+/// How long the bootstrap provider may take per call. RSA-2048 key generation (its default)
+/// runs four to five times slower in wasm than natively: a few seconds per `cluster-secrets`
+/// on an idle machine, more on a shared one, so the tests give it the headroom an operator
+/// would grant it (`callTimeoutSeconds`).
+pub const BOOTSTRAP_CALL_TIMEOUT: Duration = Duration::from_secs(45);
+
 pub async fn kubeadm_bootstrap(runtime: &Arc<Runtime>) -> Provider {
+    let mut grants = Grants::default();
+    grants.limits.call_timeout = BOOTSTRAP_CALL_TIMEOUT;
     runtime
         .load(
             "kubeadm-bootstrap",
             component("capw_kubeadm_bootstrap"),
-            Grants::default(),
+            grants,
         )
         .await
         .unwrap()
