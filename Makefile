@@ -24,9 +24,12 @@ plugins: setup
 build:
 	$(CARGO) build --release -p capw
 
-## demo: the main job: build the example provider from source and inspect it.
+## demo: the main job: build the providers and capw from source, then bring up the
+## quickstart's two clusters in the embedded local mode (state in .capw/, simcloud in-process).
+## Running it again changes nothing.
 demo: plugins build
-	$(TARGET_DIR)/release/capw plugin inspect $(PLUGIN_DIR)/capw_example_provider.wasm
+	$(TARGET_DIR)/release/capw apply -f examples/quickstart
+	$(TARGET_DIR)/release/capw up
 
 ## test: lint, then every test of the workspace against freshly built components.
 test: plugins lint

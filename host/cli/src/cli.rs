@@ -40,6 +40,13 @@ pub struct GlobalArgs {
     /// More log output on stderr (-v, -vv); CAPW_LOG takes a full filter.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// State directory of the local mode: the object store, simcloud's state, secrets.
+    #[arg(long, global = true, env = "CAPW_STATE_DIR", default_value = ".capw")]
+    pub state_dir: PathBuf,
+    /// Base directory of relative WasmProvider `file` sources.
+    /// Defaults to <state-dir>/../target/wasm32-wasip2/plugin (where `make plugins` puts them).
+    #[arg(long, global = true, env = "CAPW_PLUGIN_DIR")]
+    pub plugin_dir: Option<PathBuf>,
 }
 
 impl GlobalArgs {
@@ -63,6 +70,109 @@ pub enum Command {
     /// Work with provider components.
     #[command(subcommand)]
     Plugin(PluginCommand),
+    /// Store the objects of manifest files (a file, or every .yaml/.yml of a directory).
+    Apply(ApplyArgs),
+    /// List objects as a table.
+    Get(GetArgs),
+    /// Show an object as a tree with its conditions.
+    Describe(DescribeArgs),
+    /// Delete an object (a Cluster is torn down by the next `capw up`).
+    Delete(DeleteArgs),
+    /// Start the in-process simcloud and reconcile every Cluster until it converges or is gone.
+    Up(UpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// A manifest file or a directory of them.
+    #[arg(short = 'f', long = "filename", required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+/// Kinds `get`, `describe` and `delete` take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Resource {
+    #[value(alias = "cluster", alias = "cl")]
+    Clusters,
+    #[value(alias = "machine", alias = "ma")]
+    Machines,
+    #[value(alias = "provider", alias = "wasmproviders", alias = "wp")]
+    Providers,
+    #[value(alias = "clusterclass", alias = "cc")]
+    Clusterclasses,
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// What to list.
+    #[arg(value_enum)]
+    pub resource: Resource,
+    /// Only this namespace (all when absent).
+    #[arg(short, long)]
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DescribeArgs {
+    /// What to describe (only `cluster`).
+    #[arg(value_enum)]
+    pub resource: Resource,
+    /// Its name.
+    pub name: String,
+    #[arg(short, long, default_value = "default")]
+    pub namespace: String,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// What to delete (`cluster` or `provider`).
+    #[arg(value_enum)]
+    pub resource: Resource,
+    /// Its name.
+    pub name: String,
+    #[arg(short, long, default_value = "default")]
+    pub namespace: String,
+}
+
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// Give up after this long (`90s`, `10m`, `1h`).
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+    /// Address of the in-process simcloud; the quickstart's grants and configs name it.
+    #[arg(long, default_value = "127.0.0.1:7480")]
+    pub simcloud_listen: std::net::SocketAddr,
+    /// simcloud's bearer token; also written to <state-dir>/secrets/simcloud/token for the
+    /// providers granted it.
+    #[arg(
+        long,
+        env = "CAPW_SIMCLOUD_TOKEN",
+        default_value = "capw-local-simcloud"
+    )]
+    pub simcloud_token: String,
+    /// Scale simcloud's delays (provisioning, boot, load balancer) to this many
+    /// milliseconds each; its defaults when absent.
+    #[arg(long)]
+    pub simcloud_delay_ms: Option<u64>,
+}
+
+/// `90s`, `10m`, `1h`, or plain seconds.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => text.split_at(i),
+        None => (text, "s"),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("not a duration: {text:?}"))?;
+    let secs = match unit {
+        "ms" => return Ok(std::time::Duration::from_millis(n)),
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => return Err(format!("unknown unit in {text:?}: use ms, s, m or h")),
+    };
+    Ok(std::time::Duration::from_secs(secs))
 }
 
 #[derive(Debug, Subcommand)]

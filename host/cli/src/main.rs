@@ -1,8 +1,14 @@
 //! `capw`: the command line of the capw host. `main` only wires: parse the flags, set up
 //! logging, run the chosen command.
 
+mod apply;
 mod cli;
+mod delete;
+mod describe;
+mod get;
 mod inspect;
+mod state;
+mod up;
 
 use clap::Parser;
 
@@ -26,5 +32,10 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Plugin(cli::PluginCommand::Inspect(args)) => {
             inspect::run(&cli.global, args).await
         }
+        cli::Command::Apply(args) => apply::run(&cli.global, args),
+        cli::Command::Get(args) => get::run(&cli.global, args),
+        cli::Command::Describe(args) => describe::run(&cli.global, args),
+        cli::Command::Delete(args) => delete::run(&cli.global, args),
+        cli::Command::Up(args) => up::run(&cli.global, args).await,
     }
 }

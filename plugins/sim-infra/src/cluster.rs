@@ -152,7 +152,8 @@ pub fn reconcile(
     }))
 }
 
-/// Deletes the load balancer, then the network.
+/// Deletes the load balancer, then the network, then the bootstrap registration the cluster's
+/// first `kubeadm init` made in simcloud (its token and CA cert hash).
 ///
 /// # Guarantees
 ///
@@ -198,6 +199,7 @@ pub fn delete(
             Err(e) => return Err(e.into()),
         }
     }
+    client.delete(&format!("/v1/clusters/{cluster}/bootstrap"))?;
     Ok(Deletion::Deleted)
 }
 

@@ -76,13 +76,6 @@ async fn converges_through_errors_and_throttling_without_duplicates() {
 
     driver.delete_cluster().await;
     let inventory_after = inventory(&sim).await;
-    assert!(
-        inventory_after
-            .clusters
-            .get("flaky")
-            .is_none_or(|c| c.instances.is_empty()
-                && c.networks.is_empty()
-                && c.load_balancers.is_empty()),
-        "{inventory_after:?}"
-    );
+    // Nothing of the cluster is left in the cloud, its bootstrap registration included.
+    assert!(!inventory_after.clusters.contains_key("flaky"), "{inventory_after:?}");
 }

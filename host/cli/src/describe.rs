@@ -1,0 +1,195 @@
+//! `capw describe cluster NAME`: a Cluster as a tree, after `clusterctl describe cluster`:
+//! cluster → infrastructure → control plane (its machines) → pools (their machines), each
+//! line with its readiness, reason and message.
+
+use std::fmt::Write as _;
+
+use anyhow::bail;
+use capw_store::{ObjectKey, Store};
+use serde_json::Value;
+
+use crate::cli::{DescribeArgs, GlobalArgs, Resource};
+use crate::get::text;
+
+/// A condition's (status, reason, message), `("-", "", "")` when absent.
+fn cond(v: &Value, type_: &str) -> (String, String, String) {
+    v.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .map_or(("-".into(), String::new(), String::new()), |c| {
+            (text(c, "/status"), text(c, "/reason"), text(c, "/message"))
+        })
+}
+
+struct Tree {
+    rows: Vec<(String, String, String, String)>,
+}
+
+impl Tree {
+    fn row(&mut self, label: String, (ready, reason, message): (String, String, String)) {
+        let message = if message == "-" {
+            String::new()
+        } else {
+            message
+        };
+        self.rows.push((label, ready, reason, message));
+    }
+
+    fn render(&self) -> String {
+        let w = self
+            .rows
+            .iter()
+            .map(|r| r.0.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(4);
+        let r = self
+            .rows
+            .iter()
+            .map(|r| r.2.len())
+            .max()
+            .unwrap_or(0)
+            .max(6);
+        let mut out = format!(
+            "{:<w$}  {:<5}  {:<r$}  MESSAGE\n",
+            "NAME", "READY", "REASON"
+        );
+        for (label, ready, reason, message) in &self.rows {
+            let pad = w - label.chars().count();
+            let line = format!(
+                "{label}{}  {ready:<5}  {reason:<r$}  {message}",
+                " ".repeat(pad)
+            );
+            let _ = writeln!(out, "{}", line.trim_end());
+        }
+        out
+    }
+}
+
+fn machine_line(m: &Value) -> String {
+    format!(
+        "Machine/{}  {} {} {}",
+        text(m, "/metadata/name"),
+        text(m, "/status/phase"),
+        text(m, "/spec/failureDomain"),
+        text(m, "/status/providerId"),
+    )
+}
+
+/// The tree of Cluster `namespace/name`.
+///
+/// # Errors
+///
+/// When it does not exist or the store fails.
+pub fn render(store: &Store, namespace: &str, name: &str) -> anyhow::Result<String> {
+    let Some(c) = store.get(&ObjectKey::namespaced("Cluster", namespace, name))? else {
+        bail!("Cluster {namespace}/{name} not found");
+    };
+    let class = store.get(&ObjectKey::namespaced(
+        "ClusterClass",
+        namespace,
+        &text(&c, "/spec/topology/classRef/name"),
+    ))?;
+    let provider = |pointer: &str| class.as_ref().map_or("-".into(), |cc| text(cc, pointer));
+    let machines: Vec<Value> = store
+        .list("Machine", Some(namespace))?
+        .into_iter()
+        .filter(|m| text(m, "/spec/clusterName") == name)
+        .collect();
+    let mut tree = Tree { rows: Vec::new() };
+    tree.row(
+        format!(
+            "Cluster/{name}  {} {}",
+            text(&c, "/status/phase"),
+            text(&c, "/spec/topology/version")
+        ),
+        cond(&c, "Ready"),
+    );
+    let topology = cond(&c, "TopologyReconciled");
+    if topology.0 == "False" {
+        tree.row("├─TopologyReconciled".into(), topology);
+    }
+    let endpoint = match (
+        c.pointer("/status/controlPlaneEndpoint/host"),
+        c.pointer("/status/controlPlaneEndpoint/port"),
+    ) {
+        (Some(h), Some(p)) => format!(" {}:{p}", h.as_str().unwrap_or_default()),
+        _ => String::new(),
+    };
+    tree.row(
+        format!(
+            "├─Infrastructure ({}){endpoint}",
+            provider("/spec/infrastructure/provider")
+        ),
+        cond(&c, "InfrastructureReady"),
+    );
+    tree.row(
+        format!(
+            "├─ControlPlane ({}) {}/{}",
+            provider("/spec/controlPlane/provider"),
+            text(&c, "/status/controlPlane/readyReplicas"),
+            text(&c, "/status/controlPlane/desiredReplicas")
+        ),
+        cond(&c, "ControlPlaneReady"),
+    );
+    let cp: Vec<&Value> = machines
+        .iter()
+        .filter(|m| text(m, "/spec/role") != "Worker")
+        .collect();
+    for (i, m) in cp.iter().enumerate() {
+        let branch = if i + 1 == cp.len() {
+            "└─"
+        } else {
+            "├─"
+        };
+        tree.row(
+            format!("│ {branch}{}", machine_line(m)),
+            cond(m, "InfrastructureReady"),
+        );
+    }
+    tree.row("└─Workers".into(), cond(&c, "WorkersReady"));
+    let pools: Vec<Value> = c
+        .pointer("/status/workers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for (i, pool) in pools.iter().enumerate() {
+        let last_pool = i + 1 == pools.len();
+        let pool_name = text(pool, "/name");
+        tree.row(
+            format!(
+                "  {}Pool/{pool_name} {}/{}",
+                if last_pool { "└─" } else { "├─" },
+                text(pool, "/readyReplicas"),
+                text(pool, "/desiredReplicas")
+            ),
+            ("".into(), String::new(), String::new()),
+        );
+        let members: Vec<&Value> = machines
+            .iter()
+            .filter(|m| text(m, "/spec/role") == "Worker" && text(m, "/spec/pool") == pool_name)
+            .collect();
+        for (j, m) in members.iter().enumerate() {
+            let stem = if last_pool { "   " } else { "│  " };
+            let branch = if j + 1 == members.len() {
+                "└─"
+            } else {
+                "├─"
+            };
+            tree.row(
+                format!("  {stem}{branch}{}", machine_line(m)),
+                cond(m, "InfrastructureReady"),
+            );
+        }
+    }
+    Ok(tree.render())
+}
+
+pub fn run(global: &GlobalArgs, args: DescribeArgs) -> anyhow::Result<()> {
+    if args.resource != Resource::Clusters {
+        bail!("only `capw describe cluster NAME` is served");
+    }
+    let store = crate::state::open_store(global)?;
+    print!("{}", render(&store, &args.namespace, &args.name)?);
+    Ok(())
+}

@@ -1,0 +1,186 @@
+//! `capw get`: objects as a table.
+
+use capw_store::Store;
+use serde_json::Value;
+
+use crate::cli::{GetArgs, GlobalArgs, Resource};
+
+/// A string at `pointer`, or `-`.
+pub fn text(v: &Value, pointer: &str) -> String {
+    match v.pointer(pointer) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => "-".into(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// The status of condition `type_`, or `-`.
+pub fn condition(v: &Value, type_: &str) -> String {
+    v.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .map_or("-".into(), |c| text(c, "/status"))
+}
+
+/// Prints `rows` under `header`, columns padded to their widest cell.
+pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", padded.join("   ").trim_end());
+    };
+    line(header.to_vec());
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+}
+
+fn rows(
+    store: &Store,
+    resource: Resource,
+    ns: Option<&str>,
+) -> anyhow::Result<(Vec<&'static str>, Vec<Vec<String>>)> {
+    Ok(match resource {
+        Resource::Clusters => (
+            vec![
+                "NAMESPACE",
+                "NAME",
+                "CLASS",
+                "PHASE",
+                "VERSION",
+                "CONTROL PLANE",
+                "WORKERS",
+                "READY",
+            ],
+            store
+                .list("Cluster", ns)?
+                .iter()
+                .map(|c| {
+                    vec![
+                        text(c, "/metadata/namespace"),
+                        text(c, "/metadata/name"),
+                        text(c, "/spec/topology/classRef/name"),
+                        text(c, "/status/phase"),
+                        text(c, "/spec/topology/version"),
+                        format!(
+                            "{}/{}",
+                            text(c, "/status/controlPlane/readyReplicas"),
+                            text(c, "/status/controlPlane/desiredReplicas")
+                        ),
+                        format!(
+                            "{}/{}",
+                            text(c, "/status/workersReadyReplicas"),
+                            text(c, "/status/workersDesiredReplicas")
+                        ),
+                        condition(c, "Ready"),
+                    ]
+                })
+                .collect(),
+        ),
+        Resource::Machines => (
+            vec![
+                "NAMESPACE",
+                "NAME",
+                "CLUSTER",
+                "ROLE",
+                "POOL",
+                "PHASE",
+                "VERSION",
+                "ZONE",
+                "PROVIDER ID",
+            ],
+            store
+                .list("Machine", ns)?
+                .iter()
+                .map(|m| {
+                    vec![
+                        text(m, "/metadata/namespace"),
+                        text(m, "/metadata/name"),
+                        text(m, "/spec/clusterName"),
+                        text(m, "/spec/role"),
+                        text(m, "/spec/pool"),
+                        text(m, "/status/phase"),
+                        text(m, "/spec/version"),
+                        text(m, "/spec/failureDomain"),
+                        text(m, "/status/providerId"),
+                    ]
+                })
+                .collect(),
+        ),
+        Resource::Providers => (
+            vec![
+                "NAME",
+                "PROVIDER",
+                "VERSION",
+                "CONTRACT",
+                "EXTENSION POINTS",
+                "LOADED",
+                "DIGEST",
+            ],
+            store
+                .list("WasmProvider", None)?
+                .iter()
+                .map(|p| {
+                    let points: Vec<String> = p
+                        .pointer("/status/extensionPoints")
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|v| v.as_str().map(String::from))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let digest = text(p, "/status/digest");
+                    vec![
+                        text(p, "/metadata/name"),
+                        text(p, "/status/providerName"),
+                        text(p, "/status/providerVersion"),
+                        text(p, "/status/contractVersion"),
+                        if points.is_empty() {
+                            "-".into()
+                        } else {
+                            points.join(",")
+                        },
+                        condition(p, "Loaded"),
+                        digest.chars().take(19).collect(),
+                    ]
+                })
+                .collect(),
+        ),
+        Resource::Clusterclasses => (
+            vec!["NAMESPACE", "NAME", "INFRASTRUCTURE", "CONTROL PLANE"],
+            store
+                .list("ClusterClass", ns)?
+                .iter()
+                .map(|c| {
+                    vec![
+                        text(c, "/metadata/namespace"),
+                        text(c, "/metadata/name"),
+                        text(c, "/spec/infrastructure/provider"),
+                        text(c, "/spec/controlPlane/provider"),
+                    ]
+                })
+                .collect(),
+        ),
+    })
+}
+
+pub fn run(global: &GlobalArgs, args: GetArgs) -> anyhow::Result<()> {
+    let store = crate::state::open_store(global)?;
+    let (header, rows) = rows(&store, args.resource, args.namespace.as_deref())?;
+    if rows.is_empty() {
+        eprintln!("no objects found");
+        return Ok(());
+    }
+    print_table(&header, &rows);
+    Ok(())
+}

@@ -1,0 +1,80 @@
+//! `capw up`: start the in-process simcloud, load the providers, reconcile every Cluster
+//! until it converged or is gone, and show each one's tree.
+
+use std::io::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use capw_local::{ClusterOutcome, Executor, Progress};
+use capw_simcloud::{SimCloud, SimCloudConfig, Timings};
+
+use crate::cli::{GlobalArgs, UpArgs};
+
+/// Writes simcloud's token where the quickstart's sim-infra grant reads it:
+/// `<state-dir>/secrets/simcloud/token`.
+fn write_token(config: &capw_local::LocalConfig, token: &str) -> anyhow::Result<()> {
+    let dir = config.secrets_dir().join("simcloud");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join("token");
+    std::fs::write(&path, token).with_context(|| format!("writing {}", path.display()))
+}
+
+pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let config = crate::state::config(global);
+    let store = crate::state::open_store(global)?;
+    write_token(&config, &args.simcloud_token)?;
+    let mut sim_config =
+        SimCloudConfig::new(args.simcloud_token.clone()).with_state_file(config.simcloud_state());
+    sim_config.listen = args.simcloud_listen;
+    if let Some(ms) = args.simcloud_delay_ms {
+        sim_config = sim_config.with_timings(Timings::uniform(Duration::from_millis(ms)));
+    }
+    let sim = SimCloud::start(sim_config)
+        .await
+        .with_context(|| format!("starting simcloud on {}", args.simcloud_listen))?;
+    eprintln!("simcloud listening on {}", sim.base_url());
+
+    let executor = Executor::open(store.clone(), config).await?;
+    for p in store.list("WasmProvider", None)? {
+        eprintln!(
+            "provider {:<24} Loaded={} {}",
+            crate::get::text(&p, "/metadata/name"),
+            crate::get::condition(&p, "Loaded"),
+            crate::get::text(&p, "/status/digest"),
+        );
+    }
+    let progress = Arc::new(move |p: Progress| {
+        let elapsed = started.elapsed().as_secs_f64();
+        let _ = writeln!(
+            std::io::stderr(),
+            "[{elapsed:6.1}s] {}: {}",
+            p.cluster,
+            p.line
+        );
+    });
+    let report = executor
+        .reconcile_until_settled(args.timeout, progress)
+        .await?;
+    sim.shutdown().await.context("stopping simcloud")?;
+
+    for (cluster, outcome) in &report.outcomes {
+        let (namespace, name) = cluster.split_once('/').unwrap_or(("default", cluster));
+        match outcome {
+            ClusterOutcome::Gone => println!("Cluster {cluster}: deleted\n"),
+            _ => println!("{}", crate::describe::render(&store, namespace, name)?),
+        }
+    }
+    eprintln!("done in {:.1}s", started.elapsed().as_secs_f64());
+    if !report.all_settled() {
+        let unsettled: Vec<String> = report
+            .outcomes
+            .iter()
+            .filter(|(_, o)| !matches!(o, ClusterOutcome::Converged | ClusterOutcome::Gone))
+            .map(|(c, o)| format!("{c}: {o:?}"))
+            .collect();
+        bail!("not every cluster settled:\n  {}", unsettled.join("\n  "));
+    }
+    Ok(())
+}

@@ -1,0 +1,288 @@
+//! Cluster-wide actions and observations: infrastructure, secrets, the control-plane plan,
+//! the finalizer. Machine actions are in [`crate::machines`].
+
+use std::sync::Arc;
+
+use capw_reconcile::{PlanStep, PlanView};
+use capw_runtime::bootstrap::SecretsState;
+use capw_runtime::control_plane::{Member, PlanInput, Step};
+use capw_runtime::infrastructure::ClusterState;
+use capw_runtime::types::{Deletion, KubernetesVersion, MachineRef};
+use capw_store::{ObjectKey, Store, StoreError};
+use capw_topology::ProviderConfig;
+
+use crate::calls::{ActionNote, chain, context, endpoint};
+use crate::config::LocalConfig;
+use crate::objects::{
+    CLUSTER_FINALIZER, INFRASTRUCTURE_KIND, InfrastructureRecord, SECRET_KIND, cluster_secret_name,
+    secret_object,
+};
+use crate::registry::{LoadedProvider, ProviderRegistry};
+use crate::view::{Snapshot, machine_view, parse_version};
+
+/// What every action needs: the store, the providers, the settings.
+#[derive(Clone)]
+pub(crate) struct Env {
+    pub store: Store,
+    pub registry: Arc<ProviderRegistry>,
+    pub config: LocalConfig,
+}
+
+impl Env {
+    /// The loaded provider `config` names, or a note saying why there is none.
+    pub fn provider(
+        &self,
+        config: &ProviderConfig,
+        condition: &'static str,
+    ) -> Result<Arc<LoadedProvider>, ActionNote> {
+        self.registry.get(&config.provider).cloned().ok_or_else(|| {
+            ActionNote::host_failed(
+                condition,
+                "ProviderNotLoaded",
+                self.registry.why_missing(&config.provider),
+            )
+        })
+    }
+
+    /// A store failure as a note on `condition`.
+    pub fn store_failed(condition: &'static str, e: &StoreError) -> ActionNote {
+        ActionNote::host_failed(condition, "StoreError", chain(e))
+    }
+}
+
+/// The bootstrap config that makes the cluster's secrets: the control plane's, else the
+/// first pool's.
+pub(crate) fn secrets_bootstrap(d: &capw_topology::DesiredState) -> Option<&ProviderConfig> {
+    (d.control_plane.bootstrap.as_ref()).or_else(|| d.pools.first().map(|p| &p.bootstrap))
+}
+
+const INFRA: &str = "InfrastructureReady";
+
+fn infra_key(s: &Snapshot) -> String {
+    format!("{}-infra", s.uid)
+}
+
+fn write_record(env: &Env, s: &Snapshot, record: &InfrastructureRecord) -> Result<(), ActionNote> {
+    env.store
+        .apply(record.to_object(&s.namespace, &s.name))
+        .map(|_| ())
+        .map_err(|e| Env::store_failed(INFRA, &e))?;
+    let key = ObjectKey::namespaced(INFRASTRUCTURE_KIND, &s.namespace, &s.name);
+    let status = serde_json::to_value(record).unwrap_or_default();
+    env.store
+        .update_status(&key, status, None)
+        .map(|_| ())
+        .map_err(|e| Env::store_failed(INFRA, &e))
+}
+
+/// `ReconcileInfrastructure`: record the provider's answer.
+pub(crate) async fn reconcile_infrastructure(env: &Env, s: &Snapshot) -> ActionNote {
+    let Ok(desired) = &s.desired else {
+        return ActionNote::done();
+    };
+    let provider = match env.provider(&desired.infrastructure, INFRA) {
+        Ok(p) => p,
+        Err(note) => return note,
+    };
+    let ctx = context(s, &provider, &desired.infrastructure.config, &infra_key(s));
+    let mut record = InfrastructureRecord {
+        cluster_uid: s.uid.clone(),
+        ..InfrastructureRecord::default()
+    };
+    let note = match provider.provider.reconcile_cluster(&ctx).await {
+        Ok(ClusterState::Ready(infra)) => {
+            record.state = "Ready".into();
+            let e = infra.control_plane_endpoint;
+            record.endpoint = Some((e.host, e.port));
+            record.failure_domains = infra
+                .failure_domains
+                .iter()
+                .map(|d| d.name.clone())
+                .collect();
+            record.control_plane_domains = (infra.failure_domains.iter())
+                .filter(|d| d.control_plane)
+                .map(|d| d.name.clone())
+                .collect();
+            ActionNote::done()
+        }
+        Ok(ClusterState::InProgress(p)) => {
+            record.state = "InProgress".into();
+            ActionNote::in_progress(INFRA, &p)
+        }
+        Err(e) => return ActionNote::failed(INFRA, &e),
+    };
+    match write_record(env, s, &record) {
+        Ok(()) => note,
+        Err(failed) => failed,
+    }
+}
+
+/// `DeleteInfrastructure`: call `delete-cluster` and record `Deleted` once it is gone.
+pub(crate) async fn delete_infrastructure(env: &Env, s: &Snapshot) -> ActionNote {
+    let Ok(desired) = &s.desired else {
+        return ActionNote::done();
+    };
+    let provider = match env.provider(&desired.infrastructure, INFRA) {
+        Ok(p) => p,
+        Err(note) => return note,
+    };
+    let ctx = context(s, &provider, &desired.infrastructure.config, &infra_key(s));
+    match provider.provider.delete_cluster(&ctx).await {
+        Ok(Deletion::Deleted) => {
+            let record = InfrastructureRecord {
+                state: "Deleted".into(),
+                cluster_uid: s.uid.clone(),
+                ..InfrastructureRecord::default()
+            };
+            write_record(env, s, &record)
+                .err()
+                .unwrap_or_else(ActionNote::done)
+        }
+        Ok(Deletion::InProgress(p)) => ActionNote::in_progress(INFRA, &p),
+        Err(e) => ActionNote::failed(INFRA, &e),
+    }
+}
+
+/// `EnsureSecrets`: store the bootstrap provider's cluster secrets once they are ready.
+pub(crate) async fn ensure_secrets(env: &Env, s: &Snapshot) -> ActionNote {
+    const COND: &str = "ControlPlaneInitialized";
+    let Ok(desired) = &s.desired else {
+        return ActionNote::done();
+    };
+    let Some(config) = secrets_bootstrap(desired) else {
+        return ActionNote::host_failed(
+            COND,
+            "NoBootstrapProvider",
+            "the class names no bootstrap provider".into(),
+        );
+    };
+    let provider = match env.provider(config, COND) {
+        Ok(p) => p,
+        Err(note) => return note,
+    };
+    let ctx = context(s, &provider, &config.config, &format!("{}-secrets", s.uid));
+    match provider.provider.cluster_secrets(&ctx).await {
+        Ok(SecretsState::Ready(items)) => {
+            let items = items.into_iter().map(|i| (i.name, i.data)).collect();
+            let object = secret_object(&s.namespace, &s.name, &s.uid, &items);
+            match env.store.apply(object) {
+                Ok(_) => ActionNote::done(),
+                Err(e) => Env::store_failed(COND, &e),
+            }
+        }
+        Ok(SecretsState::InProgress(p)) => ActionNote::in_progress(COND, &p),
+        Err(e) => ActionNote::failed(COND, &e),
+    }
+}
+
+fn wit_version(v: capw_reconcile::Version) -> KubernetesVersion {
+    KubernetesVersion {
+        major: v.major,
+        minor: v.minor,
+        patch: v.patch,
+    }
+}
+
+/// `PlanControlPlane`: the control-plane provider's next step for the current members.
+pub(crate) async fn plan(env: &Env, s: &Snapshot) -> Result<PlanView, ActionNote> {
+    const COND: &str = "ControlPlaneReady";
+    let Ok(desired) = &s.desired else {
+        return Err(ActionNote::done());
+    };
+    let cp = &desired.control_plane;
+    let provider = env.provider(&cp.config, COND)?;
+    let version = parse_version(&cp.version).ok_or_else(|| {
+        ActionNote::host_failed(COND, "InvalidVersion", format!("version {:?}", cp.version))
+    })?;
+    let members = s
+        .machines
+        .iter()
+        .filter(|m| m.spec.role != capw_api::MachineRole::Worker)
+        .filter_map(|m| {
+            let view = machine_view(m)?;
+            Some(Member {
+                machine: MachineRef {
+                    name: view.name.clone(),
+                    uid: m.metadata.uid.clone().unwrap_or_default(),
+                },
+                version: wit_version(view.version),
+                failure_domain: view.failure_domain.clone(),
+                ready: view.phase == capw_reconcile::MachinePhase::Running,
+                created_at: view.created_at,
+                deleting: view.deleting,
+            })
+        })
+        .collect();
+    let input = PlanInput {
+        version: wit_version(version),
+        replicas: cp.replicas,
+        members,
+        failure_domains: s
+            .infrastructure
+            .as_ref()
+            .map(|r| r.control_plane_domains.clone())
+            .unwrap_or_default(),
+        endpoint: s
+            .infrastructure
+            .as_ref()
+            .and_then(|r| r.endpoint.as_ref())
+            .map(|_| endpoint(s)),
+    };
+    let ctx = context(s, &provider, &cp.config.config, &format!("{}-plan", s.uid));
+    let out = provider
+        .provider
+        .plan(&ctx, &input)
+        .await
+        .map_err(|e| ActionNote::failed(COND, &e))?;
+    let step = match out.step {
+        Step::None => PlanStep::None,
+        Step::CreateMachine(c) => PlanStep::Create {
+            init: c.init,
+            failure_domain: c.failure_domain,
+        },
+        Step::DeleteMachine(m) => PlanStep::Delete { machine: m.name },
+        Step::Wait(_) => PlanStep::Wait,
+        Step::ApplyManifests(_) => {
+            return Err(ActionNote::host_failed(
+                COND,
+                "Unsupported",
+                "hosted control planes (apply-manifests) are not served in local mode".into(),
+            ));
+        }
+    };
+    Ok(PlanView {
+        step,
+        initialized: out.initialized,
+        replicas: out.replicas,
+        ready_replicas: out.ready_replicas,
+        up_to_date_replicas: out.up_to_date_replicas,
+    })
+}
+
+/// `RemoveFinalizer`: drop what the executor kept for the cluster, then its finalizer.
+pub(crate) fn remove_finalizer(env: &Env, s: &Snapshot) -> ActionNote {
+    let owned = [
+        ObjectKey::namespaced(SECRET_KIND, &s.namespace, &cluster_secret_name(&s.name)),
+        ObjectKey::namespaced(INFRASTRUCTURE_KIND, &s.namespace, &s.name),
+    ];
+    for key in owned {
+        match env.store.delete(&key) {
+            Ok(_) | Err(StoreError::NotFound(_)) => {}
+            Err(e) => return Env::store_failed("Ready", &e),
+        }
+    }
+    let key = ObjectKey::namespaced("Cluster", &s.namespace, &s.name);
+    let result = env.store.update(&key, |o| {
+        if let Some(list) = o
+            .pointer_mut("/metadata/finalizers")
+            .and_then(|f| f.as_array_mut())
+        {
+            list.retain(|f| f.as_str() != Some(CLUSTER_FINALIZER));
+        }
+        Ok(())
+    });
+    match result {
+        Ok(_) | Err(StoreError::NotFound(_)) => ActionNote::done(),
+        Err(e) => Env::store_failed("Ready", &e),
+    }
+}

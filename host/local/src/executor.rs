@@ -1,0 +1,223 @@
+//! The executor: one tokio task per Cluster, passes until it settles.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use capw_reconcile::StatusView;
+use capw_store::{ObjectKey, Store};
+use tokio::time::Instant;
+
+use crate::actions::Env;
+use crate::calls::chain;
+use crate::config::LocalConfig;
+use crate::error::LocalError;
+use crate::pass::{PassOutcome, pass};
+use crate::registry::ProviderRegistry;
+
+/// The shortest wait between two passes over a cluster that is making progress.
+const MIN_REQUEUE: Duration = Duration::from_millis(10);
+
+/// How one cluster settled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClusterOutcome {
+    /// Everything as desired, nothing to do.
+    Converged,
+    /// Deleted: nothing of it is left.
+    Gone,
+    /// Only a person can move it on; the message says why.
+    Blocked(String),
+    /// Still working when the time ran out.
+    TimedOut,
+    /// The host failed (the store), with the error.
+    Failed(String),
+}
+
+/// A progress line about one cluster, emitted when its summary changes.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    /// `namespace/name`.
+    pub cluster: String,
+    /// What it is doing, for people.
+    pub line: String,
+}
+
+/// How every cluster settled, by `namespace/name`.
+#[derive(Clone, Debug, Default)]
+pub struct SettleReport {
+    pub outcomes: BTreeMap<String, ClusterOutcome>,
+}
+
+impl SettleReport {
+    /// Every cluster converged or is gone.
+    pub fn all_settled(&self) -> bool {
+        self.outcomes
+            .values()
+            .all(|o| matches!(o, ClusterOutcome::Converged | ClusterOutcome::Gone))
+    }
+}
+
+/// Drives every Cluster of the store with the loaded providers.
+pub struct Executor {
+    env: Env,
+}
+
+impl Executor {
+    /// Loads every `WasmProvider` of `store` (writing their status) and returns an executor.
+    ///
+    /// # Errors
+    ///
+    /// [`LocalError`] when the store fails or the runtime cannot start; a provider that does
+    /// not load is reported in its status, not here.
+    pub async fn open(store: Store, config: LocalConfig) -> Result<Self, LocalError> {
+        let registry = ProviderRegistry::load_all(&store, &config).await?;
+        Ok(Executor {
+            env: Env {
+                store,
+                registry: Arc::new(registry),
+                config,
+            },
+        })
+    }
+
+    /// The store it works on.
+    pub fn store(&self) -> &Store {
+        &self.env.store
+    }
+
+    /// The loaded providers.
+    pub fn registry(&self) -> &ProviderRegistry {
+        &self.env.registry
+    }
+
+    /// Reconciles every Cluster, each in its own task, until each one converged, is gone or
+    /// is blocked, or `timeout` passed. `progress` hears a line whenever a cluster's summary
+    /// changes.
+    ///
+    /// # Guarantees
+    ///
+    /// - A slow or hanging provider call for one cluster never delays another: clusters run
+    ///   in separate tasks, and each call is bounded by its provider's deadline.
+    /// - A converged cluster's pass writes nothing (its status is already what it computes).
+    ///
+    /// # Errors
+    ///
+    /// [`LocalError`] when the Clusters cannot be listed.
+    pub async fn reconcile_until_settled(
+        &self,
+        timeout: Duration,
+        progress: Arc<dyn Fn(Progress) + Send + Sync>,
+    ) -> Result<SettleReport, LocalError> {
+        let deadline = Instant::now() + timeout;
+        let mut tasks = Vec::new();
+        for cluster in self.env.store.list("Cluster", None)? {
+            let key = ObjectKey::of(&cluster)?;
+            let env = self.env.clone();
+            let progress = progress.clone();
+            let label = format!("{}/{}", key.namespace, key.name);
+            let task = tokio::spawn(drive(env, key, deadline, progress));
+            tasks.push((label, task));
+        }
+        let mut report = SettleReport::default();
+        for (label, task) in tasks {
+            let outcome = task
+                .await
+                .unwrap_or_else(|e| ClusterOutcome::Failed(format!("task lost: {e}")));
+            report.outcomes.insert(label, outcome);
+        }
+        Ok(report)
+    }
+}
+
+/// Passes over one cluster until it settles or `deadline`.
+async fn drive(
+    env: Env,
+    key: ObjectKey,
+    deadline: Instant,
+    progress: Arc<dyn Fn(Progress) + Send + Sync>,
+) -> ClusterOutcome {
+    let cluster = format!("{}/{}", key.namespace, key.name);
+    let mut last = String::new();
+    let mut say = |line: String| {
+        if line != last {
+            progress(Progress {
+                cluster: cluster.clone(),
+                line: line.clone(),
+            });
+            last = line;
+        }
+    };
+    let mut backoff = env.config.base_backoff;
+    loop {
+        let outcome = match tokio::time::timeout_at(deadline, pass(&env, &key)).await {
+            Err(_) => return ClusterOutcome::TimedOut,
+            Ok(Err(e)) => return ClusterOutcome::Failed(chain(&e)),
+            Ok(Ok(outcome)) => outcome,
+        };
+        let wait = match outcome {
+            PassOutcome::Gone => {
+                say("deleted".into());
+                return ClusterOutcome::Gone;
+            }
+            PassOutcome::Converged(status) => {
+                say(summary(&status));
+                return ClusterOutcome::Converged;
+            }
+            PassOutcome::Blocked(why) => {
+                say(format!("blocked: {why}"));
+                return ClusterOutcome::Blocked(why);
+            }
+            PassOutcome::Progress {
+                status,
+                requeue,
+                failed,
+            } => {
+                if let Some(status) = &status {
+                    say(summary(status));
+                }
+                let wait = if failed {
+                    let b = backoff;
+                    backoff = (backoff * 2).min(env.config.max_requeue);
+                    requeue.unwrap_or(b)
+                } else {
+                    backoff = env.config.base_backoff;
+                    requeue.unwrap_or(MIN_REQUEUE)
+                };
+                wait.clamp(MIN_REQUEUE, env.config.max_requeue.max(MIN_REQUEUE))
+            }
+        };
+        if Instant::now() + wait >= deadline {
+            return ClusterOutcome::TimedOut;
+        }
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// One line about a cluster: phase, control plane and workers.
+fn summary(s: &StatusView) -> String {
+    let cp = &s.control_plane;
+    let workers: Vec<String> = s
+        .workers
+        .iter()
+        .map(|p| format!("{} {}/{}", p.name, p.ready, p.desired))
+        .collect();
+    let waiting: Vec<String> = s
+        .conditions
+        .iter()
+        .filter(|c| !c.status && c.type_ != "Ready")
+        .map(|c| c.type_.to_string())
+        .collect();
+    let mut line = format!(
+        "{} control-plane {}/{}",
+        s.phase.as_str(),
+        cp.ready,
+        cp.desired
+    );
+    if !workers.is_empty() {
+        line.push_str(&format!(", workers {}", workers.join(", ")));
+    }
+    if !waiting.is_empty() {
+        line.push_str(&format!(" (waiting: {})", waiting.join(", ")));
+    }
+    line
+}

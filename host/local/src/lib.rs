@@ -1,0 +1,52 @@
+//! capw's embedded local mode: one process, the embedded store, real provider components.
+//!
+//! Start with [`LocalConfig`] (where the state lives and where provider components are read
+//! from), then [`Executor::open`], which loads every `WasmProvider` in the store into a
+//! [`ProviderRegistry`] (writing each one's status), and [`Executor::reconcile_until_settled`],
+//! which drives every Cluster with the pure reconcile core (`capw-reconcile`) until each one
+//! has converged, is gone, or is blocked on something only a person can fix.
+//!
+//! # State layout
+//!
+//! ```text
+//! <state-dir>/            (default `.capw/`)
+//!   state.redb            the object store (capw-store)
+//!   simcloud.json         the in-process simcloud's state (written by `capw up`)
+//!   secrets/<name>        value of a secret granted to a provider (secretRef without key)
+//!   secrets/<name>/<key>  value of one key of it (secretRef with key)
+//! ```
+//!
+//! # Objects the executor owns
+//!
+//! - `Machine` objects, named `<cluster>-<pool>-<5 hex>`, with idempotency key
+//!   `<cluster uid>/<machine name>`; written before any provider call that may create.
+//! - `Secret` `<cluster>-cluster-secrets`: the bootstrap provider's cluster secrets (base64,
+//!   never logged).
+//! - `ClusterInfrastructure` `<cluster>`: the infrastructure provider's last answer
+//!   (endpoint, failure domains, deleted), which the Cluster's status schema has no room for.
+//!
+//! Every provider call runs under its provider's deadline, and every Cluster in its own tokio
+//! task, so a hanging provider for one cluster never delays another.
+
+mod actions;
+mod calls;
+mod config;
+mod error;
+mod executor;
+mod machines;
+mod objects;
+mod pass;
+mod registry;
+mod secrets;
+mod status;
+mod validate;
+mod view;
+
+pub use config::{LocalConfig, STATE_FILE};
+pub use error::LocalError;
+pub use executor::{ClusterOutcome, Executor, Progress, SettleReport};
+pub use objects::{
+    CLUSTER_FINALIZER, INFRASTRUCTURE_KIND, MACHINE_FINALIZER, SECRET_KIND, cluster_secret_name,
+};
+pub use registry::{LoadedProvider, ProviderRegistry};
+pub use secrets::LocalSecrets;

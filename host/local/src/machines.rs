@@ -1,0 +1,481 @@
+//! Machine actions: create (intent first), reconcile, delete, and orphans.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use capw_api::{
+    Condition, ConditionStatus, Machine, MachineAddress, MachinePhase, MachineSpec, MachineStatus,
+    NodeRef, ObjectMeta, set_condition,
+};
+use capw_reconcile::MachineIntent;
+use capw_runtime::bootstrap::{BootstrapRequest, ControlPlaneMember, SecretItem};
+use capw_runtime::infrastructure::{self as infra, MachinePhase as InfraPhase};
+use capw_runtime::types::{self, AddressKind, Deletion, MachineRef};
+use capw_store::{ObjectKey, StoreError};
+use capw_topology::{DesiredState, ProviderConfig};
+
+use crate::actions::{Env, secrets_bootstrap};
+use crate::calls::{ActionNote, chain, context, endpoint};
+use crate::objects::{
+    CLUSTER_LABEL, MACHINE_FINALIZER, decode, encode, machine_key, machine_name, now,
+};
+use crate::view::{Snapshot, api_role, parse_version};
+
+const INFRA: &str = "InfrastructureReady";
+const BOOTSTRAP: &str = "BootstrapReady";
+
+fn is_control_plane(m: &Machine) -> bool {
+    m.spec.role != capw_api::MachineRole::Worker
+}
+
+/// The infrastructure config for machine `m`: its pool's, the control plane's machine
+/// config, else the cluster's.
+fn infra_config<'a>(d: &'a DesiredState, m: &Machine) -> &'a ProviderConfig {
+    if is_control_plane(m) {
+        return d
+            .control_plane
+            .machine_infrastructure
+            .as_ref()
+            .unwrap_or(&d.infrastructure);
+    }
+    (d.pools.iter().find(|p| p.name == m.spec.pool))
+        .map_or(&d.infrastructure, |p| &p.infrastructure)
+}
+
+/// The bootstrap config for machine `m`: its pool's, else the control plane's.
+fn bootstrap_config<'a>(d: &'a DesiredState, m: &Machine) -> Option<&'a ProviderConfig> {
+    if !is_control_plane(m)
+        && let Some(pool) = d.pools.iter().find(|p| p.name == m.spec.pool)
+    {
+        return Some(&pool.bootstrap);
+    }
+    secrets_bootstrap(d)
+}
+
+fn machine_ref(m: &Machine) -> MachineRef {
+    MachineRef {
+        name: m.metadata.name.clone().unwrap_or_default(),
+        uid: m.metadata.uid.clone().unwrap_or_default(),
+    }
+}
+
+fn machine_object_key(s: &Snapshot, name: &str) -> ObjectKey {
+    ObjectKey::namespaced("Machine", &s.namespace, name)
+}
+
+/// Writes `change` into machine `name`'s status, keeping condition transition times.
+fn write_status(
+    env: &Env,
+    s: &Snapshot,
+    name: &str,
+    change: impl FnOnce(&mut MachineStatus),
+) -> Result<(), StoreError> {
+    let key = machine_object_key(s, name);
+    env.store.update(&key, |object| {
+        let current = object.get("status").cloned().unwrap_or_default();
+        let mut status: MachineStatus = serde_json::from_value(current).unwrap_or_default();
+        change(&mut status);
+        object["status"] =
+            serde_json::to_value(status).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+fn condition(type_: &str, ok: bool, reason: &str, message: impl Into<String>) -> Condition {
+    let status = if ok {
+        ConditionStatus::True
+    } else {
+        ConditionStatus::False
+    };
+    Condition::new(type_, status, reason, message, now())
+}
+
+/// `CreateMachine`: the Machine object with its name and idempotency key is stored first;
+/// only then is any provider asked to create anything.
+pub(crate) async fn create(env: &Env, s: &Snapshot, intent: &MachineIntent) -> ActionNote {
+    let name = machine_name(&s.name, &intent.pool);
+    let machine = Machine {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            namespace: Some(s.namespace.clone()),
+            labels: Some([(CLUSTER_LABEL.to_string(), s.name.clone())].into()),
+            finalizers: Some(vec![MACHINE_FINALIZER.into()]),
+            ..ObjectMeta::default()
+        },
+        spec: MachineSpec {
+            cluster_name: s.name.clone(),
+            role: api_role(intent.role),
+            pool: intent.pool.clone(),
+            version: intent.version.to_string(),
+            failure_domain: intent.failure_domain.clone(),
+            idempotency_key: machine_key(&s.uid, &name),
+        },
+        status: Some(MachineStatus::default()),
+    };
+    let stored = encode(&machine, "Machine")
+        .map_err(|e| ActionNote::host_failed(INFRA, "StoreError", chain(&e)))
+        .and_then(|v| {
+            env.store
+                .create(v)
+                .map_err(|e| Env::store_failed(INFRA, &e))
+        });
+    let stored: Machine = match stored.and_then(|v| {
+        decode(v, "Machine").map_err(|e| ActionNote::host_failed(INFRA, "StoreError", chain(&e)))
+    }) {
+        Ok(m) => m,
+        Err(note) => return note,
+    };
+    tracing::info!(cluster = %s.name, machine = %name, role = ?intent.role, "machine intent stored");
+    reconcile(env, s, &stored).await
+}
+
+/// `ReconcileMachine`: bootstrap data until the infrastructure has the machine, then
+/// `reconcile-machine`, and the answer into the Machine's status.
+pub(crate) async fn reconcile(env: &Env, s: &Snapshot, m: &Machine) -> ActionNote {
+    let Ok(desired) = &s.desired else {
+        return ActionNote::done();
+    };
+    let name = m.metadata.name.clone().unwrap_or_default();
+    let key = m.spec.idempotency_key.clone();
+    let status = m.status.clone().unwrap_or_default();
+    let mut bootstrap_data = Vec::new();
+    if status.provider_id.is_none() {
+        match bootstrap(env, s, desired, m).await {
+            Ok(data) => bootstrap_data = data,
+            Err((reason, message, note)) => {
+                let _ = write_status(env, s, &name, |st| {
+                    set_condition(
+                        &mut st.conditions,
+                        condition(BOOTSTRAP, false, &reason, message),
+                    );
+                });
+                return note;
+            }
+        }
+    }
+    let config = infra_config(desired, m);
+    let provider = match env.provider(config, INFRA) {
+        Ok(p) => p,
+        Err(note) => return note,
+    };
+    let ctx = context(s, &provider, &config.config, &key);
+    let Some(version) = parse_version(&m.spec.version) else {
+        return ActionNote::done();
+    };
+    let spec = infra::MachineSpec {
+        machine: machine_ref(m),
+        role: match m.spec.role {
+            capw_api::MachineRole::Init => types::MachineRole::Init,
+            capw_api::MachineRole::JoinControlPlane => types::MachineRole::JoinControlPlane,
+            capw_api::MachineRole::Worker => types::MachineRole::Worker,
+        },
+        pool: m.spec.pool.clone(),
+        version: types::KubernetesVersion {
+            major: version.major,
+            minor: version.minor,
+            patch: version.patch,
+        },
+        failure_domain: m.spec.failure_domain.clone(),
+        bootstrap_data,
+    };
+    match provider.provider.reconcile_machine(&ctx, &spec).await {
+        Ok(answer) => {
+            let requeue = answer
+                .requeue_after_ms
+                .map(|ms| Duration::from_millis(ms.into()));
+            let written = write_status(env, s, &name, |st| apply_answer(st, &name, answer));
+            match written {
+                Ok(()) => ActionNote::done().requeue_after(requeue),
+                Err(e) => Env::store_failed(INFRA, &e),
+            }
+        }
+        Err(e) => {
+            let note = ActionNote::failed(INFRA, &e);
+            let _ = write_status(env, s, &name, |st| {
+                set_condition(
+                    &mut st.conditions,
+                    condition(INFRA, false, e.failure().reason(), chain(&e)),
+                );
+            });
+            // The failure is the machine's; the cluster shows it through the machine.
+            ActionNote {
+                condition: None,
+                ..note
+            }
+        }
+    }
+}
+
+/// The bootstrap data for `m`, or (reason, message, note) of why not.
+async fn bootstrap(
+    env: &Env,
+    s: &Snapshot,
+    desired: &DesiredState,
+    m: &Machine,
+) -> Result<Vec<u8>, (String, String, ActionNote)> {
+    let fail = |reason: &str, message: String| {
+        (
+            reason.to_string(),
+            message.clone(),
+            ActionNote::host_failed(BOOTSTRAP, reason, message),
+        )
+    };
+    let Some(config) = bootstrap_config(desired, m) else {
+        return Err(fail(
+            "NoBootstrapProvider",
+            "the class names no bootstrap provider".into(),
+        ));
+    };
+    let Some(secrets) = &s.secrets else {
+        return Err(fail(
+            "WaitingForSecrets",
+            "the cluster secrets are not stored yet".into(),
+        ));
+    };
+    let provider = env.provider(config, BOOTSTRAP).map_err(|n| {
+        let (_, reason, message) = n.condition.clone().unwrap_or_default();
+        (reason, message, n)
+    })?;
+    let role = match m.spec.role {
+        capw_api::MachineRole::Init => types::MachineRole::Init,
+        capw_api::MachineRole::JoinControlPlane => types::MachineRole::JoinControlPlane,
+        capw_api::MachineRole::Worker => types::MachineRole::Worker,
+    };
+    let members = if role == types::MachineRole::Init {
+        Vec::new()
+    } else {
+        s.machines
+            .iter()
+            .filter(|o| is_control_plane(o) && o.metadata.deletion_timestamp.is_none())
+            .filter_map(|o| {
+                let st = o.status.as_ref()?;
+                (st.phase == MachinePhase::Running).then(|| ControlPlaneMember {
+                    name: o.metadata.name.clone().unwrap_or_default(),
+                    address: st
+                        .addresses
+                        .first()
+                        .map(|a| a.address.clone())
+                        .unwrap_or_default(),
+                })
+            })
+            .collect()
+    };
+    let version = parse_version(&m.spec.version).unwrap_or(capw_reconcile::Version {
+        major: 0,
+        minor: 0,
+        patch: 0,
+    });
+    let request = BootstrapRequest {
+        machine: machine_ref(m),
+        role,
+        version: types::KubernetesVersion {
+            major: version.major,
+            minor: version.minor,
+            patch: version.patch,
+        },
+        endpoint: endpoint(s),
+        secrets: secrets
+            .iter()
+            .map(|(name, data)| SecretItem {
+                name: name.clone(),
+                data: data.clone(),
+            })
+            .collect(),
+        control_plane_members: members,
+    };
+    let ctx = context(s, &provider, &config.config, &m.spec.idempotency_key);
+    match provider.provider.generate_bootstrap(&ctx, &request).await {
+        Ok(data) => {
+            let name = m.metadata.name.clone().unwrap_or_default();
+            let _ = write_status(env, s, &name, |st| {
+                st.bootstrap_ready = true;
+                set_condition(
+                    &mut st.conditions,
+                    condition(BOOTSTRAP, true, "DataGenerated", ""),
+                );
+            });
+            Ok(data.data)
+        }
+        Err(e) => Err((
+            e.failure().reason().into(),
+            chain(&e),
+            ActionNote::failed(BOOTSTRAP, &e),
+        )),
+    }
+}
+
+/// The infrastructure's answer in a Machine's status.
+fn apply_answer(st: &mut MachineStatus, name: &str, answer: infra::MachineStatus) {
+    st.phase = match answer.phase {
+        InfraPhase::Pending => MachinePhase::Pending,
+        InfraPhase::Provisioning => MachinePhase::Provisioning,
+        InfraPhase::Running => MachinePhase::Running,
+        InfraPhase::Failed => MachinePhase::Failed,
+        InfraPhase::Deleting => MachinePhase::Deleting,
+    };
+    // A machine the infrastructure has accepted leaves Pending: its bootstrap data is given.
+    if st.phase == MachinePhase::Pending && answer.provider_id.is_some() {
+        st.phase = MachinePhase::Provisioning;
+    }
+    if answer.provider_id.is_some() {
+        st.provider_id = answer.provider_id;
+    }
+    st.addresses = answer
+        .addresses
+        .into_iter()
+        .map(|a| MachineAddress {
+            type_: match a.kind {
+                AddressKind::Hostname => "Hostname",
+                AddressKind::InternalIp => "InternalIP",
+                AddressKind::ExternalIp => "ExternalIP",
+                AddressKind::InternalDns => "InternalDNS",
+                AddressKind::ExternalDns => "ExternalDNS",
+            }
+            .into(),
+            address: a.address,
+        })
+        .collect();
+    let running = st.phase == MachinePhase::Running;
+    st.ready = running;
+    st.node_ref = running.then(|| NodeRef { name: name.into() });
+    st.failure_message = (st.phase == MachinePhase::Failed).then(|| answer.message.clone());
+    if st.created_at.is_none() && st.provider_id.is_some() {
+        st.created_at = Some(now());
+    }
+    let reason = format!("{:?}", st.phase);
+    set_condition(
+        &mut st.conditions,
+        condition(INFRA, running, &reason, answer.message),
+    );
+    for c in answer.conditions {
+        let status = match c.status {
+            types::ConditionStatus::True => ConditionStatus::True,
+            types::ConditionStatus::False => ConditionStatus::False,
+            types::ConditionStatus::Unknown => ConditionStatus::Unknown,
+        };
+        let type_ = format!("Infrastructure{}", c.type_);
+        set_condition(
+            &mut st.conditions,
+            Condition::new(type_, status, c.reason, c.message, now()),
+        );
+    }
+}
+
+/// `DeleteMachine`: mark it deleted, call `delete-machine` until the infrastructure says it
+/// is gone, then drop its finalizer (which removes it).
+pub(crate) async fn delete(env: &Env, s: &Snapshot, m: &Machine) -> ActionNote {
+    let name = m.metadata.name.clone().unwrap_or_default();
+    let key = machine_object_key(s, &name);
+    if m.metadata.deletion_timestamp.is_none() {
+        tracing::info!(cluster = %s.name, machine = %name, "deleting machine");
+        if let Err(e) = env.store.delete(&key) {
+            return Env::store_failed(INFRA, &e);
+        }
+    }
+    let Ok(desired) = &s.desired else {
+        return ActionNote::done();
+    };
+    let config = infra_config(desired, m);
+    let provider = match env.provider(config, INFRA) {
+        Ok(p) => p,
+        Err(note) => return note,
+    };
+    let ctx = context(s, &provider, &config.config, &m.spec.idempotency_key);
+    match provider
+        .provider
+        .delete_machine(&ctx, &machine_ref(m))
+        .await
+    {
+        Ok(Deletion::Deleted) => {
+            let removed = env.store.update(&key, |o| {
+                if let Some(list) = o
+                    .pointer_mut("/metadata/finalizers")
+                    .and_then(|f| f.as_array_mut())
+                {
+                    list.retain(|f| f.as_str() != Some(MACHINE_FINALIZER));
+                }
+                Ok(())
+            });
+            match removed {
+                Ok(_) | Err(StoreError::NotFound(_)) => ActionNote::done(),
+                Err(e) => Env::store_failed(INFRA, &e),
+            }
+        }
+        Ok(Deletion::InProgress(p)) => {
+            let _ = write_status(env, s, &name, |st| {
+                st.phase = MachinePhase::Deleting;
+                set_condition(
+                    &mut st.conditions,
+                    condition(INFRA, false, &p.reason, p.message.clone()),
+                );
+            });
+            ActionNote {
+                condition: None,
+                ..ActionNote::in_progress(INFRA, &p)
+            }
+        }
+        Err(e) => {
+            let _ = write_status(env, s, &name, |st| {
+                set_condition(
+                    &mut st.conditions,
+                    condition(INFRA, false, e.failure().reason(), chain(&e)),
+                );
+            });
+            ActionNote::failed(INFRA, &e)
+        }
+    }
+}
+
+/// `ListMachines`: the infrastructure's machines no Machine object has, by key → name.
+pub(crate) async fn orphans(
+    env: &Env,
+    s: &Snapshot,
+) -> Result<BTreeMap<String, String>, ActionNote> {
+    let Ok(desired) = &s.desired else {
+        return Err(ActionNote::done());
+    };
+    let provider = env.provider(&desired.infrastructure, INFRA)?;
+    let ctx = context(
+        s,
+        &provider,
+        &desired.infrastructure.config,
+        &format!("{}-list", s.uid),
+    );
+    let listed = provider
+        .provider
+        .list_machines(&ctx)
+        .await
+        .map_err(|e| ActionNote::failed(INFRA, &e))?;
+    Ok(listed
+        .into_iter()
+        .filter(|l| {
+            !s.machines
+                .iter()
+                .any(|m| m.spec.idempotency_key == l.idempotency_key)
+        })
+        .map(|l| (l.idempotency_key, l.machine_name))
+        .collect())
+}
+
+/// `DeleteOrphan`: delete a machine the infrastructure has and no Machine names.
+pub(crate) async fn delete_orphan(env: &Env, s: &Snapshot, key: &str, name: &str) -> ActionNote {
+    let Ok(desired) = &s.desired else {
+        return ActionNote::done();
+    };
+    let provider = match env.provider(&desired.infrastructure, INFRA) {
+        Ok(p) => p,
+        Err(note) => return note,
+    };
+    tracing::info!(cluster = %s.name, key, "deleting orphan machine");
+    let ctx = context(s, &provider, &desired.infrastructure.config, key);
+    let machine = MachineRef {
+        name: name.into(),
+        uid: String::new(),
+    };
+    match provider.provider.delete_machine(&ctx, &machine).await {
+        Ok(Deletion::Deleted) => ActionNote::done(),
+        Ok(Deletion::InProgress(p)) => ActionNote::in_progress(INFRA, &p),
+        Err(e) => ActionNote::failed(INFRA, &e),
+    }
+}

@@ -1,0 +1,165 @@
+//! The objects the executor reads and writes, their names and keys.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use capw_api::Time;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::error::LocalError;
+
+/// Finalizer on every Cluster the executor has started on: it goes when nothing of the
+/// cluster is left in the infrastructure.
+pub const CLUSTER_FINALIZER: &str = "capw.dev/cluster";
+
+/// Finalizer on every Machine: it goes when the infrastructure says the machine is deleted.
+pub const MACHINE_FINALIZER: &str = "capw.dev/machine";
+
+/// Label on every object the executor makes for a cluster.
+pub const CLUSTER_LABEL: &str = "capw.dev/cluster";
+
+/// Kind of the Secret-like object holding a cluster's secrets.
+pub const SECRET_KIND: &str = "Secret";
+
+/// Kind of the record of a cluster's infrastructure.
+pub const INFRASTRUCTURE_KIND: &str = "ClusterInfrastructure";
+
+/// Name of the Secret holding the cluster secrets of cluster `cluster`.
+pub fn cluster_secret_name(cluster: &str) -> String {
+    format!("{cluster}-cluster-secrets")
+}
+
+/// Now, as a Kubernetes timestamp (whole seconds).
+pub fn now() -> Time {
+    let t = jiff::Timestamp::now();
+    Time(jiff::Timestamp::from_second(t.as_second()).unwrap_or(t))
+}
+
+/// A stored object as its typed form.
+pub(crate) fn decode<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, LocalError> {
+    serde_json::from_value(value).map_err(|source| LocalError::Malformed {
+        what: what.into(),
+        source,
+    })
+}
+
+/// A typed object as JSON.
+pub(crate) fn encode<T: Serialize>(value: &T, what: &str) -> Result<Value, LocalError> {
+    serde_json::to_value(value).map_err(|source| LocalError::Malformed {
+        what: what.into(),
+        source,
+    })
+}
+
+/// What the infrastructure provider last said about a cluster.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InfrastructureRecord {
+    /// `Ready`, `InProgress` or `Deleted`.
+    pub state: String,
+    /// The uid of the Cluster it belongs to (a recreated Cluster starts afresh).
+    pub cluster_uid: String,
+    /// `host:port` of the control-plane endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<(String, u16)>,
+    /// Every failure domain.
+    #[serde(default)]
+    pub failure_domains: Vec<String>,
+    /// Those that may hold control-plane machines.
+    #[serde(default)]
+    pub control_plane_domains: Vec<String>,
+}
+
+impl InfrastructureRecord {
+    /// The object storing it for cluster `name` in `namespace`.
+    pub fn to_object(&self, namespace: &str, name: &str) -> Value {
+        json!({
+            "apiVersion": "capw.dev/v1alpha1",
+            "kind": INFRASTRUCTURE_KIND,
+            "metadata": {"name": name, "namespace": namespace, "labels": {CLUSTER_LABEL: name}},
+            "spec": {},
+            "status": self,
+        })
+    }
+
+    /// The record in a stored object.
+    pub fn from_object(object: &Value) -> Option<Self> {
+        serde_json::from_value(object.get("status")?.clone()).ok()
+    }
+}
+
+/// One item of a cluster's secrets: name and bytes.
+pub type SecretItems = Vec<(String, Vec<u8>)>;
+
+/// The Secret object of a cluster's secrets: `data` holds each item in base64, as in
+/// Kubernetes; the cluster's uid is kept so a recreated cluster never takes old secrets.
+pub fn secret_object(
+    namespace: &str,
+    cluster: &str,
+    cluster_uid: &str,
+    items: &SecretItems,
+) -> Value {
+    let data: serde_json::Map<String, Value> = items
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(STANDARD.encode(v))))
+        .collect();
+    json!({
+        "apiVersion": "v1",
+        "kind": SECRET_KIND,
+        "metadata": {
+            "name": cluster_secret_name(cluster),
+            "namespace": namespace,
+            "labels": {CLUSTER_LABEL: cluster},
+            "annotations": {"capw.dev/cluster-uid": cluster_uid},
+        },
+        "type": "capw.dev/cluster-secrets",
+        "data": data,
+    })
+}
+
+/// The items of a stored cluster Secret, if it belongs to `cluster_uid`.
+pub fn secret_items(object: &Value, cluster_uid: &str) -> Option<SecretItems> {
+    let uid = object
+        .pointer("/metadata/annotations/capw.dev~1cluster-uid")
+        .and_then(Value::as_str)?;
+    if uid != cluster_uid {
+        return None;
+    }
+    let data = object.get("data")?.as_object()?;
+    data.iter()
+        .map(|(k, v)| Some((k.clone(), STANDARD.decode(v.as_str()?).ok()?)))
+        .collect()
+}
+
+/// A fresh machine name for a pool of `cluster`: `<cluster>-<pool>-<5 hex>`.
+pub fn machine_name(cluster: &str, pool: &str) -> String {
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    format!("{cluster}-{pool}-{}", &suffix[..5])
+}
+
+/// The idempotency key of a machine: stable for its life, unique across recreated clusters.
+pub fn machine_key(cluster_uid: &str, machine: &str) -> String {
+    format!("{cluster_uid}-{machine}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_round_trip_only_for_their_cluster() {
+        let items = vec![("ca.crt".to_string(), b"\x00pem".to_vec())];
+        let object = secret_object("default", "c1", "uid-1", &items);
+        assert_eq!(secret_items(&object, "uid-1"), Some(items));
+        assert_eq!(secret_items(&object, "uid-2"), None);
+    }
+
+    #[test]
+    fn machine_names_are_fresh_and_keys_stable() {
+        let a = machine_name("c1", "md-0");
+        assert!(a.starts_with("c1-md-0-") && a.len() == "c1-md-0-".len() + 5);
+        assert_ne!(a, machine_name("c1", "md-0"));
+        assert_eq!(machine_key("u", &a), machine_key("u", &a));
+    }
+}

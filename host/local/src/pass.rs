@@ -1,0 +1,208 @@
+//! One pass over one cluster: read it, observe (plan, list machines), decide, act
+//! concurrently, write the status. Level-triggered: a pass looks only at what is stored.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use capw_api::Cluster;
+use capw_reconcile::{Action, StatusView, decide};
+use capw_store::{ObjectKey, StoreError};
+use futures::future::join_all;
+
+use crate::actions::{self, Env};
+use crate::calls::ActionNote;
+use crate::error::LocalError;
+use crate::machines;
+use crate::objects::{
+    CLUSTER_FINALIZER, INFRASTRUCTURE_KIND, InfrastructureRecord, SECRET_KIND, cluster_secret_name,
+    decode, secret_items,
+};
+use crate::status;
+use crate::validate::desired_state;
+use crate::view::Snapshot;
+
+/// How a pass ended.
+#[derive(Clone, Debug)]
+pub(crate) enum PassOutcome {
+    /// The Cluster no longer exists.
+    Gone,
+    /// Nothing to do and everything as desired.
+    Converged(StatusView),
+    /// Only a person can move it on: invalid topology or config, or a permanent provider
+    /// error. The message says what.
+    Blocked(String),
+    /// Work is under way; pass again after `requeue` (or at once when `None`).
+    Progress {
+        status: Option<StatusView>,
+        requeue: Option<Duration>,
+        failed: bool,
+    },
+}
+
+/// Reads the cluster at `key` and everything of it; `None` when it is gone.
+async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalError> {
+    let Some(value) = env.store.get(key)? else {
+        return Ok(None);
+    };
+    let cluster: Cluster = decode(value, &key.to_string())?;
+    let namespace = key.namespace.clone();
+    let name = key.name.clone();
+    let uid = cluster.metadata.uid.clone().unwrap_or_default();
+    let machines = env
+        .store
+        .list("Machine", Some(&namespace))?
+        .into_iter()
+        .filter(|m| m.pointer("/spec/clusterName").and_then(|v| v.as_str()) == Some(&name))
+        .map(|m| decode(m, "Machine"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let infrastructure = env
+        .store
+        .get(&ObjectKey::namespaced(
+            INFRASTRUCTURE_KIND,
+            &namespace,
+            &name,
+        ))?
+        .and_then(|o| InfrastructureRecord::from_object(&o))
+        .filter(|r| r.cluster_uid == uid);
+    let secrets = env
+        .store
+        .get(&ObjectKey::namespaced(
+            SECRET_KIND,
+            &namespace,
+            &cluster_secret_name(&name),
+        ))?
+        .and_then(|o| secret_items(&o, &uid));
+    let desired = desired_state(env, &cluster).await;
+    Ok(Some(Snapshot {
+        cluster,
+        namespace,
+        name,
+        uid,
+        desired,
+        machines,
+        infrastructure,
+        secrets,
+    }))
+}
+
+/// Adds the cluster finalizer before anything is created for the cluster.
+fn ensure_finalizer(env: &Env, key: &ObjectKey) -> Result<(), StoreError> {
+    env.store.update(key, |o| {
+        let meta = o
+            .get_mut("metadata")
+            .and_then(|m| m.as_object_mut())
+            .ok_or_else(|| StoreError::Invalid("no metadata".into()))?;
+        let list = meta
+            .entry("finalizers")
+            .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+        if let Some(list) = list.as_array_mut()
+            && !list.iter().any(|f| f.as_str() == Some(CLUSTER_FINALIZER))
+        {
+            list.push(CLUSTER_FINALIZER.into());
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// One pass over the cluster at `key`.
+///
+/// # Errors
+///
+/// [`LocalError`] when the store fails; a provider's failure is a note in the status.
+pub(crate) async fn pass(env: &Env, key: &ObjectKey) -> Result<PassOutcome, LocalError> {
+    let Some(s) = snapshot(env, key).await? else {
+        return Ok(PassOutcome::Gone);
+    };
+    if let Err(problems) = &s.desired {
+        status::write(env, &s, None, &[])?;
+        return Ok(PassOutcome::Blocked(problems.join("; ")));
+    }
+    if !s.deleting() {
+        ensure_finalizer(env, key)?;
+    }
+
+    // Observe what the core asks to observe, then decide again.
+    let mut view = s.view();
+    let mut notes = Vec::new();
+    let mut orphan_names = BTreeMap::new();
+    for action in decide(&view).actions {
+        match action {
+            Action::PlanControlPlane => match actions::plan(env, &s).await {
+                Ok(plan) => view.plan = Some(plan),
+                Err(note) => notes.push(note),
+            },
+            Action::ListMachines => match machines::orphans(env, &s).await {
+                Ok(found) => {
+                    view.orphans = Some(found.keys().cloned().collect());
+                    orphan_names = found;
+                }
+                Err(note) => notes.push(note),
+            },
+            _ => {}
+        }
+    }
+    let decision = decide(&view);
+    let todo: Vec<&Action> = decision
+        .actions
+        .iter()
+        .filter(|a| !matches!(a, Action::PlanControlPlane | Action::ListMachines))
+        .collect();
+    if todo.is_empty() && notes.is_empty() && decision.converged() {
+        status::write(env, &s, Some(&decision.status), &[])?;
+        return Ok(PassOutcome::Converged(decision.status));
+    }
+    if !todo.is_empty() {
+        tracing::debug!(cluster = %s.name, actions = ?todo, "acting");
+    }
+    // Nothing to act on but not converged: something is under way elsewhere (a plan that
+    // waits); look again later rather than at once.
+    let idle = todo.is_empty().then_some(env.config.max_requeue);
+    let results = join_all(todo.into_iter().map(|a| run(env, &s, a, &orphan_names))).await;
+    notes.extend(results);
+
+    // The status after the actions.
+    let Some(after) = snapshot(env, key).await? else {
+        return Ok(PassOutcome::Gone);
+    };
+    let status = decide(&after.view()).status;
+    status::write(env, &after, Some(&status), &notes)?;
+    if let Some(p) = notes.iter().find(|n| n.permanent) {
+        let (_, reason, message) = p.condition.clone().unwrap_or_default();
+        return Ok(PassOutcome::Blocked(format!("{reason}: {message}")));
+    }
+    Ok(PassOutcome::Progress {
+        status: Some(status),
+        requeue: notes.iter().filter_map(|n| n.requeue).min().or(idle),
+        failed: notes.iter().any(|n| n.failed),
+    })
+}
+
+/// Runs one action.
+async fn run(
+    env: &Env,
+    s: &Snapshot,
+    action: &Action,
+    orphans: &BTreeMap<String, String>,
+) -> ActionNote {
+    match action {
+        Action::ReconcileInfrastructure => actions::reconcile_infrastructure(env, s).await,
+        Action::EnsureSecrets => actions::ensure_secrets(env, s).await,
+        Action::CreateMachine(intent) => machines::create(env, s, intent).await,
+        Action::ReconcileMachine { machine } => match s.machine(machine) {
+            Some(m) => machines::reconcile(env, s, m).await,
+            None => ActionNote::done(),
+        },
+        Action::DeleteMachine { machine } => match s.machine(machine) {
+            Some(m) => machines::delete(env, s, m).await,
+            None => ActionNote::done(),
+        },
+        Action::DeleteOrphan { key } => {
+            let name = orphans.get(key).cloned().unwrap_or_default();
+            machines::delete_orphan(env, s, key, &name).await
+        }
+        Action::DeleteInfrastructure => actions::delete_infrastructure(env, s).await,
+        Action::RemoveFinalizer => actions::remove_finalizer(env, s),
+        Action::PlanControlPlane | Action::ListMachines => ActionNote::done(),
+    }
+}

@@ -1,0 +1,229 @@
+//! The provider registry: every `WasmProvider` in the store, loaded into the runtime, with
+//! its status written back.
+//!
+//! # Sources
+//!
+//! Only `file` sources are served in local mode. A relative `path` is read under
+//! [`LocalConfig::plugin_dir`] through a cap-std directory, so it cannot reach outside it; an
+//! absolute path is read as is (the operator wrote it). `configMap` and `oci` sources get a
+//! `Loaded=False` condition with reason `SourceUnsupported`.
+//!
+//! # Grants
+//!
+//! `http` entries are parsed into [`HttpGrant`]s, `secrets` are resolved by
+//! [`LocalSecrets`], `memoryLimitMiB` and `callTimeoutSeconds` become the call limits.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use capw_api::{
+    CONDITION_LOADED, Condition, ConditionStatus, ProviderSource, WasmProvider, WasmProviderStatus,
+    set_condition,
+};
+use capw_runtime::{Grants, HttpGrant, Limits, Provider, Runtime, RuntimeConfig};
+use capw_store::{ObjectKey, Store};
+
+use crate::config::LocalConfig;
+use crate::error::LocalError;
+use crate::objects::{decode, now};
+use crate::secrets::LocalSecrets;
+
+/// A provider that loaded, with what the host learnt about it.
+#[derive(Debug)]
+pub struct LoadedProvider {
+    /// The `WasmProvider` name.
+    pub name: String,
+    /// The loaded component.
+    pub provider: Provider,
+}
+
+/// Every provider of the store, loaded or not.
+#[derive(Debug, Default)]
+pub struct ProviderRegistry {
+    loaded: BTreeMap<String, Arc<LoadedProvider>>,
+    /// Providers that failed to load: name → the `Loaded` condition's message.
+    failed: BTreeMap<String, String>,
+}
+
+/// Why a provider did not load; becomes the `Loaded` condition's reason and message.
+struct LoadFailure {
+    reason: &'static str,
+    message: String,
+}
+
+impl ProviderRegistry {
+    /// Loads every `WasmProvider` in `store` and writes each one's status: digest, contract
+    /// version, extension points, config schema and a `Loaded` condition (with the reason of a
+    /// failure). A provider that fails to load is recorded, never an error.
+    ///
+    /// # Errors
+    ///
+    /// [`LocalError`] when the store fails or the runtime cannot start.
+    pub async fn load_all(store: &Store, config: &LocalConfig) -> Result<Self, LocalError> {
+        let runtime = Runtime::new(RuntimeConfig {
+            cache_dir: config.cache_dir.clone(),
+            ..RuntimeConfig::default()
+        })
+        .map_err(LocalError::Runtime)?;
+        let secrets =
+            LocalSecrets::open(&config.secrets_dir()).map_err(|source| LocalError::StateDir {
+                path: config.secrets_dir().display().to_string(),
+                source,
+            })?;
+        let mut registry = ProviderRegistry::default();
+        for value in store.list("WasmProvider", None)? {
+            let wp: WasmProvider = decode(value, "WasmProvider")?;
+            let name = wp.metadata.name.clone().unwrap_or_default();
+            let outcome = load_one(&runtime, &wp, &secrets, &config.plugin_dir).await;
+            let status = provider_status(&wp, &outcome);
+            let key = ObjectKey::cluster_scoped("WasmProvider", &name);
+            let status = serde_json::to_value(status).map_err(|source| LocalError::Malformed {
+                what: key.to_string(),
+                source,
+            })?;
+            store.update_status(&key, status, None)?;
+            match outcome {
+                Ok(provider) => {
+                    tracing::info!(provider = %name, digest = %provider.info().digest, "provider loaded");
+                    registry
+                        .loaded
+                        .insert(name.clone(), Arc::new(LoadedProvider { name, provider }));
+                }
+                Err(failure) => {
+                    tracing::warn!(provider = %name, reason = failure.reason, "{}", failure.message);
+                    registry.failed.insert(name, failure.message);
+                }
+            }
+        }
+        Ok(registry)
+    }
+
+    /// The loaded provider of that name.
+    pub fn get(&self, name: &str) -> Option<&Arc<LoadedProvider>> {
+        self.loaded.get(name)
+    }
+
+    /// Why `name` is not usable: failed to load (with the message), or unknown.
+    pub fn why_missing(&self, name: &str) -> String {
+        match self.failed.get(name) {
+            Some(message) => format!("provider {name:?} did not load: {message}"),
+            None => format!("no WasmProvider named {name:?}"),
+        }
+    }
+
+    /// The config schemas of the loaded providers, for topology checks.
+    pub fn schemas(&self) -> capw_topology::ProviderSchemas {
+        self.loaded
+            .iter()
+            .map(|(name, p)| (name.clone(), p.provider.info().config_schema.clone()))
+            .collect()
+    }
+}
+
+async fn load_one(
+    runtime: &Arc<Runtime>,
+    wp: &WasmProvider,
+    secrets: &LocalSecrets,
+    plugin_dir: &Path,
+) -> Result<Provider, LoadFailure> {
+    let name = wp.metadata.name.clone().unwrap_or_default();
+    let ProviderSource::File(file) = &wp.spec.source else {
+        return Err(LoadFailure {
+            reason: "SourceUnsupported",
+            message: "the local mode loads only `file` sources".into(),
+        });
+    };
+    let bytes = read_source(plugin_dir, &file.path).map_err(|e| LoadFailure {
+        reason: "SourceNotFound",
+        message: format!(
+            "reading {:?} (relative to {}): {e}",
+            file.path,
+            plugin_dir.display()
+        ),
+    })?;
+    let grants = grants(wp, secrets)?;
+    runtime
+        .load(&name, Arc::from(bytes), grants)
+        .await
+        .map_err(|e| LoadFailure {
+            reason: "LoadFailed",
+            message: crate::calls::chain(&e),
+        })
+}
+
+/// The bytes of a `file` source: relative paths under `plugin_dir` only.
+fn read_source(plugin_dir: &Path, path: &str) -> std::io::Result<Vec<u8>> {
+    let path = Path::new(path);
+    if path.is_absolute() {
+        return std::fs::read(path);
+    }
+    let dir = Dir::open_ambient_dir(plugin_dir, ambient_authority())?;
+    dir.read(path)
+}
+
+fn grants(wp: &WasmProvider, secrets: &LocalSecrets) -> Result<Grants, LoadFailure> {
+    let spec = &wp.spec.grants;
+    let invalid = |message: String| LoadFailure {
+        reason: "InvalidGrant",
+        message,
+    };
+    let http = spec
+        .http
+        .iter()
+        .map(|h| h.parse::<HttpGrant>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| invalid(e.to_string()))?;
+    let secrets = secrets
+        .resolve(&spec.secrets)
+        .map_err(|e| invalid(crate::calls::chain(&e)))?;
+    let mut limits = Limits::default();
+    if let Some(mib) = spec.memory_limit_mib {
+        limits.memory = (mib as usize) << 20;
+    }
+    if let Some(secs) = spec.call_timeout_seconds {
+        limits.call_timeout = Duration::from_secs(secs.into());
+    }
+    Ok(Grants {
+        http,
+        secrets,
+        limits,
+    })
+}
+
+fn provider_status(
+    wp: &WasmProvider,
+    outcome: &Result<Provider, LoadFailure>,
+) -> WasmProviderStatus {
+    let mut status = wp.status.clone().unwrap_or_default();
+    let generation = wp.metadata.generation;
+    status.observed_generation = generation;
+    let condition = match outcome {
+        Ok(p) => {
+            let info = p.info();
+            status.digest = Some(format!("sha256:{}", info.digest));
+            status.contract_version = Some(info.contract.version.clone());
+            status.provider_name = Some(info.metadata.name.clone());
+            status.provider_version = Some(info.metadata.version.clone());
+            status.extension_points = info
+                .extension_points()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            status.config_schema = Some(info.config_schema.clone());
+            Condition::new(CONDITION_LOADED, ConditionStatus::True, "Loaded", "", now())
+        }
+        Err(f) => Condition::new(
+            CONDITION_LOADED,
+            ConditionStatus::False,
+            f.reason,
+            f.message.clone(),
+            now(),
+        ),
+    };
+    set_condition(&mut status.conditions, condition.observed(generation));
+    status
+}

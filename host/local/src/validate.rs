@@ -1,0 +1,87 @@
+//! The desired state of a Cluster: topology computed from its class, then every provider
+//! config checked by its provider's own `validate-config`. Any problem blocks the cluster
+//! with a message naming the field path; nothing else changes.
+
+use capw_api::{Cluster, ClusterClass};
+use capw_store::ObjectKey;
+use capw_topology::{DesiredState, compute_desired_state};
+
+use crate::actions::Env;
+use crate::calls::chain;
+use crate::objects::decode;
+
+/// The desired state of `cluster`, or every problem (`<object> <path>: <message>`).
+pub(crate) async fn desired_state(
+    env: &Env,
+    cluster: &Cluster,
+) -> Result<DesiredState, Vec<String>> {
+    let namespace = cluster
+        .metadata
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".into());
+    let class_ref = &cluster.spec.topology.class_ref;
+    let class_ns = class_ref.namespace.clone().unwrap_or(namespace);
+    let key = ObjectKey::namespaced("ClusterClass", &class_ns, &class_ref.name);
+    let class: ClusterClass = match env.store.get(&key) {
+        Ok(Some(v)) => decode(v, "ClusterClass").map_err(|e| vec![chain(&e)])?,
+        Ok(None) => {
+            return Err(vec![format!(
+                "Cluster spec.topology.classRef: ClusterClass {class_ns}/{} not found",
+                class_ref.name
+            )]);
+        }
+        Err(e) => return Err(vec![chain(&e)]),
+    };
+    let desired =
+        compute_desired_state(cluster, &class, &env.registry.schemas()).map_err(|errors| {
+            errors
+                .errors()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        })?;
+    let mut problems = Vec::new();
+    for pc in desired.provider_configs() {
+        let Some(provider) = env.registry.get(&pc.provider) else {
+            problems.push(format!(
+                "ClusterClass {}: {}",
+                pc.origin,
+                env.registry.why_missing(&pc.provider)
+            ));
+            continue;
+        };
+        let config = serde_json::Value::Object(pc.config.clone()).to_string();
+        match provider.provider.validate_config(&config).await {
+            Ok(Ok(())) => {}
+            Ok(Err(fields)) => problems.extend(fields.into_iter().map(|f| {
+                let field = f.path.trim_start_matches('/').replace('/', ".");
+                let path = if field.is_empty() {
+                    pc.origin.path.clone()
+                } else {
+                    format!("{}.{field}", pc.origin.path)
+                };
+                let pool = pc
+                    .origin
+                    .pool
+                    .as_ref()
+                    .map(|p| format!(" (pool {p:?})"))
+                    .unwrap_or_default();
+                format!(
+                    "ClusterClass {path}{pool}: provider {:?}: {}",
+                    pc.provider, f.message
+                )
+            })),
+            Err(e) => problems.push(format!(
+                "ClusterClass {}: validate-config: {}",
+                pc.origin,
+                chain(&e)
+            )),
+        }
+    }
+    if problems.is_empty() {
+        Ok(desired)
+    } else {
+        Err(problems)
+    }
+}
