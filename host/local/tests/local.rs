@@ -215,7 +215,11 @@ async fn create_scale_and_delete_clusters_with_the_real_providers() {
     assert!(machines(&store, "alpha").is_empty());
     let inv = inventory(&sim).await;
     // Nothing of alpha is left in the cloud, its bootstrap registration included.
-    assert!(!inv.clusters.contains_key("alpha"), "{:?}", inv.clusters.get("alpha"));
+    assert!(
+        !inv.clusters.contains_key("alpha"),
+        "{:?}",
+        inv.clusters.get("alpha")
+    );
     assert_eq!(inv.clusters["beta"].instances.len(), 5);
     assert!(
         store

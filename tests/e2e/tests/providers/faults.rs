@@ -77,5 +77,8 @@ async fn converges_through_errors_and_throttling_without_duplicates() {
     driver.delete_cluster().await;
     let inventory_after = inventory(&sim).await;
     // Nothing of the cluster is left in the cloud, its bootstrap registration included.
-    assert!(!inventory_after.clusters.contains_key("flaky"), "{inventory_after:?}");
+    assert!(
+        !inventory_after.clusters.contains_key("flaky"),
+        "{inventory_after:?}"
+    );
 }
