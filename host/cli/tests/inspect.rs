@@ -4,18 +4,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn plugin(name: &str) -> PathBuf {
-    let dir = std::env::var_os("CAPW_PLUGIN_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/wasm32-wasip2/plugin")
-        });
-    let path = dir.join(format!("{name}.wasm"));
-    assert!(
-        path.exists(),
-        "{}: build it with `make plugins`",
-        path.display()
-    );
-    path
+    capw_test_support::component_path(name)
 }
 
 fn capw(cache: &std::path::Path, args: &[&std::ffi::OsStr]) -> Output {

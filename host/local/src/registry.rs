@@ -13,9 +13,9 @@
 //! `http` entries are parsed into [`HttpGrant`]s, `secrets` are resolved by
 //! [`LocalSecrets`], `memoryLimitMiB` and `callTimeoutSeconds` become the call limits.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cap_std::ambient_authority;
@@ -24,13 +24,17 @@ use capw_api::{
     CONDITION_LOADED, Condition, ConditionStatus, ProviderSource, WasmProvider, WasmProviderStatus,
     set_condition,
 };
-use capw_runtime::{Grants, HttpGrant, Limits, Provider, Runtime, RuntimeConfig};
+use capw_runtime::metadata::FieldError;
+use capw_runtime::{CallError, Grants, HttpGrant, Limits, Provider, Runtime, RuntimeConfig};
 use capw_store::{ObjectKey, Store};
 
 use crate::config::LocalConfig;
 use crate::error::LocalError;
 use crate::objects::{decode, now};
 use crate::secrets::LocalSecrets;
+
+/// A provider's verdict on one config: fine, or its field errors.
+pub type ConfigVerdict = Result<(), Vec<FieldError>>;
 
 /// A provider that loaded, with what the host learnt about it.
 #[derive(Debug)]
@@ -39,6 +43,39 @@ pub struct LoadedProvider {
     pub name: String,
     /// The loaded component.
     pub provider: Provider,
+    /// `validate-config` answers by config (JSON text). The contract makes validation a pure
+    /// function of the config, and a loaded component never changes, so each config is asked
+    /// about once instead of on every pass of every cluster.
+    verdicts: Mutex<HashMap<String, ConfigVerdict>>,
+}
+
+impl LoadedProvider {
+    fn new(name: String, provider: Provider) -> Self {
+        LoadedProvider {
+            name,
+            provider,
+            verdicts: Mutex::default(),
+        }
+    }
+
+    /// The provider's `validate-config` answer for `config`, remembered; a failed call is
+    /// not remembered and is tried again next time.
+    ///
+    /// # Errors
+    ///
+    /// The call's [`CallError`].
+    pub async fn validate_config(&self, config: &str) -> Result<ConfigVerdict, CallError> {
+        let known = self.verdicts.lock().expect("verdicts").get(config).cloned();
+        if let Some(verdict) = known {
+            return Ok(verdict);
+        }
+        let verdict = self.provider.validate_config(config).await?;
+        self.verdicts
+            .lock()
+            .expect("verdicts")
+            .insert(config.to_owned(), verdict.clone());
+        Ok(verdict)
+    }
 }
 
 /// Every provider of the store, loaded or not.
@@ -91,7 +128,7 @@ impl ProviderRegistry {
                     tracing::info!(provider = %name, digest = %provider.info().digest, "provider loaded");
                     registry
                         .loaded
-                        .insert(name.clone(), Arc::new(LoadedProvider { name, provider }));
+                        .insert(name.clone(), Arc::new(LoadedProvider::new(name, provider)));
                 }
                 Err(failure) => {
                     tracing::warn!(provider = %name, reason = failure.reason, "{}", failure.message);

@@ -52,7 +52,7 @@ pub(crate) async fn desired_state(
             continue;
         };
         let config = serde_json::Value::Object(pc.config.clone()).to_string();
-        match provider.provider.validate_config(&config).await {
+        match provider.validate_config(&config).await {
             Ok(Ok(())) => {}
             Ok(Err(fields)) => problems.extend(fields.into_iter().map(|f| {
                 let field = f.path.trim_start_matches('/').replace('/', ".");

@@ -17,13 +17,6 @@ use serde_json::Value;
 const TOKEN: &str = "local-test-token";
 const SETTLE: Duration = Duration::from_secs(120);
 
-fn plugin_dir() -> PathBuf {
-    std::env::var_os("CAPW_PLUGIN_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/wasm32-wasip2/plugin"),
-        PathBuf::from,
-    )
-}
-
 /// The quickstart's manifests, pointed at `sim`, plus `extra` documents.
 fn manifests(sim: &SimCloudHandle, extra: &str) -> Vec<Value> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart");
@@ -125,7 +118,7 @@ async fn create_scale_and_delete_clusters_with_the_real_providers() {
     .unwrap();
 
     let mut config = LocalConfig::new(&state_dir);
-    config.plugin_dir = plugin_dir();
+    config.plugin_dir = capw_test_support::plugin_dir();
     config.cache_dir = Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
     config.max_requeue = Duration::from_millis(100);
     config.base_backoff = Duration::from_millis(20);

@@ -12,7 +12,6 @@
 //! `make bench` runs it and prints the medians; docs/performance.md records them.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -121,15 +120,7 @@ fn native_input(
 }
 
 fn example_component() -> Arc<[u8]> {
-    let dir = std::env::var_os("CAPW_PLUGIN_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/wasm32-wasip2/plugin")
-        });
-    let path = dir.join("capw_example_provider.wasm");
-    let bytes = std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; run `make plugins` first", path.display()));
-    Arc::from(bytes)
+    Arc::from(capw_test_support::component("capw_example_provider"))
 }
 
 /// Time `iters` sequential calls inside one `block_on`, so the executor's entry cost is not

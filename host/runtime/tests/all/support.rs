@@ -6,25 +6,9 @@ use std::sync::{Arc, Once};
 use capw_runtime::types::{CallContext, ClusterRef};
 use capw_runtime::{Grants, Provider, Runtime, RuntimeConfig};
 
-/// Directory of the built provider components.
-pub fn plugin_dir() -> PathBuf {
-    std::env::var_os("CAPW_PLUGIN_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/wasm32-wasip2/plugin")
-        })
-}
-
 /// The bytes of a built component, e.g. `capw_example_provider`.
 pub fn component(name: &str) -> Arc<[u8]> {
-    let path = plugin_dir().join(format!("{name}.wasm"));
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; build the provider components first with `make plugins`",
-            path.display()
-        )
-    });
-    Arc::from(bytes)
+    Arc::from(capw_test_support::component(name))
 }
 
 /// The bytes of a `.wat` fixture, assembled.

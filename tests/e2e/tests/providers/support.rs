@@ -2,7 +2,6 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
@@ -16,25 +15,9 @@ pub const SIM_TOKEN: &str = "sim-token-7c1f3a9e";
 /// The grant name sim-infra reads its simcloud token from (its config's default).
 pub const TOKEN_SECRET: &str = "simcloud-token";
 
-/// Directory of the built provider components.
-pub fn plugin_dir() -> PathBuf {
-    std::env::var_os("CAPW_PLUGIN_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/wasm32-wasip2/plugin")
-        })
-}
-
 /// The bytes of a built component, e.g. `capw_sim_infra`.
 pub fn component(name: &str) -> Arc<[u8]> {
-    let path = plugin_dir().join(format!("{name}.wasm"));
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; build the provider components first with `make plugins`",
-            path.display()
-        )
-    });
-    Arc::from(bytes)
+    Arc::from(capw_test_support::component(name))
 }
 
 pub fn init_tracing() {

@@ -1,0 +1,38 @@
+//! Where the provider components built by `make plugins` are, for tests and benchmarks.
+
+use std::path::PathBuf;
+
+/// The directory of the built components: `CAPW_PLUGIN_DIR` (the Makefile exports it, so it
+/// follows `CARGO_TARGET_DIR`), else the workspace's `target/wasm32-wasip2/plugin`.
+pub fn plugin_dir() -> PathBuf {
+    std::env::var_os("CAPW_PLUGIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/wasm32-wasip2/plugin")
+        })
+}
+
+/// The path of the built component `name` (e.g. `capw_example_provider`).
+///
+/// # Panics
+///
+/// When it is not there, saying how to build it.
+pub fn component_path(name: &str) -> PathBuf {
+    let path = plugin_dir().join(format!("{name}.wasm"));
+    assert!(
+        path.exists(),
+        "{}: build the provider components first with `make plugins`",
+        path.display()
+    );
+    path
+}
+
+/// The bytes of the built component `name`.
+///
+/// # Panics
+///
+/// When it cannot be read, saying how to build it.
+pub fn component(name: &str) -> Vec<u8> {
+    let path = component_path(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
