@@ -58,6 +58,20 @@ pub(crate) fn secrets_bootstrap(d: &capw_topology::DesiredState) -> Option<&Prov
 
 const INFRA: &str = "InfrastructureReady";
 
+/// The infrastructure provider and the context of a cluster-wide call to it; a note (done when
+/// the cluster has no valid desired state, so nothing to call) otherwise.
+fn infra_call(
+    env: &Env,
+    s: &Snapshot,
+) -> Result<(Arc<LoadedProvider>, capw_runtime::types::CallContext), ActionNote> {
+    let Ok(desired) = &s.desired else {
+        return Err(ActionNote::done());
+    };
+    let provider = env.provider(&desired.infrastructure, INFRA)?;
+    let ctx = context(s, &provider, &desired.infrastructure.config, &infra_key(s));
+    Ok((provider, ctx))
+}
+
 fn infra_key(s: &Snapshot) -> String {
     format!("{}-infra", s.uid)
 }
@@ -77,14 +91,10 @@ fn write_record(env: &Env, s: &Snapshot, record: &InfrastructureRecord) -> Resul
 
 /// `ReconcileInfrastructure`: record the provider's answer.
 pub(crate) async fn reconcile_infrastructure(env: &Env, s: &Snapshot) -> ActionNote {
-    let Ok(desired) = &s.desired else {
-        return ActionNote::done();
-    };
-    let provider = match env.provider(&desired.infrastructure, INFRA) {
-        Ok(p) => p,
+    let (provider, ctx) = match infra_call(env, s) {
+        Ok(call) => call,
         Err(note) => return note,
     };
-    let ctx = context(s, &provider, &desired.infrastructure.config, &infra_key(s));
     let mut record = InfrastructureRecord {
         cluster_uid: s.uid.clone(),
         ..InfrastructureRecord::default()
@@ -119,14 +129,10 @@ pub(crate) async fn reconcile_infrastructure(env: &Env, s: &Snapshot) -> ActionN
 
 /// `DeleteInfrastructure`: call `delete-cluster` and record `Deleted` once it is gone.
 pub(crate) async fn delete_infrastructure(env: &Env, s: &Snapshot) -> ActionNote {
-    let Ok(desired) = &s.desired else {
-        return ActionNote::done();
-    };
-    let provider = match env.provider(&desired.infrastructure, INFRA) {
-        Ok(p) => p,
+    let (provider, ctx) = match infra_call(env, s) {
+        Ok(call) => call,
         Err(note) => return note,
     };
-    let ctx = context(s, &provider, &desired.infrastructure.config, &infra_key(s));
     match provider.provider.delete_cluster(&ctx).await {
         Ok(Deletion::Deleted) => {
             let record = InfrastructureRecord {

@@ -1,6 +1,7 @@
 //! Where the provider components built by `make plugins` are, for tests and benchmarks.
 
 use std::path::PathBuf;
+use std::sync::Once;
 
 /// The directory of the built components: `CAPW_PLUGIN_DIR` (the Makefile exports it, so it
 /// follows `CARGO_TARGET_DIR`), else the workspace's `target/wasm32-wasip2/plugin`.
@@ -35,4 +36,19 @@ pub fn component_path(name: &str) -> PathBuf {
 pub fn component(name: &str) -> Vec<u8> {
     let path = component_path(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Logs of the code under test into the test's output, filtered by `CAPW_LOG` (default
+/// `warn`); once per test binary.
+pub fn init_tracing() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_env("CAPW_LOG")
+                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+            )
+            .with_test_writer()
+            .try_init();
+    });
 }

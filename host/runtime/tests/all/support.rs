@@ -1,7 +1,7 @@
 //! Shared fixtures: where the built components are, and runtime builders.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 
 use capw_runtime::types::{CallContext, ClusterRef};
 use capw_runtime::{Grants, Provider, Runtime, RuntimeConfig};
@@ -19,18 +19,7 @@ pub fn fixture(name: &str) -> Arc<[u8]> {
     Arc::from(wat::parse_file(&path).unwrap())
 }
 
-pub fn init_tracing() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(
-                tracing_subscriber::EnvFilter::try_from_env("CAPW_LOG")
-                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-            )
-            .with_test_writer()
-            .try_init();
-    });
-}
+pub use capw_test_support::init_tracing;
 
 /// A runtime without a compile cache.
 pub fn runtime() -> Arc<Runtime> {

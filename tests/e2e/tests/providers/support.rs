@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 use std::time::Duration;
 
 use capw_runtime::types::{CallContext, ClusterRef};
@@ -20,18 +20,7 @@ pub fn component(name: &str) -> Arc<[u8]> {
     Arc::from(capw_test_support::component(name))
 }
 
-pub fn init_tracing() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(
-                tracing_subscriber::EnvFilter::try_from_env("CAPW_LOG")
-                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-            )
-            .with_test_writer()
-            .try_init();
-    });
-}
+pub use capw_test_support::init_tracing;
 
 /// A runtime without a compile cache.
 pub fn runtime() -> Arc<Runtime> {
