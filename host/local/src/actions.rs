@@ -8,7 +8,7 @@ use capw_runtime::bootstrap::SecretsState;
 use capw_runtime::control_plane::{Member, PlanInput, Step};
 use capw_runtime::infrastructure::ClusterState;
 use capw_runtime::types::{Deletion, KubernetesVersion, MachineRef};
-use capw_store::{ObjectKey, Store, StoreError};
+use capw_store::{ObjectKey, ObjectStore, StoreError};
 use capw_topology::ProviderConfig;
 
 use crate::calls::{ActionNote, chain, context, endpoint};
@@ -23,7 +23,7 @@ use crate::view::{Snapshot, machine_view, parse_version};
 /// What every action needs: the store, the providers, the settings.
 #[derive(Clone)]
 pub(crate) struct Env {
-    pub store: Store,
+    pub store: Arc<dyn ObjectStore>,
     pub registry: Arc<ProviderRegistry>,
     pub config: LocalConfig,
 }
@@ -76,15 +76,21 @@ fn infra_key(s: &Snapshot) -> String {
     format!("{}-infra", s.uid)
 }
 
-fn write_record(env: &Env, s: &Snapshot, record: &InfrastructureRecord) -> Result<(), ActionNote> {
+async fn write_record(
+    env: &Env,
+    s: &Snapshot,
+    record: &InfrastructureRecord,
+) -> Result<(), ActionNote> {
     env.store
         .apply(record.to_object(&s.namespace, &s.name))
+        .await
         .map(|_| ())
         .map_err(|e| Env::store_failed(INFRA, &e))?;
     let key = ObjectKey::namespaced(INFRASTRUCTURE_KIND, &s.namespace, &s.name);
     let status = serde_json::to_value(record).unwrap_or_default();
     env.store
         .update_status(&key, status, None)
+        .await
         .map(|_| ())
         .map_err(|e| Env::store_failed(INFRA, &e))
 }
@@ -121,7 +127,7 @@ pub(crate) async fn reconcile_infrastructure(env: &Env, s: &Snapshot) -> ActionN
         }
         Err(e) => return ActionNote::failed(INFRA, &e),
     };
-    match write_record(env, s, &record) {
+    match write_record(env, s, &record).await {
         Ok(()) => note,
         Err(failed) => failed,
     }
@@ -141,6 +147,7 @@ pub(crate) async fn delete_infrastructure(env: &Env, s: &Snapshot) -> ActionNote
                 ..InfrastructureRecord::default()
             };
             write_record(env, s, &record)
+                .await
                 .err()
                 .unwrap_or_else(ActionNote::done)
         }
@@ -171,7 +178,7 @@ pub(crate) async fn ensure_secrets(env: &Env, s: &Snapshot) -> ActionNote {
         Ok(SecretsState::Ready(items)) => {
             let items = items.into_iter().map(|i| (i.name, i.data)).collect();
             let object = secret_object(&s.namespace, &s.name, &s.uid, &items);
-            match env.store.apply(object) {
+            match env.store.apply(object).await {
                 Ok(_) => ActionNote::done(),
                 Err(e) => Env::store_failed(COND, &e),
             }
@@ -266,27 +273,30 @@ pub(crate) async fn plan(env: &Env, s: &Snapshot) -> Result<PlanView, ActionNote
 }
 
 /// `RemoveFinalizer`: drop what the executor kept for the cluster, then its finalizer.
-pub(crate) fn remove_finalizer(env: &Env, s: &Snapshot) -> ActionNote {
+pub(crate) async fn remove_finalizer(env: &Env, s: &Snapshot) -> ActionNote {
     let owned = [
         ObjectKey::namespaced(SECRET_KIND, &s.namespace, &cluster_secret_name(&s.name)),
         ObjectKey::namespaced(INFRASTRUCTURE_KIND, &s.namespace, &s.name),
     ];
     for key in owned {
-        match env.store.delete(&key) {
+        match env.store.delete(&key).await {
             Ok(_) | Err(StoreError::NotFound(_)) => {}
             Err(e) => return Env::store_failed("Ready", &e),
         }
     }
     let key = ObjectKey::namespaced("Cluster", &s.namespace, &s.name);
-    let result = env.store.update(&key, |o| {
-        if let Some(list) = o
-            .pointer_mut("/metadata/finalizers")
-            .and_then(|f| f.as_array_mut())
-        {
-            list.retain(|f| f.as_str() != Some(CLUSTER_FINALIZER));
-        }
-        Ok(())
-    });
+    let result = env
+        .store
+        .update(&key, &mut |o| {
+            if let Some(list) = o
+                .pointer_mut("/metadata/finalizers")
+                .and_then(|f| f.as_array_mut())
+            {
+                list.retain(|f| f.as_str() != Some(CLUSTER_FINALIZER));
+            }
+            Ok(())
+        })
+        .await;
     match result {
         Ok(_) | Err(StoreError::NotFound(_)) => ActionNote::done(),
         Err(e) => Env::store_failed("Ready", &e),

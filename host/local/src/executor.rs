@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use capw_reconcile::StatusView;
-use capw_store::{ObjectKey, Store};
+use capw_store::{ObjectKey, ObjectStore, Store};
 use tokio::time::Instant;
 
 use crate::actions::Env;
@@ -70,19 +70,41 @@ impl Executor {
     /// [`LocalError`] when the store fails or the runtime cannot start; a provider that does
     /// not load is reported in its status, not here.
     pub async fn open(store: Store, config: LocalConfig) -> Result<Self, LocalError> {
-        let registry = ProviderRegistry::load_all(&store, &config).await?;
-        Ok(Executor {
+        let store: Arc<dyn ObjectStore> = Arc::new(store);
+        let registry = ProviderRegistry::load_all(store.as_ref(), &config).await?;
+        Ok(Executor::new(store, Arc::new(registry), config))
+    }
+
+    /// An executor on any object store (the Kubernetes mode's API server, say) with providers
+    /// loaded elsewhere.
+    pub fn new(
+        store: Arc<dyn ObjectStore>,
+        registry: Arc<ProviderRegistry>,
+        config: LocalConfig,
+    ) -> Self {
+        Executor {
             env: Env {
                 store,
-                registry: Arc::new(registry),
+                registry,
                 config,
             },
-        })
+        }
     }
 
     /// The store it works on.
-    pub fn store(&self) -> &Store {
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
         &self.env.store
+    }
+
+    /// One pass over the Cluster at `key`: observe, decide, act, write its status. The
+    /// Kubernetes mode's controller calls this from its reconcile function; the local mode
+    /// calls it until the cluster settles.
+    ///
+    /// # Errors
+    ///
+    /// [`LocalError`] when the store fails; a provider's failure is in the status.
+    pub async fn reconcile(&self, key: &ObjectKey) -> Result<PassOutcome, LocalError> {
+        pass(&self.env, key).await
     }
 
     /// The loaded providers.
@@ -110,7 +132,7 @@ impl Executor {
     ) -> Result<SettleReport, LocalError> {
         let deadline = Instant::now() + timeout;
         let mut tasks = Vec::new();
-        for cluster in self.env.store.list("Cluster", None)? {
+        for cluster in self.env.store.list("Cluster", None).await? {
             let key = ObjectKey::of(&cluster)?;
             let env = self.env.clone();
             let progress = progress.clone();

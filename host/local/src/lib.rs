@@ -48,5 +48,6 @@ pub use executor::{ClusterOutcome, Executor, Progress, SettleReport};
 pub use objects::{
     CLUSTER_FINALIZER, INFRASTRUCTURE_KIND, MACHINE_FINALIZER, SECRET_KIND, cluster_secret_name,
 };
+pub use pass::PassOutcome;
 pub use registry::{LoadedProvider, ProviderRegistry};
 pub use secrets::LocalSecrets;

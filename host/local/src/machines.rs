@@ -64,21 +64,23 @@ fn machine_object_key(s: &Snapshot, name: &str) -> ObjectKey {
 }
 
 /// Writes `change` into machine `name`'s status, keeping condition transition times.
-fn write_status(
+async fn write_status(
     env: &Env,
     s: &Snapshot,
     name: &str,
-    change: impl FnOnce(&mut MachineStatus),
+    change: impl Fn(&mut MachineStatus) + Send + Sync,
 ) -> Result<(), StoreError> {
     let key = machine_object_key(s, name);
-    env.store.update(&key, |object| {
-        let current = object.get("status").cloned().unwrap_or_default();
-        let mut status: MachineStatus = serde_json::from_value(current).unwrap_or_default();
-        change(&mut status);
-        object["status"] =
-            serde_json::to_value(status).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        Ok(())
-    })?;
+    env.store
+        .update(&key, &mut |object| {
+            let current = object.get("status").cloned().unwrap_or_default();
+            let mut status: MachineStatus = serde_json::from_value(current).unwrap_or_default();
+            change(&mut status);
+            object["status"] =
+                serde_json::to_value(status).map_err(|e| StoreError::Invalid(e.to_string()))?;
+            Ok(())
+        })
+        .await?;
     Ok(())
 }
 
@@ -115,11 +117,11 @@ pub(crate) async fn create(env: &Env, s: &Snapshot, intent: &MachineIntent) -> A
     };
     let stored = encode(&machine, "Machine")
         .map_err(|e| ActionNote::host_failed(INFRA, "StoreError", chain(&e)))
-        .and_then(|v| {
-            env.store
-                .create(v)
-                .map_err(|e| Env::store_failed(INFRA, &e))
-        });
+        .map(|v| env.store.create(v));
+    let stored = match stored {
+        Ok(create) => create.await.map_err(|e| Env::store_failed(INFRA, &e)),
+        Err(note) => Err(note),
+    };
     let stored: Machine = match stored.and_then(|v| {
         decode(v, "Machine").map_err(|e| ActionNote::host_failed(INFRA, "StoreError", chain(&e)))
     }) {
@@ -147,9 +149,10 @@ pub(crate) async fn reconcile(env: &Env, s: &Snapshot, m: &Machine) -> ActionNot
                 let _ = write_status(env, s, &name, |st| {
                     set_condition(
                         &mut st.conditions,
-                        condition(BOOTSTRAP, false, &reason, message),
+                        condition(BOOTSTRAP, false, &reason, message.clone()),
                     );
-                });
+                })
+                .await;
                 return note;
             }
         }
@@ -184,7 +187,8 @@ pub(crate) async fn reconcile(env: &Env, s: &Snapshot, m: &Machine) -> ActionNot
             let requeue = answer
                 .requeue_after_ms
                 .map(|ms| Duration::from_millis(ms.into()));
-            let written = write_status(env, s, &name, |st| apply_answer(st, &name, answer));
+            let written =
+                write_status(env, s, &name, |st| apply_answer(st, &name, answer.clone())).await;
             match written {
                 Ok(()) => ActionNote::done().requeue_after(requeue),
                 Err(e) => Env::store_failed(INFRA, &e),
@@ -197,7 +201,8 @@ pub(crate) async fn reconcile(env: &Env, s: &Snapshot, m: &Machine) -> ActionNot
                     &mut st.conditions,
                     condition(INFRA, false, e.failure().reason(), chain(&e)),
                 );
-            });
+            })
+            .await;
             // The failure is the machine's; the cluster shows it through the machine.
             ActionNote {
                 condition: None,
@@ -294,7 +299,8 @@ async fn bootstrap(
                     &mut st.conditions,
                     condition(BOOTSTRAP, true, "DataGenerated", ""),
                 );
-            });
+            })
+            .await;
             Ok(data.data)
         }
         Err(e) => Err((
@@ -369,7 +375,7 @@ pub(crate) async fn delete(env: &Env, s: &Snapshot, m: &Machine) -> ActionNote {
     let key = machine_object_key(s, &name);
     if m.metadata.deletion_timestamp.is_none() {
         tracing::info!(cluster = %s.name, machine = %name, "deleting machine");
-        if let Err(e) = env.store.delete(&key) {
+        if let Err(e) = env.store.delete(&key).await {
             return Env::store_failed(INFRA, &e);
         }
     }
@@ -388,15 +394,18 @@ pub(crate) async fn delete(env: &Env, s: &Snapshot, m: &Machine) -> ActionNote {
         .await
     {
         Ok(Deletion::Deleted) => {
-            let removed = env.store.update(&key, |o| {
-                if let Some(list) = o
-                    .pointer_mut("/metadata/finalizers")
-                    .and_then(|f| f.as_array_mut())
-                {
-                    list.retain(|f| f.as_str() != Some(MACHINE_FINALIZER));
-                }
-                Ok(())
-            });
+            let removed = env
+                .store
+                .update(&key, &mut |o| {
+                    if let Some(list) = o
+                        .pointer_mut("/metadata/finalizers")
+                        .and_then(|f| f.as_array_mut())
+                    {
+                        list.retain(|f| f.as_str() != Some(MACHINE_FINALIZER));
+                    }
+                    Ok(())
+                })
+                .await;
             match removed {
                 Ok(_) | Err(StoreError::NotFound(_)) => ActionNote::done(),
                 Err(e) => Env::store_failed(INFRA, &e),
@@ -409,7 +418,8 @@ pub(crate) async fn delete(env: &Env, s: &Snapshot, m: &Machine) -> ActionNote {
                     &mut st.conditions,
                     condition(INFRA, false, &p.reason, p.message.clone()),
                 );
-            });
+            })
+            .await;
             ActionNote {
                 condition: None,
                 ..ActionNote::in_progress(INFRA, &p)
@@ -421,7 +431,8 @@ pub(crate) async fn delete(env: &Env, s: &Snapshot, m: &Machine) -> ActionNote {
                     &mut st.conditions,
                     condition(INFRA, false, e.failure().reason(), chain(&e)),
                 );
-            });
+            })
+            .await;
             ActionNote::failed(INFRA, &e)
         }
     }

@@ -23,7 +23,7 @@ use crate::view::Snapshot;
 
 /// How a pass ended.
 #[derive(Clone, Debug)]
-pub(crate) enum PassOutcome {
+pub enum PassOutcome {
     /// The Cluster no longer exists.
     Gone,
     /// Nothing to do and everything as desired.
@@ -41,7 +41,7 @@ pub(crate) enum PassOutcome {
 
 /// Reads the cluster at `key` and everything of it; `None` when it is gone.
 async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalError> {
-    let Some(value) = env.store.get(key)? else {
+    let Some(value) = env.store.get(key).await? else {
         return Ok(None);
     };
     let cluster: Cluster = decode(value, &key.to_string())?;
@@ -50,7 +50,8 @@ async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalE
     let uid = cluster.metadata.uid.clone().unwrap_or_default();
     let machines = env
         .store
-        .list("Machine", Some(&namespace))?
+        .list("Machine", Some(&namespace))
+        .await?
         .into_iter()
         .filter(|m| m.pointer("/spec/clusterName").and_then(|v| v.as_str()) == Some(&name))
         .map(|m| decode(m, "Machine"))
@@ -61,7 +62,8 @@ async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalE
             INFRASTRUCTURE_KIND,
             &namespace,
             &name,
-        ))?
+        ))
+        .await?
         .and_then(|o| InfrastructureRecord::from_object(&o))
         .filter(|r| r.cluster_uid == uid);
     let secrets = env
@@ -70,7 +72,8 @@ async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalE
             SECRET_KIND,
             &namespace,
             &cluster_secret_name(&name),
-        ))?
+        ))
+        .await?
         .and_then(|o| secret_items(&o, &uid));
     let desired = desired_state(env, &cluster).await;
     Ok(Some(Snapshot {
@@ -86,22 +89,24 @@ async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalE
 }
 
 /// Adds the cluster finalizer before anything is created for the cluster.
-fn ensure_finalizer(env: &Env, key: &ObjectKey) -> Result<(), StoreError> {
-    env.store.update(key, |o| {
-        let meta = o
-            .get_mut("metadata")
-            .and_then(|m| m.as_object_mut())
-            .ok_or_else(|| StoreError::Invalid("no metadata".into()))?;
-        let list = meta
-            .entry("finalizers")
-            .or_insert_with(|| serde_json::Value::Array(Vec::new()));
-        if let Some(list) = list.as_array_mut()
-            && !list.iter().any(|f| f.as_str() == Some(CLUSTER_FINALIZER))
-        {
-            list.push(CLUSTER_FINALIZER.into());
-        }
-        Ok(())
-    })?;
+async fn ensure_finalizer(env: &Env, key: &ObjectKey) -> Result<(), StoreError> {
+    env.store
+        .update(key, &mut |o| {
+            let meta = o
+                .get_mut("metadata")
+                .and_then(|m| m.as_object_mut())
+                .ok_or_else(|| StoreError::Invalid("no metadata".into()))?;
+            let list = meta
+                .entry("finalizers")
+                .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+            if let Some(list) = list.as_array_mut()
+                && !list.iter().any(|f| f.as_str() == Some(CLUSTER_FINALIZER))
+            {
+                list.push(CLUSTER_FINALIZER.into());
+            }
+            Ok(())
+        })
+        .await?;
     Ok(())
 }
 
@@ -115,11 +120,11 @@ pub(crate) async fn pass(env: &Env, key: &ObjectKey) -> Result<PassOutcome, Loca
         return Ok(PassOutcome::Gone);
     };
     if let Err(problems) = &s.desired {
-        status::write(env, &s, None, &[])?;
+        status::write(env, &s, None, &[]).await?;
         return Ok(PassOutcome::Blocked(problems.join("; ")));
     }
     if !s.deleting() {
-        ensure_finalizer(env, key)?;
+        ensure_finalizer(env, key).await?;
     }
 
     // Observe what the core asks to observe, then decide again.
@@ -149,7 +154,7 @@ pub(crate) async fn pass(env: &Env, key: &ObjectKey) -> Result<PassOutcome, Loca
         .filter(|a| !matches!(a, Action::PlanControlPlane | Action::ListMachines))
         .collect();
     if todo.is_empty() && notes.is_empty() && decision.converged() {
-        status::write(env, &s, Some(&decision.status), &[])?;
+        status::write(env, &s, Some(&decision.status), &[]).await?;
         return Ok(PassOutcome::Converged(decision.status));
     }
     if !todo.is_empty() {
@@ -166,7 +171,7 @@ pub(crate) async fn pass(env: &Env, key: &ObjectKey) -> Result<PassOutcome, Loca
         return Ok(PassOutcome::Gone);
     };
     let status = decide(&after.view()).status;
-    status::write(env, &after, Some(&status), &notes)?;
+    status::write(env, &after, Some(&status), &notes).await?;
     if let Some(p) = notes.iter().find(|n| n.permanent) {
         let (_, reason, message) = p.condition.clone().unwrap_or_default();
         return Ok(PassOutcome::Blocked(format!("{reason}: {message}")));
@@ -202,7 +207,7 @@ async fn run(
             machines::delete_orphan(env, s, key, &name).await
         }
         Action::DeleteInfrastructure => actions::delete_infrastructure(env, s).await,
-        Action::RemoveFinalizer => actions::remove_finalizer(env, s),
+        Action::RemoveFinalizer => actions::remove_finalizer(env, s).await,
         Action::PlanControlPlane | Action::ListMachines => ActionNote::done(),
     }
 }

@@ -26,7 +26,7 @@ use capw_api::{
 };
 use capw_runtime::metadata::FieldError;
 use capw_runtime::{CallError, Grants, HttpGrant, Limits, Provider, Runtime, RuntimeConfig};
-use capw_store::{ObjectKey, Store};
+use capw_store::{ObjectKey, ObjectStore};
 
 use crate::config::LocalConfig;
 use crate::error::LocalError;
@@ -100,7 +100,10 @@ impl ProviderRegistry {
     /// # Errors
     ///
     /// [`LocalError`] when the store fails or the runtime cannot start.
-    pub async fn load_all(store: &Store, config: &LocalConfig) -> Result<Self, LocalError> {
+    pub async fn load_all(
+        store: &dyn ObjectStore,
+        config: &LocalConfig,
+    ) -> Result<Self, LocalError> {
         let runtime = Runtime::new(RuntimeConfig {
             cache_dir: config.cache_dir.clone(),
             ..RuntimeConfig::default()
@@ -112,7 +115,7 @@ impl ProviderRegistry {
                 source,
             })?;
         let mut registry = ProviderRegistry::default();
-        for value in store.list("WasmProvider", None)? {
+        for value in store.list("WasmProvider", None).await? {
             let wp: WasmProvider = decode(value, "WasmProvider")?;
             let name = wp.metadata.name.clone().unwrap_or_default();
             let outcome = load_one(&runtime, &wp, &secrets, &config.plugin_dir).await;
@@ -122,7 +125,7 @@ impl ProviderRegistry {
                 what: key.to_string(),
                 source,
             })?;
-            store.update_status(&key, status, None)?;
+            store.update_status(&key, status, None).await?;
             match outcome {
                 Ok(provider) => {
                     tracing::info!(provider = %name, digest = %provider.info().digest, "provider loaded");

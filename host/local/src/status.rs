@@ -29,7 +29,7 @@ fn counters(p: &capw_reconcile::PoolStatus) -> ReplicaCounters {
 /// Writes the status of `s`'s Cluster: the core's `status` (absent when the cluster is
 /// blocked on invalid topology) with `notes` overlaid on the conditions the core reports as
 /// false. A write that changes nothing is skipped by the store.
-pub(crate) fn write(
+pub(crate) async fn write(
     env: &Env,
     s: &Snapshot,
     status: Option<&StatusView>,
@@ -109,10 +109,14 @@ pub(crate) fn write(
         .map(|(host, port)| ApiEndpoint { host, port });
     let key = ObjectKey::namespaced("Cluster", &s.namespace, &s.name);
     let value = serde_json::to_value(&out).map_err(|e| StoreError::Invalid(e.to_string()))?;
-    match env.store.update(&key, |o| {
-        o["status"] = value;
-        Ok(())
-    }) {
+    let write = env
+        .store
+        .update(&key, &mut |o| {
+            o["status"] = value.clone();
+            Ok(())
+        })
+        .await;
+    match write {
         Ok(_) | Err(StoreError::NotFound(_)) => Ok(()),
         Err(e) => Err(e),
     }

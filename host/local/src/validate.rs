@@ -23,7 +23,7 @@ pub(crate) async fn desired_state(
     let class_ref = &cluster.spec.topology.class_ref;
     let class_ns = class_ref.namespace.clone().unwrap_or(namespace);
     let key = ObjectKey::namespaced("ClusterClass", &class_ns, &class_ref.name);
-    let class: ClusterClass = match env.store.get(&key) {
+    let class: ClusterClass = match env.store.get(&key).await {
         Ok(Some(v)) => decode(v, "ClusterClass").map_err(|e| vec![chain(&e)])?,
         Ok(None) => {
             return Err(vec![format!(

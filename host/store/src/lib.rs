@@ -17,8 +17,10 @@
 
 mod error;
 mod meta;
+mod objects;
 mod store;
 
 pub use error::StoreError;
 pub use meta::{ObjectKey, WatchEvent, WatchEventKind};
+pub use objects::{Change, ObjectStore};
 pub use store::{Applied, Deleted, Store};
