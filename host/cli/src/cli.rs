@@ -80,6 +80,35 @@ pub enum Command {
     Delete(DeleteArgs),
     /// Start the in-process simcloud and reconcile every Cluster until it converges or is gone.
     Up(UpArgs),
+    /// Measure the local mode (see docs/performance.md).
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Bring many clusters from nothing to Ready in a fresh state directory, with the real
+    /// providers and an in-process simcloud; print the time and the peak memory.
+    Converge(BenchConvergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchConvergeArgs {
+    /// How many clusters.
+    #[arg(long, default_value_t = 100)]
+    pub clusters: usize,
+    /// Control-plane machines per cluster.
+    #[arg(long, default_value_t = 3)]
+    pub control_plane: u32,
+    /// Workers per cluster.
+    #[arg(long, default_value_t = 3)]
+    pub workers: u32,
+    /// simcloud's delay per step (provisioning, boot, load balancer), in milliseconds.
+    #[arg(long, default_value_t = 50)]
+    pub simcloud_delay_ms: u64,
+    /// Give up after this long.
+    #[arg(long, default_value = "30m", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
 }
 
 #[derive(Debug, Args)]
@@ -150,6 +179,10 @@ pub struct UpArgs {
         default_value = "capw-local-simcloud"
     )]
     pub simcloud_token: String,
+    /// Start no simcloud: the providers' configs and grants name a cloud that runs on its own
+    /// (a `simcloud` process, say), and their secrets are already in <state-dir>/secrets.
+    #[arg(long)]
+    pub no_simcloud: bool,
     /// Scale simcloud's delays (provisioning, boot, load balancer) to this many
     /// milliseconds each; its defaults when absent.
     #[arg(long)]

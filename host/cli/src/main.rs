@@ -2,6 +2,7 @@
 //! logging, run the chosen command.
 
 mod apply;
+mod bench;
 mod cli;
 mod delete;
 mod describe;
@@ -37,5 +38,8 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Describe(args) => describe::run(&cli.global, args),
         cli::Command::Delete(args) => delete::run(&cli.global, args),
         cli::Command::Up(args) => up::run(&cli.global, args).await,
+        cli::Command::Bench(cli::BenchCommand::Converge(args)) => {
+            bench::converge(&cli.global, args).await
+        }
     }
 }

@@ -24,17 +24,22 @@ pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let config = crate::state::config(global);
     let store = crate::state::open_store(global)?;
-    write_token(&config, &args.simcloud_token)?;
-    let mut sim_config =
-        SimCloudConfig::new(args.simcloud_token.clone()).with_state_file(config.simcloud_state());
-    sim_config.listen = args.simcloud_listen;
-    if let Some(ms) = args.simcloud_delay_ms {
-        sim_config = sim_config.with_timings(Timings::uniform(Duration::from_millis(ms)));
-    }
-    let sim = SimCloud::start(sim_config)
-        .await
-        .with_context(|| format!("starting simcloud on {}", args.simcloud_listen))?;
-    eprintln!("simcloud listening on {}", sim.base_url());
+    let sim = if args.no_simcloud {
+        None
+    } else {
+        write_token(&config, &args.simcloud_token)?;
+        let mut sim_config = SimCloudConfig::new(args.simcloud_token.clone())
+            .with_state_file(config.simcloud_state());
+        sim_config.listen = args.simcloud_listen;
+        if let Some(ms) = args.simcloud_delay_ms {
+            sim_config = sim_config.with_timings(Timings::uniform(Duration::from_millis(ms)));
+        }
+        let sim = SimCloud::start(sim_config)
+            .await
+            .with_context(|| format!("starting simcloud on {}", args.simcloud_listen))?;
+        eprintln!("simcloud listening on {}", sim.base_url());
+        Some(sim)
+    };
 
     let executor = Executor::open(store.clone(), config).await?;
     for p in store.list("WasmProvider", None)? {
@@ -57,7 +62,9 @@ pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
     let report = executor
         .reconcile_until_settled(args.timeout, progress)
         .await?;
-    sim.shutdown().await.context("stopping simcloud")?;
+    if let Some(sim) = sim {
+        sim.shutdown().await.context("stopping simcloud")?;
+    }
 
     for (cluster, outcome) in &report.outcomes {
         let (namespace, name) = cluster.split_once('/').unwrap_or(("default", cluster));

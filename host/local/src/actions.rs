@@ -44,6 +44,31 @@ impl Env {
         })
     }
 
+    /// Drops `finalizer` from the object at `key` (which removes it when it is being deleted
+    /// and that was its last one); a missing object is fine.
+    pub async fn remove_finalizer(
+        &self,
+        key: &ObjectKey,
+        finalizer: &str,
+    ) -> Result<(), StoreError> {
+        let result = self
+            .store
+            .update(key, &mut |o| {
+                if let Some(list) = o
+                    .pointer_mut("/metadata/finalizers")
+                    .and_then(|f| f.as_array_mut())
+                {
+                    list.retain(|f| f.as_str() != Some(finalizer));
+                }
+                Ok(())
+            })
+            .await;
+        match result {
+            Ok(_) | Err(StoreError::NotFound(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// A store failure as a note on `condition`.
     pub fn store_failed(condition: &'static str, e: &StoreError) -> ActionNote {
         ActionNote::host_failed(condition, "StoreError", chain(e))
@@ -285,20 +310,8 @@ pub(crate) async fn remove_finalizer(env: &Env, s: &Snapshot) -> ActionNote {
         }
     }
     let key = ObjectKey::namespaced("Cluster", &s.namespace, &s.name);
-    let result = env
-        .store
-        .update(&key, &mut |o| {
-            if let Some(list) = o
-                .pointer_mut("/metadata/finalizers")
-                .and_then(|f| f.as_array_mut())
-            {
-                list.retain(|f| f.as_str() != Some(CLUSTER_FINALIZER));
-            }
-            Ok(())
-        })
-        .await;
-    match result {
-        Ok(_) | Err(StoreError::NotFound(_)) => ActionNote::done(),
+    match env.remove_finalizer(&key, CLUSTER_FINALIZER).await {
+        Ok(()) => ActionNote::done(),
         Err(e) => Env::store_failed("Ready", &e),
     }
 }

@@ -393,24 +393,10 @@ pub(crate) async fn delete(env: &Env, s: &Snapshot, m: &Machine) -> ActionNote {
         .delete_machine(&ctx, &machine_ref(m))
         .await
     {
-        Ok(Deletion::Deleted) => {
-            let removed = env
-                .store
-                .update(&key, &mut |o| {
-                    if let Some(list) = o
-                        .pointer_mut("/metadata/finalizers")
-                        .and_then(|f| f.as_array_mut())
-                    {
-                        list.retain(|f| f.as_str() != Some(MACHINE_FINALIZER));
-                    }
-                    Ok(())
-                })
-                .await;
-            match removed {
-                Ok(_) | Err(StoreError::NotFound(_)) => ActionNote::done(),
-                Err(e) => Env::store_failed(INFRA, &e),
-            }
-        }
+        Ok(Deletion::Deleted) => match env.remove_finalizer(&key, MACHINE_FINALIZER).await {
+            Ok(()) => ActionNote::done(),
+            Err(e) => Env::store_failed(INFRA, &e),
+        },
         Ok(Deletion::InProgress(p)) => {
             let _ = write_status(env, s, &name, |st| {
                 st.phase = MachinePhase::Deleting;

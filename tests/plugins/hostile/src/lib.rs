@@ -11,9 +11,13 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use capw_sdk::infrastructure::{ClusterInfrastructure, ClusterState, ListedMachine};
+use capw_sdk::infrastructure::{
+    ClusterInfrastructure, ClusterState, ListedMachine, MachinePhase, MachineSpec, MachineStatus,
+};
 use capw_sdk::metadata::Capabilities;
-use capw_sdk::types::{Deletion, Endpoint, ErrorCode, MachineRef, ProviderError};
+use capw_sdk::types::{
+    Address, AddressKind, Deletion, Endpoint, ErrorCode, MachineRef, ProviderError,
+};
 use capw_sdk::{Context, Infrastructure, Provider};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -56,6 +60,13 @@ pub enum Behaviour {
     Secret {
         /// The grant name.
         name: String,
+    },
+    /// GET a URL with no timeout of its own; answer ready at `gated.test:6443` once it
+    /// answers 2xx, a retryable error otherwise. While the server holds the request, the call
+    /// hangs until the host's deadline stops it; once it answers, the provider recovers.
+    Gated {
+        /// The URL to get.
+        url: String,
     },
     /// Sleep, then answer healthy: a slow call must not delay others.
     Sleep {
@@ -130,6 +141,17 @@ impl Infrastructure for Hostile {
                     format!("secret {name}: {e:?}"),
                 )),
             },
+            Behaviour::Gated { url } => match capw_sdk::http::Request::get(url).send() {
+                Ok(response) if (200..300).contains(&response.status) => Ok(ready("gated.test")),
+                Ok(response) => Err(ProviderError::retryable(
+                    ErrorCode::Unavailable,
+                    format!("GET {url}: status {}", response.status),
+                )),
+                Err(e) => Err(ProviderError::retryable(
+                    ErrorCode::Unavailable,
+                    format!("GET {url}: {e}"),
+                )),
+            },
             Behaviour::Sleep { millis } => {
                 std::thread::sleep(Duration::from_millis(*millis));
                 Ok(ready("healthy.test"))
@@ -146,6 +168,26 @@ impl Infrastructure for Hostile {
 
     fn delete_cluster(_ctx: &Context<Behaviour>) -> Result<Deletion, ProviderError> {
         Ok(Deletion::Deleted)
+    }
+
+    /// Every machine runs at once: the misbehaviour is in `reconcile-cluster` only, so a
+    /// cluster whose misbehaviour stops can go on to Ready.
+    fn reconcile_machine(
+        _ctx: &Context<Behaviour>,
+        spec: MachineSpec,
+    ) -> Result<MachineStatus, ProviderError> {
+        Ok(MachineStatus {
+            provider_id: Some(format!("hostile://{}", spec.machine.name)),
+            phase: MachinePhase::Running,
+            addresses: vec![Address {
+                kind: AddressKind::Hostname,
+                address: format!("{}.hostile.test", spec.machine.name),
+            }],
+            failure_domain: spec.failure_domain,
+            message: String::new(),
+            requeue_after_ms: None,
+            conditions: Vec::new(),
+        })
     }
 
     fn delete_machine(

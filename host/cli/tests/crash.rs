@@ -1,0 +1,237 @@
+//! Killing `capw up` (SIGKILL, no chance to clean up) at many points during create, scale
+//! and delete, then starting it again: never a duplicate or orphan instance, and it converges.
+//!
+//! simcloud runs in this test's process, so the cloud outlives every killed `capw`, as a real
+//! cloud would. After every kill the test reads the store and simcloud's inventory and checks
+//! that each instance belongs to a Machine that is still recorded, and that no Machine has more
+//! than one instance; after every phase, that the counts are exactly what the topology asks.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use capw_simcloud::model::Inventory;
+use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
+use capw_store::Store;
+
+const TOKEN: &str = "crash-test-token";
+
+/// The first killed run lives this long; each next one [`KILL_STEP_MS`] longer, so the kills
+/// land while providers load, while the infrastructure comes up, during machine creates and
+/// deletes, and while status is written, until a run finishes before its kill.
+const FIRST_KILL_MS: u64 = 80;
+const KILL_STEP_MS: u64 = 80;
+/// At most this many kills per phase.
+const KILLS_PER_PHASE: u64 = 25;
+
+/// Control-plane machines, workers, version.
+type Topology = (u32, u32, &'static str);
+
+struct Setup {
+    _tmp: tempfile::TempDir,
+    state_dir: PathBuf,
+    manifest: PathBuf,
+    sim: SimCloudHandle,
+}
+
+impl Setup {
+    fn capw(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_capw"));
+        cmd.arg("--state-dir")
+            .arg(&self.state_dir)
+            .arg("--plugin-dir")
+            .arg(capw_test_support::plugin_dir())
+            .arg("--cache-dir")
+            .arg(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"))
+            .env_remove("CAPW_LOG");
+        cmd
+    }
+
+    fn run_ok(&self, args: &[&str]) {
+        let out = self.capw().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "capw {args:?}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Writes alpha with `cp` control-plane machines and `workers` workers at `version` and
+    /// applies it.
+    fn apply(&self, (cp, workers, version): Topology) {
+        let quickstart = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart");
+        let mut text = String::new();
+        for file in ["00-providers.yaml", "10-class.yaml"] {
+            text += &std::fs::read_to_string(quickstart.join(file)).unwrap();
+            text += "\n---\n";
+        }
+        text += &format!(
+            "apiVersion: capw.dev/v1alpha1
+kind: Cluster
+metadata: {{name: alpha, namespace: default}}
+spec:
+  topology:
+    classRef: {{name: sim-kubeadm}}
+    version: {version}
+    controlPlane: {{replicas: {cp}}}
+    workers:
+      machineDeployments:
+        - {{class: default-worker, name: md-0, replicas: {workers}}}
+"
+        );
+        let text = text.replace("http://127.0.0.1:7480", &self.sim.base_url());
+        std::fs::write(&self.manifest, text).unwrap();
+        self.run_ok(&["apply", "-f", self.manifest.to_str().unwrap()]);
+    }
+
+    /// Starts `capw up` and SIGKILLs it after `after`; true when it was still running.
+    async fn up_and_kill(&self, after: Duration) -> bool {
+        let mut child = self
+            .capw()
+            .args(["up", "--no-simcloud", "--timeout", "5m"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        tokio::time::sleep(after).await;
+        let running = child.try_wait().unwrap().is_none();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        running
+    }
+
+    /// The Machines of alpha in the store: idempotency key → name.
+    fn machines(&self) -> BTreeMap<String, String> {
+        let store = Store::open(&self.state_dir.join("state.redb")).unwrap();
+        store
+            .list("Machine", Some("default"))
+            .unwrap()
+            .into_iter()
+            .filter(|m| m["spec"]["clusterName"] == "alpha")
+            .map(|m| {
+                (
+                    m["spec"]["idempotencyKey"].as_str().unwrap().to_owned(),
+                    m["metadata"]["name"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    async fn inventory(&self) -> Inventory {
+        reqwest::Client::new()
+            .get(format!("{}/v1/inventory", self.sim.base_url()))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// alpha's instances by client token; fails on two instances of one token.
+    async fn instances(&self) -> BTreeMap<String, String> {
+        let inv = self.inventory().await;
+        let mut out = BTreeMap::new();
+        for i in inv
+            .clusters
+            .get("alpha")
+            .map(|c| c.instances.clone())
+            .unwrap_or_default()
+        {
+            let previous = out.insert(i.client_token.clone(), i.id.clone());
+            assert!(
+                previous.is_none(),
+                "two instances for key {}",
+                i.client_token
+            );
+        }
+        out
+    }
+
+    /// Every instance belongs to a recorded Machine: no orphan, no duplicate. Returns
+    /// (machines, instances) as seen.
+    async fn check_no_orphans(&self, when: &str) -> (usize, usize) {
+        let instances = self.instances().await;
+        let machines = self.machines();
+        let orphans: BTreeSet<&String> = instances
+            .keys()
+            .filter(|k| !machines.contains_key(*k))
+            .collect();
+        assert!(
+            orphans.is_empty(),
+            "{when}: instances without a Machine: {orphans:?}"
+        );
+        (machines.len(), instances.len())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_capw_anywhere_never_duplicates_or_orphans_and_it_converges() {
+    capw_test_support::init_tracing();
+    let tmp = tempfile::tempdir().unwrap();
+    let state_dir = tmp.path().join(".capw");
+    std::fs::create_dir_all(state_dir.join("secrets/simcloud")).unwrap();
+    std::fs::write(state_dir.join("secrets/simcloud/token"), TOKEN).unwrap();
+    let sim = SimCloud::start(
+        SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(Duration::from_millis(800))),
+    )
+    .await
+    .unwrap();
+    let setup = Setup {
+        manifest: tmp.path().join("alpha.yaml"),
+        _tmp: tmp,
+        state_dir,
+        sim,
+    };
+
+    let mut kills = 0;
+    let mut points = BTreeSet::new();
+    let phases: [(&str, Option<Topology>); 5] = [
+        ("create 1+2", Some((1, 2, "v1.34.1"))),
+        ("scale up to 3+4", Some((3, 4, "v1.34.1"))),
+        ("upgrade to v1.34.2", Some((3, 4, "v1.34.2"))),
+        ("scale down to 1+1", Some((1, 1, "v1.34.2"))),
+        ("delete", None),
+    ];
+    for (phase, topology) in phases {
+        match topology {
+            Some(topology) => setup.apply(topology),
+            None => setup.run_ok(&["delete", "cluster", "alpha"]),
+        }
+        for k in 0..KILLS_PER_PHASE {
+            let ms = FIRST_KILL_MS + k * KILL_STEP_MS;
+            let killed = setup.up_and_kill(Duration::from_millis(ms)).await;
+            let seen = setup
+                .check_no_orphans(&format!("{phase}, killed after {ms} ms"))
+                .await;
+            if !killed {
+                eprintln!("{phase}: finished within {ms} ms: (machines, instances) = {seen:?}");
+                break;
+            }
+            kills += 1;
+            eprintln!("{phase}: killed after {ms} ms: (machines, instances) = {seen:?}");
+            points.insert((phase, seen));
+        }
+        // Left alone, it converges.
+        setup.run_ok(&["up", "--no-simcloud", "--timeout", "5m"]);
+        let (machines, instances) = setup.check_no_orphans(&format!("{phase}, converged")).await;
+        let want = topology.map_or(0, |(cp, w, _)| (cp + w) as usize);
+        assert_eq!((machines, instances), (want, want), "{phase}");
+    }
+    let inv = setup.inventory().await;
+    assert!(
+        !inv.clusters.contains_key("alpha"),
+        "{:?}",
+        inv.clusters.get("alpha")
+    );
+    let store = Store::open(&setup.state_dir.join("state.redb")).unwrap();
+    assert!(store.list("Cluster", None).unwrap().is_empty());
+    eprintln!(
+        "{kills} kills of a running capw; {} distinct (phase, machines, instances) points",
+        points.len()
+    );
+    assert!(kills >= 20, "only {kills} kills landed while capw ran");
+}

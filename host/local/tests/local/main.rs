@@ -1,0 +1,8 @@
+//! The local mode end to end, in-process: the store in a temp dir, simcloud with short
+//! delays, the real provider components from `CAPW_PLUGIN_DIR` (build them first with
+//! `make plugins`).
+
+mod hung;
+mod lifecycle;
+mod quickstart;
+mod support;

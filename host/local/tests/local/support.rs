@@ -1,0 +1,140 @@
+//! The helpers every local-mode test shares: the quickstart's manifests pointed at an
+//! in-process simcloud, the store, settle loops and object lookups.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use capw_api::parse_manifests;
+use capw_local::{Executor, LocalConfig, Progress, SettleReport};
+use capw_simcloud::model::Inventory;
+use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
+use capw_store::{ObjectKey, Store};
+use serde_json::Value;
+
+pub const TOKEN: &str = "local-test-token";
+pub const SETTLE: Duration = Duration::from_secs(120);
+
+/// The quickstart's manifests, pointed at `sim`, plus `extra` documents.
+pub fn manifests(sim: &SimCloudHandle, extra: &str) -> Vec<Value> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    let mut text: String = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap() + "\n---\n")
+        .collect();
+    text.push_str(extra);
+    let text = text.replace("http://127.0.0.1:7480", &sim.base_url());
+    parse_manifests(&text)
+        .unwrap()
+        .iter()
+        .map(|o| o.to_json().unwrap())
+        .collect()
+}
+
+pub async fn inventory(sim: &SimCloudHandle) -> Inventory {
+    reqwest::Client::new()
+        .get(format!("{}/v1/inventory", sim.base_url()))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+pub async fn settle(executor: &Executor) -> SettleReport {
+    let started = Instant::now();
+    let progress = Arc::new(|p: Progress| eprintln!("{}: {}", p.cluster, p.line));
+    let report = executor
+        .reconcile_until_settled(SETTLE, progress)
+        .await
+        .unwrap();
+    eprintln!("settled in {:?}: {:?}", started.elapsed(), report.outcomes);
+    report
+}
+
+pub fn cluster(store: &Store, name: &str) -> Option<Value> {
+    store
+        .get(&ObjectKey::namespaced("Cluster", "default", name))
+        .unwrap()
+}
+
+pub fn machines(store: &Store, cluster: &str) -> Vec<Value> {
+    store
+        .list("Machine", Some("default"))
+        .unwrap()
+        .into_iter()
+        .filter(|m| m["spec"]["clusterName"] == cluster)
+        .collect()
+}
+
+pub fn condition<'a>(object: &'a Value, type_: &str) -> &'a Value {
+    object["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .unwrap_or(&Value::Null)
+}
+
+pub fn set_workers(store: &Store, name: &str, replicas: i64) {
+    store
+        .update(&ObjectKey::namespaced("Cluster", "default", name), |c| {
+            c["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = replicas.into();
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// A state directory with simcloud's token granted, an in-process simcloud with `delay`
+/// per step, and a local config with short requeues and the built components.
+pub struct Env {
+    pub _tmp: tempfile::TempDir,
+    pub config: LocalConfig,
+    pub sim: SimCloudHandle,
+    pub store: Store,
+}
+
+impl Env {
+    pub async fn start(delay: Duration) -> Env {
+        capw_test_support::init_tracing();
+        let tmp = tempfile::tempdir().unwrap();
+        let state_dir = tmp.path().join(".capw");
+        std::fs::create_dir_all(state_dir.join("secrets/simcloud")).unwrap();
+        std::fs::write(state_dir.join("secrets/simcloud/token"), TOKEN).unwrap();
+        let sim = SimCloud::start(SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(delay)))
+            .await
+            .unwrap();
+        let mut config = LocalConfig::new(&state_dir);
+        config.plugin_dir = capw_test_support::plugin_dir();
+        config.cache_dir = Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
+        config.max_requeue = Duration::from_millis(100);
+        config.base_backoff = Duration::from_millis(20);
+        let store = Store::open(&config.state_file()).unwrap();
+        Env {
+            _tmp: tmp,
+            config,
+            sim,
+            store,
+        }
+    }
+
+    /// Stores `objects` as `capw apply` would (status dropped).
+    pub fn apply(&self, objects: Vec<Value>) {
+        for mut object in objects {
+            object.as_object_mut().unwrap().remove("status");
+            self.store.apply(object).unwrap();
+        }
+    }
+
+    pub async fn executor(&self) -> Executor {
+        Executor::open(self.store.clone(), self.config.clone())
+            .await
+            .unwrap()
+    }
+}
