@@ -221,6 +221,11 @@ pub struct ClusterStatus {
     /// Sum of `workers[].desiredReplicas` (for printer columns).
     #[serde(default)]
     pub workers_desired_replicas: i32,
+    /// Lifecycle hooks every hook provider answered `proceed` to, by hook point
+    /// (`beforeClusterCreate`, `beforeClusterUpgrade`, …) → the Kubernetes version they passed
+    /// for. A hook point is called until it is recorded here.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub hooks: std::collections::BTreeMap<String, String>,
     /// The `metadata.generation` this status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,

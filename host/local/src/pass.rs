@@ -208,6 +208,7 @@ async fn run(
         }
         Action::DeleteInfrastructure => actions::delete_infrastructure(env, s).await,
         Action::RemoveFinalizer => actions::remove_finalizer(env, s).await,
+        Action::CallHook { hook, from, to } => actions::call_hook(env, s, *hook, *from, *to).await,
         Action::PlanControlPlane | Action::ListMachines => ActionNote::done(),
     }
 }

@@ -3,7 +3,8 @@
 
 use capw_api::{Cluster, Machine, MachinePhase as ApiPhase, MachineRole as ApiRole};
 use capw_reconcile::{
-    ClusterView, InfraView, MachinePhase, MachineRole, MachineView, PoolSpec, Version,
+    ClusterView, Hook, HooksView, InfraView, MachinePhase, MachineRole, MachineView, PoolSpec,
+    Version,
 };
 use capw_topology::DesiredState;
 
@@ -72,6 +73,18 @@ impl Snapshot {
             plan: None,
             machines: self.machines.iter().filter_map(machine_view).collect(),
             orphans: None,
+            hooks: HooksView {
+                configured: desired.is_some_and(|d| !d.hooks.is_empty()),
+                passed: self
+                    .cluster
+                    .status
+                    .iter()
+                    .flat_map(|s| s.hooks.iter())
+                    .filter_map(|(hook, version)| {
+                        Some((Hook::from_name(hook)?, parse_version(version)?))
+                    })
+                    .collect(),
+            },
         }
     }
 }

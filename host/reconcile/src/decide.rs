@@ -1,6 +1,7 @@
 //! The decision: from a [`ClusterView`] to the next actions.
 
-use crate::status::{StatusView, status};
+use crate::hooks::Hook;
+use crate::status::{ConditionView, StatusView, status};
 use crate::view::{
     ClusterView, InfraView, MachinePhase, MachineRole, MachineView, PlanStep, PoolSpec, Version,
 };
@@ -28,7 +29,16 @@ pub enum Action {
     DeleteInfrastructure,
     /// Everything is gone: remove the Cluster's finalizer.
     RemoveFinalizer,
+    /// Ask every hook provider at `hook`; record it as passed for `to` once all proceed.
+    CallHook {
+        hook: Hook,
+        from: Option<Version>,
+        to: Version,
+    },
 }
+
+/// Condition type: no lifecycle hook holds a transition.
+pub const HOOKS_PASSED: &str = "LifecycleHooksPassed";
 
 /// A machine to create.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,14 +68,44 @@ pub fn decide(view: &ClusterView) -> Decision {
     let actions = if view.paused {
         Vec::new()
     } else if view.deleting {
-        teardown(view)
+        match view.version {
+            Some(to) if view.hooks.pending(Hook::BeforeClusterDelete, None) => {
+                vec![Action::CallHook {
+                    hook: Hook::BeforeClusterDelete,
+                    from: None,
+                    to,
+                }]
+            }
+            _ => teardown(view),
+        }
     } else {
         build(view)
     };
-    Decision {
-        actions,
-        status: status(view),
+    let mut status = status(view);
+    if view.hooks.configured {
+        let waiting: Vec<&str> = actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::CallHook { hook, .. } => Some(hook.as_str()),
+                _ => None,
+            })
+            .collect();
+        status.conditions.push(ConditionView {
+            type_: HOOKS_PASSED,
+            status: waiting.is_empty(),
+            reason: if waiting.is_empty() {
+                "Passed"
+            } else {
+                "Waiting"
+            },
+            message: if waiting.is_empty() {
+                String::new()
+            } else {
+                format!("calling {}", waiting.join(", "))
+            },
+        });
     }
+    Decision { actions, status }
 }
 
 fn delete(m: &MachineView) -> Action {
@@ -83,6 +123,18 @@ fn build(view: &ClusterView) -> Vec<Action> {
         .filter(|m| m.deleting)
         .map(delete)
         .collect();
+    if let Some(to) = view.version
+        && view.machines.is_empty()
+        && view.infrastructure == InfraView::Unknown
+        && view.hooks.pending(Hook::BeforeClusterCreate, None)
+    {
+        actions.push(Action::CallHook {
+            hook: Hook::BeforeClusterCreate,
+            from: None,
+            to,
+        });
+        return actions;
+    }
     let InfraView::Ready { failure_domains } = &view.infrastructure else {
         actions.push(Action::ReconcileInfrastructure);
         return actions;
@@ -112,10 +164,58 @@ fn build(view: &ClusterView) -> Vec<Action> {
     let Some(version) = view.version else {
         return actions;
     };
+    let hook = |hook: Hook, from: Option<Version>| Action::CallHook {
+        hook,
+        from,
+        to: version,
+    };
+    let live = || view.machines.iter().filter(|m| m.live());
+    if view.hooks.pending(Hook::AfterControlPlaneInitialized, None)
+        && live().any(|m| m.role.is_control_plane() && m.phase == MachinePhase::Running)
+    {
+        actions.push(hook(Hook::AfterControlPlaneInitialized, None));
+    }
+    let oldest = |control_plane: Option<bool>| {
+        live()
+            .filter(|m| m.version != version)
+            .filter(|m| control_plane.is_none_or(|cp| m.role.is_control_plane() == cp))
+            .map(|m| m.version)
+            .min()
+    };
+    if let Some(from) = oldest(None)
+        && view
+            .hooks
+            .pending(Hook::BeforeClusterUpgrade, Some(version))
+    {
+        // The upgrade waits for its hook; nothing of the control plane or the workers moves.
+        actions.push(hook(Hook::BeforeClusterUpgrade, Some(from)));
+        return dedup(actions);
+    }
+    // An upgrade to `version` went through the hooks: the after-upgrade points follow.
+    let upgrading = view.hooks.configured
+        && view.hooks.passed.get(&Hook::BeforeClusterUpgrade) == Some(&version);
 
     // Workers follow a settled control plane: after the joins, and after its upgrade.
     if control_plane(view, version, &mut actions) {
-        workers(view, version, failure_domains, &mut actions);
+        let old_workers = oldest(Some(false));
+        if upgrading
+            && view
+                .hooks
+                .pending(Hook::AfterControlPlaneUpgrade, Some(version))
+        {
+            actions.push(hook(Hook::AfterControlPlaneUpgrade, old_workers));
+            if old_workers.is_none() {
+                workers(view, version, failure_domains, &mut actions);
+            }
+        } else {
+            workers(view, version, failure_domains, &mut actions);
+        }
+        if upgrading
+            && oldest(None).is_none()
+            && view.hooks.pending(Hook::AfterClusterUpgrade, Some(version))
+        {
+            actions.push(hook(Hook::AfterClusterUpgrade, None));
+        }
     }
     dedup(actions)
 }

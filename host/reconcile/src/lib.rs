@@ -26,13 +26,15 @@
 //!   through [`Action::DeleteMachine`] of that Machine.
 
 mod decide;
+mod hooks;
 mod status;
 mod view;
 
 #[cfg(test)]
 mod tests;
 
-pub use decide::{Action, Decision, MachineIntent, decide};
+pub use decide::{Action, Decision, HOOKS_PASSED, MachineIntent, decide};
+pub use hooks::{Hook, HooksView};
 pub use status::{ClusterPhase, ConditionView, PoolStatus, StatusView};
 pub use view::{
     ClusterView, InfraView, MachinePhase, MachineRole, MachineView, PlanStep, PlanView, PoolSpec,

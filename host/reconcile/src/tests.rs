@@ -28,6 +28,8 @@ struct Sim {
     /// The most live machines seen at once.
     peak: usize,
     finalized: bool,
+    /// Hook points the simulated hook provider holds.
+    hold: BTreeSet<Hook>,
 }
 
 impl Sim {
@@ -52,6 +54,7 @@ impl Sim {
             log: Vec::new(),
             peak: 0,
             finalized: false,
+            hold: BTreeSet::new(),
         }
     }
 
@@ -174,6 +177,14 @@ impl Sim {
                 self.log.push("delete infrastructure".into());
             }
             Action::RemoveFinalizer => self.finalized = true,
+            Action::CallHook { hook, to, .. } => {
+                if self.hold.contains(hook) {
+                    self.log.push(format!("hold {}", hook.as_str()));
+                } else {
+                    self.view.hooks.passed.insert(*hook, *to);
+                    self.log.push(format!("hook {}", hook.as_str()));
+                }
+            }
             Action::PlanControlPlane | Action::ListMachines => {
                 panic!("observations are answered before the decision")
             }
@@ -420,5 +431,139 @@ fn a_control_plane_step_waits_for_the_previous_one() {
             .iter()
             .any(|a| matches!(a, Action::CreateMachine(_))),
         "{actions:?}"
+    );
+}
+
+/// Passes until `n` passes went by; the log of what happened.
+fn run(sim: &mut Sim, n: usize) -> Vec<String> {
+    for _ in 0..n {
+        sim.pass();
+    }
+    sim.take_log()
+}
+
+fn position(log: &[String], what: &str) -> usize {
+    log.iter()
+        .position(|l| l.contains(what))
+        .unwrap_or_else(|| panic!("no {what:?} in {log:?}"))
+}
+
+#[test]
+fn hooks_are_called_at_their_points_of_create_upgrade_and_delete() {
+    let mut sim = Sim::new(3, &[("md-0", 1)]);
+    sim.view.hooks.configured = true;
+    let first = sim.pass();
+    assert_eq!(
+        first.actions,
+        [Action::CallHook {
+            hook: Hook::BeforeClusterCreate,
+            from: None,
+            to: V1
+        }],
+        "nothing is created before the create hook"
+    );
+    sim.converge();
+    let log = sim.take_log();
+    assert_eq!(log[0], "hook beforeClusterCreate");
+    let initialized = position(&log, "hook afterControlPlaneInitialized");
+    assert!(
+        initialized > position(&log, "create control-plane-1"),
+        "{log:?}"
+    );
+
+    sim.view.version = Some(V2);
+    let held = decide(&sim.view);
+    assert!(
+        held.actions.contains(&Action::CallHook {
+            hook: Hook::BeforeClusterUpgrade,
+            from: Some(V1),
+            to: V2
+        }),
+        "{held:?}"
+    );
+    sim.converge();
+    let log = sim.take_log();
+    let before = position(&log, "hook beforeClusterUpgrade");
+    let first_new = position(&log, "v1.34.1");
+    let after_cp = position(&log, "hook afterControlPlaneUpgrade");
+    let first_worker = position(&log, "create md-0");
+    let after_cluster = position(&log, "hook afterClusterUpgrade");
+    let last_cp = log
+        .iter()
+        .rposition(|l| l.contains("control-plane"))
+        .unwrap();
+    assert!(before < first_new, "{log:?}");
+    assert!(last_cp < after_cp && after_cp < first_worker, "{log:?}");
+    assert!(after_cluster > first_worker, "{log:?}");
+    assert_eq!(
+        log.iter().filter(|l| l.starts_with("hook")).count(),
+        3,
+        "each point once: {log:?}"
+    );
+
+    sim.view.deleting = true;
+    sim.converge();
+    let log = sim.take_log();
+    assert_eq!(log[0], "hook beforeClusterDelete", "{log:?}");
+    assert!(sim.finalized);
+}
+
+#[test]
+fn a_held_hook_holds_its_transition_until_it_proceeds() {
+    let mut sim = Sim::new(1, &[("md-0", 1)]);
+    sim.view.hooks.configured = true;
+    sim.hold.insert(Hook::BeforeClusterCreate);
+    let log = run(&mut sim, 5);
+    assert!(
+        log.iter().all(|l| l == "hold beforeClusterCreate"),
+        "{log:?}"
+    );
+    assert!(sim.view.machines.is_empty());
+    assert_eq!(sim.view.infrastructure, InfraView::Unknown);
+    let waiting = decide(&sim.view).status;
+    let c = waiting
+        .conditions
+        .iter()
+        .find(|c| c.type_ == HOOKS_PASSED)
+        .unwrap();
+    assert!(
+        !c.status && c.message.contains("beforeClusterCreate"),
+        "{c:?}"
+    );
+    sim.hold.clear();
+    sim.converge();
+    sim.take_log();
+
+    // The upgrade waits for its hook; the machines keep running meanwhile.
+    sim.hold.insert(Hook::BeforeClusterUpgrade);
+    sim.view.version = Some(V2);
+    let log = run(&mut sim, 10);
+    assert!(
+        log.iter().all(|l| l == "hold beforeClusterUpgrade"),
+        "{log:?}"
+    );
+    assert!(sim.live().iter().all(|m| m.version == V1));
+    sim.hold.clear();
+    sim.converge();
+    assert!(sim.live().iter().all(|m| m.version == V2));
+    let status = decide(&sim.view).status;
+    assert!(status.conditions.iter().all(|c| c.status), "{status:?}");
+}
+
+#[test]
+fn without_hook_providers_no_hook_is_called() {
+    let mut sim = Sim::new(1, &[("md-0", 1)]);
+    sim.converge();
+    sim.view.version = Some(V2);
+    sim.converge();
+    sim.view.deleting = true;
+    sim.converge();
+    assert!(sim.take_log().iter().all(|l| !l.contains("hook")));
+    assert!(
+        decide(&sim.view)
+            .status
+            .conditions
+            .iter()
+            .all(|c| c.type_ != HOOKS_PASSED)
     );
 }

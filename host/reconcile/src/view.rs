@@ -43,6 +43,8 @@ pub struct ClusterView {
     /// Idempotency keys of machines the infrastructure lists for the cluster with no Machine
     /// object; `None` when it has not been asked in this pass.
     pub orphans: Option<Vec<String>>,
+    /// Lifecycle hooks: configured, and which points passed.
+    pub hooks: crate::hooks::HooksView,
 }
 
 /// A desired worker pool.
