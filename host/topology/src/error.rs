@@ -108,6 +108,18 @@ impl fmt::Display for TopologyErrors {
 pub(crate) struct Errors(Vec<TopologyError>);
 
 impl Errors {
+    /// How many errors so far.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Prefixes the message of every error found since there were `since`.
+    pub(crate) fn prefix_since(&mut self, since: usize, prefix: &str) {
+        for e in &mut self.0[since..] {
+            e.message = format!("{prefix}{}", e.message);
+        }
+    }
+
     pub(crate) fn push(&mut self, error: TopologyError) {
         if !self.0.contains(&error) {
             self.0.push(error);
@@ -122,11 +134,6 @@ impl Errors {
         message: impl Into<String>,
     ) {
         self.push(TopologyError::new(subject, kind, path, message));
-    }
-
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
     }
 
     pub(crate) fn cluster(

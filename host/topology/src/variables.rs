@@ -147,14 +147,18 @@ impl<'a> VariableCatalog<'a> {
             }
             let value_path = format!("{path}.value");
             let (subject, kind) = (Subject::Cluster, Kind::InvalidVariableValue);
-            if let Some(value) = checked(
+            let before = errors.len();
+            let value = checked(
                 declared,
                 variable.value.clone(),
                 &value_path,
                 errors,
                 subject,
                 kind,
-            ) {
+            );
+            // Name the variable: the path only says where it is in the list.
+            errors.prefix_since(before, &format!("variable {name:?}: "));
+            if let Some(value) = value {
                 values.insert(name.clone(), value);
             }
         }
