@@ -204,9 +204,9 @@ cmd_stop() {
 }
 
 cmd_env() {
-	local dir
-	dir=$(state_dir "${1:-}")
+	local dir=${1:-${CAPW_KUBE_ENV_DIR:-.kube-env}}
 	[[ -f $dir/kubeconfig ]] || die "no environment started in $dir"
+	dir=$(cd "$dir" && pwd)
 	echo "export KUBECONFIG=$dir/kubeconfig PATH=$bin_dir:\$PATH"
 }
 
