@@ -39,7 +39,8 @@ kube-env:
 
 ## crds: regenerate deploy/crds.yaml from the Rust types (a test fails when it drifts).
 crds:
-	$(CARGO) run -q -p capw -- crds > deploy/crds.yaml
+	$(CARGO) run -q -p capw -- crds > deploy/crds.yaml.new
+	mv deploy/crds.yaml.new deploy/crds.yaml
 
 ## test: lint, then every test of the workspace against freshly built components and a real
 ## kube-apiserver (tests/kube-env).

@@ -80,6 +80,8 @@ pub enum Command {
     Delete(DeleteArgs),
     /// Start the in-process simcloud and reconcile every Cluster until it converges or is gone.
     Up(UpArgs),
+    /// Print the CustomResourceDefinitions of every capw kind as YAML.
+    Crds,
 }
 
 #[derive(Debug, Args)]
