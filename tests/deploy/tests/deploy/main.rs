@@ -3,6 +3,7 @@
 
 mod crds;
 mod drift;
+mod environment;
 mod manifests;
 
 use std::path::PathBuf;
