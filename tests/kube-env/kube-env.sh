@@ -13,6 +13,7 @@
 # $CAPW_KUBE_ENV_OWNER_PID: when set, `start` also leaves a watcher that stops the
 # environment once that process is gone (a test binary killed before it could clean up).
 # $CAPW_KUBE_ENV_CACHE: the cache root (default $HOME/.cache/capw-kube-env).
+# $CAPW_KUBE_ENV_START_TIMEOUT: seconds `start` waits for /readyz (default 180).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -217,7 +218,7 @@ stop) cmd_stop "${2:-}" ;;
 env) cmd_env "${2:-}" ;;
 bin-dir) echo "$bin_dir" ;;
 *)
-	sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 	;;
 esac
