@@ -83,6 +83,8 @@ pub enum Command {
     /// Measure the local mode (see docs/performance.md).
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Print the CustomResourceDefinitions of every capw kind as YAML.
+    Crds,
 }
 
 #[derive(Debug, Subcommand)]

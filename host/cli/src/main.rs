@@ -4,6 +4,7 @@
 mod apply;
 mod bench;
 mod cli;
+mod crds;
 mod delete;
 mod describe;
 mod get;
@@ -41,5 +42,6 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Bench(cli::BenchCommand::Converge(args)) => {
             bench::converge(&cli.global, args).await
         }
+        cli::Command::Crds => crds::run(),
     }
 }
