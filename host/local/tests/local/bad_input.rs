@@ -6,7 +6,9 @@ use std::time::Duration;
 use capw_local::ClusterOutcome;
 use serde_json::{Value, json};
 
-use crate::support::{Env, cluster, condition, inventory, machines, manifests, settle};
+use crate::support::{
+    Env, cluster, condition, first_of_kind, inventory, machines, manifests, settle,
+};
 
 fn bad_cluster(name: &str, class: &str, variables: Value) -> Value {
     json!({
@@ -28,11 +30,7 @@ async fn each_bad_input_is_named_with_its_path_and_changes_nothing() {
         .into_iter()
         .filter(|o| o["kind"] != "Cluster")
         .collect();
-    let class = objects
-        .iter()
-        .find(|o| o["kind"] == "ClusterClass")
-        .unwrap()
-        .clone();
+    let class = first_of_kind(&objects, "ClusterClass");
     // A class naming a provider nobody installed, and one whose infrastructure config the
     // provider's schema refuses.
     let mut ghost = class.clone();

@@ -8,7 +8,9 @@ use capw_local::{ClusterOutcome, Progress};
 use capw_store::ObjectKey;
 use serde_json::{Value, json};
 
-use crate::support::{Env, cluster, condition, inventory, machines, manifests, settle};
+use crate::support::{
+    Env, cluster, condition, first_of_kind, inventory, machines, manifests, settle,
+};
 
 const EXAMPLE: &str = "apiVersion: capw.dev/v1alpha1
 kind: WasmProvider
@@ -36,11 +38,7 @@ async fn hooks_are_called_at_their_points_and_a_hold_stops_only_its_cluster() {
         .into_iter()
         .filter(|o| o["metadata"]["name"] != "beta")
         .collect();
-    let class = objects
-        .iter()
-        .find(|o| o["kind"] == "ClusterClass")
-        .unwrap()
-        .clone();
+    let class = first_of_kind(&objects, "ClusterClass");
     objects.push(class_with_hooks(
         &class,
         "hooked",

@@ -106,11 +106,10 @@ fn ready(c: &Value) -> bool {
 async fn a_hanging_provider_holds_up_only_its_own_cluster_and_recovers() {
     let env = Env::start(Duration::from_millis(10)).await;
     let (origin, gate) = start_gate().await;
-    let mut objects: Vec<Value> = manifests(&env.sim, &gated(&origin))
+    let objects: Vec<Value> = manifests(&env.sim, &gated(&origin))
         .into_iter()
         .filter(|o| o["metadata"]["name"] != "beta")
         .collect();
-    objects.retain(|o| !o.is_null());
     env.apply(objects);
     let executor = Arc::new(env.executor().await);
     let run = {

@@ -11,7 +11,7 @@ use capw_local::ClusterOutcome;
 use capw_store::{ObjectKey, Store, WatchEventKind};
 use serde_json::Value;
 
-use crate::support::{Env, cluster, inventory, machines, manifests, settle};
+use crate::support::{Env, cluster, delete_and_settle, inventory, machines, manifests, settle};
 
 /// A live Machine as the watcher saw it when it was added.
 #[derive(Clone, Debug)]
@@ -195,11 +195,6 @@ async fn scale_upgrade_and_delete_one_cluster() {
     assert_eq!(c["status"]["phase"], "Provisioned", "{c:#}");
 
     // Delete: the Cluster and everything of it go.
-    store
-        .delete(&ObjectKey::namespaced("Cluster", "default", "alpha"))
-        .unwrap();
-    let report = settle(&executor).await;
-    assert_eq!(report.outcomes["default/alpha"], ClusterOutcome::Gone);
-    assert!(cluster(store, "alpha").is_none());
+    delete_and_settle(&executor, store, "alpha").await;
     assert!(!inventory(sim).await.clusters.contains_key("alpha"));
 }

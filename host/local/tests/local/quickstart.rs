@@ -3,11 +3,10 @@
 use std::time::Duration;
 
 use capw_local::ClusterOutcome;
-use capw_store::ObjectKey;
 use serde_json::Value;
 
 use crate::support::{
-    Env, cluster, condition, inventory, machines, manifests, set_workers, settle,
+    Env, cluster, condition, delete_and_settle, inventory, machines, manifests, set_workers, settle,
 };
 
 /// A cluster whose pod subnet the bootstrap provider refuses.
@@ -99,12 +98,7 @@ async fn create_scale_and_delete_clusters_with_the_real_providers() {
     assert_eq!(inventory(sim).await.clusters["alpha"].instances.len(), 2);
 
     // Delete alpha: nothing of it is left, beta is untouched.
-    store
-        .delete(&ObjectKey::namespaced("Cluster", "default", "alpha"))
-        .unwrap();
-    let report = settle(&executor).await;
-    assert_eq!(report.outcomes["default/alpha"], ClusterOutcome::Gone);
-    assert!(cluster(store, "alpha").is_none());
+    delete_and_settle(&executor, store, "alpha").await;
     assert!(machines(store, "alpha").is_empty());
     let inv = inventory(sim).await;
     // Nothing of alpha is left in the cloud, its bootstrap registration included.

@@ -138,3 +138,26 @@ impl Env {
             .unwrap()
     }
 }
+
+/// The first object of `kind` in `objects`, cloned.
+pub fn first_of_kind(objects: &[Value], kind: &str) -> Value {
+    objects
+        .iter()
+        .find(|o| o["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} in the manifests"))
+        .clone()
+}
+
+/// Deletes Cluster `name` and settles; the Cluster must be gone afterwards.
+pub async fn delete_and_settle(executor: &Executor, store: &Store, name: &str) -> SettleReport {
+    store
+        .delete(&ObjectKey::namespaced("Cluster", "default", name))
+        .unwrap();
+    let report = settle(executor).await;
+    assert_eq!(
+        report.outcomes[&format!("default/{name}")],
+        capw_local::ClusterOutcome::Gone
+    );
+    assert!(cluster(store, name).is_none());
+    report
+}
