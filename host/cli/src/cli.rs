@@ -80,6 +80,8 @@ pub enum Command {
     Delete(DeleteArgs),
     /// Start the in-process simcloud and reconcile every Cluster until it converges or is gone.
     Up(UpArgs),
+    /// Run the Kubernetes-mode controller against an API server.
+    Controller(crate::controller::ControllerArgs),
 }
 
 #[derive(Debug, Args)]

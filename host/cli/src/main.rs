@@ -3,6 +3,7 @@
 
 mod apply;
 mod cli;
+mod controller;
 mod delete;
 mod describe;
 mod get;
@@ -37,5 +38,6 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Describe(args) => describe::run(&cli.global, args),
         cli::Command::Delete(args) => delete::run(&cli.global, args),
         cli::Command::Up(args) => up::run(&cli.global, args).await,
+        cli::Command::Controller(args) => controller::run(&cli.global, args).await,
     }
 }
