@@ -50,3 +50,61 @@ pub fn crds_yaml() -> Result<String, CrdYamlError> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_crd_has_the_printer_columns_status_and_a_schema() {
+        let crd = Cluster::crd();
+        let version = &crd.spec.versions[0];
+        let columns: Vec<(&str, &str)> = version
+            .additional_printer_columns
+            .iter()
+            .flatten()
+            .map(|c| (c.name.as_str(), c.json_path.as_str()))
+            .collect();
+        assert_eq!(
+            columns,
+            [
+                ("Phase", ".status.phase"),
+                ("Version", ".spec.topology.version"),
+                ("CP Ready", ".status.controlPlane.readyReplicas"),
+                ("CP Desired", ".status.controlPlane.desiredReplicas"),
+                ("Workers Ready", ".status.workersReadyReplicas"),
+                ("Workers Desired", ".status.workersDesiredReplicas"),
+                ("Age", ".metadata.creationTimestamp"),
+            ]
+        );
+        let subresources = version.subresources.as_ref().expect("subresources");
+        assert!(subresources.status.is_some(), "status subresource");
+        let schema = version
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+            .expect("an OpenAPI v3 schema");
+        let spec = &schema.properties.as_ref().expect("properties")["spec"];
+        assert_eq!(
+            spec.required.as_deref(),
+            Some(&["topology".to_string()][..])
+        );
+    }
+
+    #[test]
+    fn every_kind_has_a_status_subresource() {
+        for crd in crds() {
+            for version in &crd.spec.versions {
+                assert!(
+                    version
+                        .subresources
+                        .as_ref()
+                        .is_some_and(|s| s.status.is_some()),
+                    "{:?} {} has no status subresource",
+                    crd.metadata.name,
+                    version.name
+                );
+            }
+        }
+    }
+}

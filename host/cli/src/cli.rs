@@ -82,6 +82,8 @@ pub enum Command {
     Up(UpArgs),
     /// Run the Kubernetes-mode controller against an API server.
     Controller(crate::controller::ControllerArgs),
+    /// Print the CustomResourceDefinitions of every capw kind as YAML.
+    Crds,
 }
 
 #[derive(Debug, Args)]

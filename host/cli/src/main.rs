@@ -4,6 +4,7 @@
 mod apply;
 mod cli;
 mod controller;
+mod crds;
 mod delete;
 mod describe;
 mod get;
@@ -39,5 +40,6 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Delete(args) => delete::run(&cli.global, args),
         cli::Command::Up(args) => up::run(&cli.global, args).await,
         cli::Command::Controller(args) => controller::run(&cli.global, args).await,
+        cli::Command::Crds => crds::run(),
     }
 }
