@@ -10,7 +10,7 @@ PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plan
 	capw-sim-infra capw-kubeadm-bootstrap
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
-.PHONY: setup plugins build demo test lint fmt-check clippy bench
+.PHONY: setup plugins build demo test lint fmt-check clippy bench kube-env crds
 
 ## setup: the toolchain pieces a fresh machine lacks.
 setup:
@@ -31,8 +31,20 @@ demo: plugins build
 	$(TARGET_DIR)/release/capw apply -f examples/quickstart
 	$(TARGET_DIR)/release/capw up
 
-## test: lint, then every test of the workspace against freshly built components.
-test: plugins lint
+## kube-env: the Kubernetes test environment's kube-apiserver, etcd and kubectl, built from
+## source once into $$HOME/.cache/capw-kube-env/<version>/bin (openssl and Go must be there).
+kube-env:
+	@command -v openssl >/dev/null || (apt-get update -qq && apt-get install -y -qq openssl)
+	tests/kube-env/kube-env.sh build
+
+## crds: regenerate deploy/crds.yaml from the Rust types (a test fails when it drifts).
+crds:
+	$(CARGO) run -q -p capw -- crds > deploy/crds.yaml.new
+	mv deploy/crds.yaml.new deploy/crds.yaml
+
+## test: lint, then every test of the workspace against freshly built components and a real
+## kube-apiserver (tests/kube-env).
+test: plugins kube-env lint
 	$(CARGO) test --workspace --exclude capw-hostile-provider
 	$(CARGO) test --doc -p capw-sdk
 

@@ -1,4 +1,8 @@
-//! Where the provider components built by `make plugins` are, for tests and benchmarks.
+//! Where the provider components built by `make plugins` are, for tests and benchmarks; with
+//! the feature `kube`, a real kube-apiserver and etcd ([`KubeEnv`](crate::kube::KubeEnv)).
+
+#[cfg(feature = "kube")]
+pub mod kube;
 
 use std::path::PathBuf;
 use std::sync::Once;
