@@ -97,7 +97,9 @@ pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()
     local.max_requeue = Duration::from_secs(args.max_requeue_seconds.max(1));
     let identity = match &args.identity {
         Some(id) => id.clone(),
-        None => std::env::var("HOSTNAME").unwrap_or_else(|_| format!("capw-{}", std::process::id())),
+        None => {
+            std::env::var("HOSTNAME").unwrap_or_else(|_| format!("capw-{}", std::process::id()))
+        }
     };
     let duration = Duration::from_secs(args.lease_duration_seconds.max(2));
     let config = ControllerConfig {

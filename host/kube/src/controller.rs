@@ -98,7 +98,11 @@ impl Context {
             action: "Reconcile".into(),
             secondary: None,
         };
-        if let Err(e) = self.recorder.publish(&event, &object_reference(object)).await {
+        if let Err(e) = self
+            .recorder
+            .publish(&event, &object_reference(object))
+            .await
+        {
             tracing::warn!(error = %e, reason, "publishing an event");
         }
     }
@@ -157,20 +161,32 @@ async fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action, K
     reference["kind"] = "Cluster".into();
     let after = match &outcome {
         PassOutcome::Converged(s) => Some(s.phase.as_str()),
-        PassOutcome::Progress { status: Some(s), .. } => Some(s.phase.as_str()),
+        PassOutcome::Progress {
+            status: Some(s), ..
+        } => Some(s.phase.as_str()),
         _ => None,
     };
     if let Some(after) = after
         && phase_of(&before).as_deref() != Some(after)
     {
         let from = phase_of(&before).unwrap_or_else(|| "New".into());
-        ctx.publish(&reference, EventType::Normal, after, format!("phase {from} -> {after}"))
-            .await;
+        ctx.publish(
+            &reference,
+            EventType::Normal,
+            after,
+            format!("phase {from} -> {after}"),
+        )
+        .await;
     }
     let ready_before = is_ready(&before);
     if matches!(outcome, PassOutcome::Converged(_)) && !ready_before {
-        ctx.publish(&reference, EventType::Normal, "Ready", "every machine as desired".into())
-            .await;
+        ctx.publish(
+            &reference,
+            EventType::Normal,
+            "Ready",
+            "every machine as desired".into(),
+        )
+        .await;
     }
     match &outcome {
         PassOutcome::Blocked(why) => {
@@ -205,7 +221,10 @@ fn is_ready(object: &Value) -> bool {
 
 /// `Type: message` of each false condition that carries a message, joined.
 fn failed_conditions(object: &Value) -> String {
-    let Some(conditions) = object.pointer("/status/conditions").and_then(Value::as_array) else {
+    let Some(conditions) = object
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+    else {
         return String::new();
     };
     conditions
@@ -271,8 +290,7 @@ pub(crate) async fn run(
                 .into_iter()
                 .filter(|c| {
                     let r = &c.spec.topology.class_ref;
-                    r.name == name
-                        && r.namespace.clone().or_else(|| c.namespace()) == namespace
+                    r.name == name && r.namespace.clone().or_else(|| c.namespace()) == namespace
                 })
                 .map(|c| ObjectRef::from_obj(c.as_ref()))
                 .collect::<Vec<_>>()
@@ -309,7 +327,10 @@ mod tests {
             policy.action(&progress(Some(Duration::from_secs(3600)))),
             Action::requeue(policy.max_requeue)
         );
-        assert_eq!(policy.action(&progress(None)), Action::requeue(policy.min_requeue));
+        assert_eq!(
+            policy.action(&progress(None)),
+            Action::requeue(policy.min_requeue)
+        );
         assert_eq!(policy.action(&PassOutcome::Gone), Action::await_change());
         assert_eq!(
             policy.action(&PassOutcome::Blocked("x".into())),
@@ -324,7 +345,10 @@ mod tests {
             {"type": "InfrastructureReady", "status": "False", "message": "simcloud: 503"},
             {"type": "TopologyReconciled", "status": "True", "message": "ok"},
         ]}});
-        assert_eq!(failed_conditions(&cluster), "InfrastructureReady: simcloud: 503");
+        assert_eq!(
+            failed_conditions(&cluster),
+            "InfrastructureReady: simcloud: 503"
+        );
         assert!(!is_ready(&cluster));
     }
 }

@@ -111,7 +111,12 @@ impl LeaderLease {
     pub async fn try_acquire(&self) -> Result<bool, LeaseError> {
         let me = &self.config.identity;
         let duration = i32::try_from(self.config.duration.as_secs()).unwrap_or(i32::MAX);
-        let Some(mut lease) = self.api.get_opt(&self.config.name).await.map_err(|e| self.api_error(e))? else {
+        let Some(mut lease) = self
+            .api
+            .get_opt(&self.config.name)
+            .await
+            .map_err(|e| self.api_error(e))?
+        else {
             let lease = Lease {
                 metadata: ObjectMeta {
                     name: Some(self.config.name.clone()),
@@ -146,7 +151,11 @@ impl LeaderLease {
         }
         spec.renew_time = Some(now());
         spec.lease_duration_seconds = Some(duration);
-        match self.api.replace(&self.config.name, &PostParams::default(), &lease).await {
+        match self
+            .api
+            .replace(&self.config.name, &PostParams::default(), &lease)
+            .await
+        {
             Ok(_) => Ok(true),
             Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
             Err(e) => Err(self.api_error(e)),
@@ -197,7 +206,12 @@ impl LeaderLease {
     ///
     /// [`LeaseError::Api`] when the API server fails.
     pub async fn release(&self) -> Result<(), LeaseError> {
-        let Some(mut lease) = self.api.get_opt(&self.config.name).await.map_err(|e| self.api_error(e))? else {
+        let Some(mut lease) = self
+            .api
+            .get_opt(&self.config.name)
+            .await
+            .map_err(|e| self.api_error(e))?
+        else {
             return Ok(());
         };
         let Some(spec) = lease.spec.as_mut() else {
@@ -209,7 +223,11 @@ impl LeaderLease {
         spec.holder_identity = None;
         spec.renew_time = None;
         spec.acquire_time = None;
-        match self.api.replace(&self.config.name, &PostParams::default(), &lease).await {
+        match self
+            .api
+            .replace(&self.config.name, &PostParams::default(), &lease)
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) => Err(self.api_error(e)),
         }

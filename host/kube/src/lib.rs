@@ -79,22 +79,34 @@ pub async fn run(
     let mut servers = Vec::new();
     if let Some(address) = config.metrics_address {
         let health = config.health_address.unwrap_or(address);
-        servers = metrics::serve(address, health, metrics.clone(), readiness.clone(), shutdown.clone())
-            .await
-            .map_err(|source| KubeModeError::Serve {
-                what: "metrics and health",
-                address: address.to_string(),
-                source,
-            })?;
+        servers = metrics::serve(
+            address,
+            health,
+            metrics.clone(),
+            readiness.clone(),
+            shutdown.clone(),
+        )
+        .await
+        .map_err(|source| KubeModeError::Serve {
+            what: "metrics and health",
+            address: address.to_string(),
+            source,
+        })?;
     } else if let Some(address) = config.health_address {
         // Metrics only on the health address would be a surprise: serve both there.
-        servers = metrics::serve(address, address, metrics.clone(), readiness.clone(), shutdown.clone())
-            .await
-            .map_err(|source| KubeModeError::Serve {
-                what: "health",
-                address: address.to_string(),
-                source,
-            })?;
+        servers = metrics::serve(
+            address,
+            address,
+            metrics.clone(),
+            readiness.clone(),
+            shutdown.clone(),
+        )
+        .await
+        .map_err(|source| KubeModeError::Serve {
+            what: "health",
+            address: address.to_string(),
+            source,
+        })?;
     }
 
     let lease = config

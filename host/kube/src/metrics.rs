@@ -59,7 +59,11 @@ impl Default for Metrics {
         let reconcile_errors = Counter::default();
         let provider_loads = Family::<ProviderLabels, Counter>::default();
         let leader = Gauge::default();
-        registry.register("reconciles", "Reconcile passes by outcome", reconciles.clone());
+        registry.register(
+            "reconciles",
+            "Reconcile passes by outcome",
+            reconciles.clone(),
+        );
         registry.register(
             "reconcile_duration_seconds",
             "Duration of reconcile passes",

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use capw_store::{Applied, Change, Deleted, ObjectKey, ObjectStore, StoreError};
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use kube::Client;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use serde_json::{Value, json};
 
 use crate::kinds::{CLUSTER_LABEL, Kind, kind};
@@ -46,9 +46,16 @@ impl KubeStore {
         KubeStore { client }
     }
 
-    fn api(&self, kind_name: &str, namespace: Option<&str>) -> Result<(Api<DynamicObject>, Kind), StoreError> {
-        let k = kind(kind_name)
-            .ok_or_else(|| StoreError::Invalid(format!("kind {kind_name} is not served by the Kubernetes store")))?;
+    fn api(
+        &self,
+        kind_name: &str,
+        namespace: Option<&str>,
+    ) -> Result<(Api<DynamicObject>, Kind), StoreError> {
+        let k = kind(kind_name).ok_or_else(|| {
+            StoreError::Invalid(format!(
+                "kind {kind_name} is not served by the Kubernetes store"
+            ))
+        })?;
         let api = match namespace {
             Some(ns) if k.namespaced => Api::namespaced_with(self.client.clone(), ns, &k.resource),
             _ => Api::all_with(self.client.clone(), &k.resource),
@@ -187,12 +194,18 @@ impl ObjectStore for KubeStore {
         }
     }
 
-    async fn list(&self, kind_name: &str, namespace: Option<&str>) -> Result<Vec<Value>, StoreError> {
+    async fn list(
+        &self,
+        kind_name: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>, StoreError> {
         let (api, k) = self.api(kind_name, namespace)?;
-        let list = api
-            .list(&ListParams::default())
-            .await
-            .map_err(|e| api_error(&ObjectKey::namespaced(kind_name, namespace.unwrap_or(""), ""), e))?;
+        let list = api.list(&ListParams::default()).await.map_err(|e| {
+            api_error(
+                &ObjectKey::namespaced(kind_name, namespace.unwrap_or(""), ""),
+                e,
+            )
+        })?;
         let mut items = list
             .items
             .into_iter()
@@ -222,7 +235,10 @@ impl ObjectStore for KubeStore {
         for _ in 0..CONFLICT_RETRIES {
             let Some(existing) = self.get(&key).await? else {
                 self.own(&mut object, &k).await?;
-                match api.create(&PostParams::default(), &from_value(object.clone())?).await {
+                match api
+                    .create(&PostParams::default(), &from_value(object.clone())?)
+                    .await
+                {
                     Ok(created) => return Ok((to_value(created, &k)?, Applied::Created)),
                     Err(e) => match api_error(&key, e) {
                         StoreError::AlreadyExists(_) => continue,
@@ -234,7 +250,10 @@ impl ObjectStore for KubeStore {
             if next == existing {
                 return Ok((existing, Applied::Unchanged));
             }
-            match api.replace(&key.name, &PostParams::default(), &from_value(next)?).await {
+            match api
+                .replace(&key.name, &PostParams::default(), &from_value(next)?)
+                .await
+            {
                 Ok(stored) => return Ok((to_value(stored, &k)?, Applied::Configured)),
                 Err(e) => match api_error(&key, e) {
                     StoreError::Conflict { .. } => tokio::time::sleep(CONFLICT_PAUSE).await,
@@ -245,21 +264,37 @@ impl ObjectStore for KubeStore {
         Err(conflict_exhausted(&key))
     }
 
-    async fn update(&self, key: &ObjectKey, change: Change<'_>) -> Result<Option<Value>, StoreError> {
+    async fn update(
+        &self,
+        key: &ObjectKey,
+        change: Change<'_>,
+    ) -> Result<Option<Value>, StoreError> {
         let (api, k) = self.api_for(key)?;
         for _ in 0..CONFLICT_RETRIES {
-            let existing = self.get(key).await?.ok_or_else(|| StoreError::NotFound(key.clone()))?;
+            let existing = self
+                .get(key)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(key.clone()))?;
             let mut changed = existing.clone();
             change(&mut changed)?;
             if ObjectKey::of(&changed)? != *key {
-                return Err(StoreError::Invalid(format!("{key}: the name cannot change")));
+                return Err(StoreError::Invalid(format!(
+                    "{key}: the name cannot change"
+                )));
             }
             if changed == existing {
                 return Ok(Some(existing));
             }
             let mut stored = existing.clone();
             if without_status(&changed) != without_status(&existing) {
-                match api.replace(&key.name, &PostParams::default(), &from_value(changed.clone())?).await {
+                match api
+                    .replace(
+                        &key.name,
+                        &PostParams::default(),
+                        &from_value(changed.clone())?,
+                    )
+                    .await
+                {
                     Ok(o) => stored = to_value(o, &k)?,
                     Err(e) => match api_error(key, e) {
                         StoreError::Conflict { .. } => {
@@ -279,7 +314,10 @@ impl ObjectStore for KubeStore {
             if k.status_subresource && changed.get("status") != existing.get("status") {
                 let mut next = stored.clone();
                 next["status"] = changed.get("status").cloned().unwrap_or(Value::Null);
-                match api.replace_status(&key.name, &PostParams::default(), &from_value(next)?).await {
+                match api
+                    .replace_status(&key.name, &PostParams::default(), &from_value(next)?)
+                    .await
+                {
                     Ok(o) => stored = to_value(o, &k)?,
                     Err(e) => match api_error(key, e) {
                         StoreError::Conflict { .. } => {
@@ -304,7 +342,10 @@ impl ObjectStore for KubeStore {
     ) -> Result<Value, StoreError> {
         let (api, k) = self.api_for(key)?;
         for _ in 0..CONFLICT_RETRIES {
-            let mut object = self.get(key).await?.ok_or_else(|| StoreError::NotFound(key.clone()))?;
+            let mut object = self
+                .get(key)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(key.clone()))?;
             let actual = resource_version(&object).unwrap_or_default();
             if let Some(expected) = resource_version
                 && expected != actual
@@ -320,9 +361,11 @@ impl ObjectStore for KubeStore {
             }
             object["status"] = status.clone();
             let written = if k.status_subresource {
-                api.replace_status(&key.name, &PostParams::default(), &from_value(object)?).await
+                api.replace_status(&key.name, &PostParams::default(), &from_value(object)?)
+                    .await
             } else {
-                api.replace(&key.name, &PostParams::default(), &from_value(object)?).await
+                api.replace(&key.name, &PostParams::default(), &from_value(object)?)
+                    .await
             };
             match written {
                 Ok(o) => return to_value(o, &k),

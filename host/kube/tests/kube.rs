@@ -84,7 +84,10 @@ impl World {
             .replace("namespace: default", &format!("namespace: {ns}"))
             .replace("sim-infra", &format!("{ns}-sim-infra"))
             .replace("kubeadm-bootstrap", &format!("{ns}-kubeadm-bootstrap"))
-            .replace("kubeadm-control-plane", &format!("{ns}-kubeadm-control-plane"))
+            .replace(
+                "kubeadm-control-plane",
+                &format!("{ns}-kubeadm-control-plane"),
+            )
     }
 
     fn kubectl(&self, args: &[&str]) -> String {
@@ -218,7 +221,10 @@ impl World {
             "instances {instances:?} for machines {keys:?}"
         );
         for i in instances {
-            assert!(keys.contains(&i.client_token.as_str()), "{i:?} has no machine");
+            assert!(
+                keys.contains(&i.client_token.as_str()),
+                "{i:?} has no machine"
+            );
         }
     }
 }
@@ -286,7 +292,10 @@ async fn the_example_comes_up_scales_and_goes_away() {
         assert_eq!(owner["controller"], true);
     }
     let providers = w.kubectl(&["get", "wasmproviders.capw.dev"]);
-    assert!(providers.contains(&format!("{ns}-sim-infra")), "{providers}");
+    assert!(
+        providers.contains(&format!("{ns}-sim-infra")),
+        "{providers}"
+    );
 
     // The printer columns.
     let table = w.kubectl(&["get", "clusters.capw.dev", "-n", &ns]);
@@ -295,10 +304,20 @@ async fn the_example_comes_up_scales_and_goes_away() {
         assert!(header.contains(column), "{table}");
     }
     let alpha = table.lines().find(|l| l.starts_with("alpha")).unwrap();
-    assert!(alpha.contains("Provisioned") && alpha.contains("v1.34.1"), "{table}");
+    assert!(
+        alpha.contains("Provisioned") && alpha.contains("v1.34.1"),
+        "{table}"
+    );
 
     // Events on the Cluster.
-    let events = w.kubectl(&["get", "events", "-n", &ns, "--field-selector", "regarding.name=alpha"]);
+    let events = w.kubectl(&[
+        "get",
+        "events",
+        "-n",
+        &ns,
+        "--field-selector",
+        "regarding.name=alpha",
+    ]);
     assert!(events.contains("Provisioned"), "{events}");
 
     // Scale alpha's workers with kubectl patch, up and down.
@@ -309,29 +328,57 @@ async fn the_example_comes_up_scales_and_goes_away() {
             "value": workers,
         }]);
         w.kubectl(&[
-            "patch", "clusters.capw.dev", "alpha", "-n", &ns, "--type=json", "-p",
+            "patch",
+            "clusters.capw.dev",
+            "alpha",
+            "-n",
+            &ns,
+            "--type=json",
+            "-p",
             &patch.to_string(),
         ]);
         w.wait_workers("alpha", workers).await;
     }
 
     // Delete: nothing of alpha is left, in the API or in the cloud; beta is untouched.
-    w.kubectl(&["delete", "clusters.capw.dev", "alpha", "-n", &ns, "--wait=false"]);
+    w.kubectl(&[
+        "delete",
+        "clusters.capw.dev",
+        "alpha",
+        "-n",
+        &ns,
+        "--wait=false",
+    ]);
     wait("alpha gone", || async {
         w.get("Cluster", "alpha").await.is_none().then_some(())
     })
     .await;
     assert!(w.machines("alpha").await.is_empty());
     let inv = w.inventory().await;
-    assert!(!inv.clusters.contains_key("alpha"), "{:?}", inv.clusters.get("alpha"));
+    assert!(
+        !inv.clusters.contains_key("alpha"),
+        "{:?}",
+        inv.clusters.get("alpha")
+    );
     assert_eq!(inv.clusters["beta"].instances.len(), 5);
-    w.kubectl(&["delete", "clusters.capw.dev", "beta", "-n", &ns, "--wait=false"]);
+    w.kubectl(&[
+        "delete",
+        "clusters.capw.dev",
+        "beta",
+        "-n",
+        &ns,
+        "--wait=false",
+    ]);
     wait("beta gone", || async {
         w.get("Cluster", "beta").await.is_none().then_some(())
     })
     .await;
     let inv = w.inventory().await;
-    assert!(inv.clusters.is_empty(), "simcloud still holds {:?}", inv.clusters.keys());
+    assert!(
+        inv.clusters.is_empty(),
+        "simcloud still holds {:?}",
+        inv.clusters.keys()
+    );
     replica.stop().await;
 }
 
@@ -364,8 +411,14 @@ async fn configmap_providers_load_reload_and_fail_alone() {
         .create(config_map(&ns, "junk", b"\0asm but not really a component"))
         .await
         .unwrap();
-    w.store.create(config_map_provider(&ns, "good", "good")).await.unwrap();
-    w.store.create(config_map_provider(&ns, "junk", "junk")).await.unwrap();
+    w.store
+        .create(config_map_provider(&ns, "good", "good"))
+        .await
+        .unwrap();
+    w.store
+        .create(config_map_provider(&ns, "junk", "junk"))
+        .await
+        .unwrap();
     let replica = w.start(w.config("solo", None));
 
     let provider = |name: &'static str| {
@@ -373,7 +426,10 @@ async fn configmap_providers_load_reload_and_fail_alone() {
         let ns = ns.clone();
         async move {
             w.store
-                .get(&ObjectKey::cluster_scoped("WasmProvider", &format!("{ns}-{name}")))
+                .get(&ObjectKey::cluster_scoped(
+                    "WasmProvider",
+                    &format!("{ns}-{name}"),
+                ))
                 .await
                 .unwrap()
                 .unwrap()
@@ -393,7 +449,10 @@ async fn configmap_providers_load_reload_and_fail_alone() {
     let first = good["status"]["digest"].as_str().unwrap().to_owned();
 
     // A change of the ConfigMap reloads the provider: a new digest in its status.
-    w.store.apply(config_map(&ns, "good", &example)).await.unwrap();
+    w.store
+        .apply(config_map(&ns, "good", &example))
+        .await
+        .unwrap();
     wait("a new digest", || async {
         let p = provider("good").await;
         let digest = p["status"]["digest"].as_str()?.to_owned();
@@ -404,7 +463,10 @@ async fn configmap_providers_load_reload_and_fail_alone() {
     // The other providers keep working: the example still comes up beside the junk.
     w.kubectl(&["apply", "-f", w.example().to_str().unwrap()]);
     w.wait_ready("alpha").await;
-    assert_eq!(condition(&provider("junk").await, "Loaded")["status"], "False");
+    assert_eq!(
+        condition(&provider("junk").await, "Loaded")["status"],
+        "False"
+    );
     replica.stop().await;
 }
 
@@ -425,7 +487,13 @@ async fn a_killed_leader_hands_over_mid_scale_up_and_nothing_is_done_twice() {
     w.kubectl(&["apply", "-f", w.example().to_str().unwrap()]);
     w.wait_ready("alpha").await;
     let holder = w.kubectl(&[
-        "get", "lease", "capw-controller", "-n", &ns, "-o", "jsonpath={.spec.holderIdentity}",
+        "get",
+        "lease",
+        "capw-controller",
+        "-n",
+        &ns,
+        "-o",
+        "jsonpath={.spec.holderIdentity}",
     ]);
     assert_eq!(holder, "replica-a");
 
@@ -435,7 +503,13 @@ async fn a_killed_leader_hands_over_mid_scale_up_and_nothing_is_done_twice() {
         {"class": "default-worker", "name": "md-0", "replicas": 4}
     ]}}}});
     w.kubectl(&[
-        "patch", "clusters.capw.dev", "alpha", "-n", &ns, "--type=merge", "-p",
+        "patch",
+        "clusters.capw.dev",
+        "alpha",
+        "-n",
+        &ns,
+        "--type=merge",
+        "-p",
         &patch.to_string(),
     ]);
     wait("a new machine", || async {
@@ -448,7 +522,12 @@ async fn a_killed_leader_hands_over_mid_scale_up_and_nothing_is_done_twice() {
     // The standby takes the Lease within its duration (plus one try) and finishes the job.
     wait("replica-b leading", || async {
         let holder = w.kubectl(&[
-            "get", "lease", "capw-controller", "-n", &ns, "-o",
+            "get",
+            "lease",
+            "capw-controller",
+            "-n",
+            &ns,
+            "-o",
             "jsonpath={.spec.holderIdentity}",
         ]);
         (holder == "replica-b").then_some(())
@@ -462,4 +541,3 @@ async fn a_killed_leader_hands_over_mid_scale_up_and_nothing_is_done_twice() {
     w.wait_workers("alpha", 4).await;
     second.stop().await;
 }
-

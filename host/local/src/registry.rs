@@ -174,40 +174,39 @@ async fn load_one(
     config: &LocalConfig,
 ) -> Result<Provider, LoadFailure> {
     let name = wp.metadata.name.clone().unwrap_or_default();
-    let bytes = match &wp.spec.source {
-        ProviderSource::File(file) => {
-            read_source(&config.plugin_dir, &file.path).map_err(|e| LoadFailure {
-                reason: "SourceNotFound",
-                message: format!(
-                    "reading {:?} (relative to {}): {e}",
-                    file.path,
-                    config.plugin_dir.display()
-                ),
-            })?
-        }
-        ProviderSource::ConfigMap(source) => config_map_component(store, source)
-            .await
-            .map_err(|e| LoadFailure {
-                reason: "SourceNotFound",
-                message: crate::calls::chain(&e),
-            })?,
-        ProviderSource::Oci(_) => {
-            return Err(LoadFailure {
-                reason: "SourceUnsupported",
-                message: "`oci` sources are not served by this host".into(),
-            });
-        }
-    };
+    let bytes =
+        match &wp.spec.source {
+            ProviderSource::File(file) => {
+                read_source(&config.plugin_dir, &file.path).map_err(|e| LoadFailure {
+                    reason: "SourceNotFound",
+                    message: format!(
+                        "reading {:?} (relative to {}): {e}",
+                        file.path,
+                        config.plugin_dir.display()
+                    ),
+                })?
+            }
+            ProviderSource::ConfigMap(source) => config_map_component(store, source)
+                .await
+                .map_err(|e| LoadFailure {
+                    reason: "SourceNotFound",
+                    message: crate::calls::chain(&e),
+                })?,
+            ProviderSource::Oci(_) => {
+                return Err(LoadFailure {
+                    reason: "SourceUnsupported",
+                    message: "`oci` sources are not served by this host".into(),
+                });
+            }
+        };
     let secret_values = match &config.secrets {
         SecretSource::Files => secrets
             .resolve(&wp.spec.grants.secrets)
             .map_err(|e| crate::calls::chain(&e)),
-        SecretSource::Store { default_namespace } => {
-            StoreSecrets::new(store, default_namespace)
-                .resolve(&wp.spec.grants.secrets)
-                .await
-                .map_err(|e| crate::calls::chain(&e))
-        }
+        SecretSource::Store { default_namespace } => StoreSecrets::new(store, default_namespace)
+            .resolve(&wp.spec.grants.secrets)
+            .await
+            .map_err(|e| crate::calls::chain(&e)),
     };
     let secret_values = secret_values.map_err(|message| LoadFailure {
         reason: "InvalidGrant",

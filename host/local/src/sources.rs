@@ -186,15 +186,15 @@ impl<'a> StoreSecrets<'a> {
             let namespace = r.namespace.as_deref().unwrap_or(self.default_namespace);
             let secret = format!("{namespace}/{}", r.name);
             let key = ObjectKey::namespaced("Secret", namespace, &r.name);
-            let object =
-                self.store
-                    .get(&key)
-                    .await
-                    .map_err(|source| StoreSecretError::Store {
-                        grant: grant.name.clone(),
-                        secret: secret.clone(),
-                        source,
-                    })?;
+            let object = self
+                .store
+                .get(&key)
+                .await
+                .map_err(|source| StoreSecretError::Store {
+                    grant: grant.name.clone(),
+                    secret: secret.clone(),
+                    source,
+                })?;
             let data = object
                 .as_ref()
                 .and_then(|o| o.get("data"))
