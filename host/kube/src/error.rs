@@ -22,7 +22,7 @@ pub enum KubeModeError {
     Store(#[from] capw_store::StoreError),
     /// Leader election failed or the Lease was lost.
     #[error("leader election")]
-    Lease(#[from] LeaseError),
+    Lease(#[source] std::sync::Arc<LeaseError>),
     /// The metrics or health endpoint could not be served.
     #[error("serving {what} on {address}")]
     Serve {
@@ -45,4 +45,10 @@ pub fn chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     out
+}
+
+impl From<LeaseError> for KubeModeError {
+    fn from(e: LeaseError) -> Self {
+        KubeModeError::Lease(std::sync::Arc::new(e))
+    }
 }

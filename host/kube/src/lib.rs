@@ -151,7 +151,7 @@ pub async fn run(
     let holder = lease.clone().map(|lease| {
         tokio::spawn(async move {
             let why = lease.hold().await;
-            let _ = lost_tx.send(why);
+            let _ = lost_tx.send(Arc::new(why));
         })
     });
     let lost = lost_rx.shared();

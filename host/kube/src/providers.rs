@@ -131,7 +131,7 @@ pub(crate) async fn watch(
         watcher::Config::default(),
     )
     .map(|_| ());
-    let mut events = futures::stream::select(providers, config_maps);
+    let mut events = std::pin::pin!(futures::stream::select(providers, config_maps));
     while events.next().await.is_some() {
         // Let a burst of changes (apply of several objects) settle into one reload.
         tokio::time::sleep(RELOAD_DEBOUNCE).await;

@@ -76,14 +76,16 @@ impl KubeStore {
             .pointer("/metadata/labels")
             .and_then(|l| l.get(CLUSTER_LABEL))
             .and_then(Value::as_str)
+            .map(str::to_owned)
         else {
             return Ok(());
         };
         let namespace = object
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
-            .unwrap_or_default();
-        let key = ObjectKey::namespaced("Cluster", namespace, cluster);
+            .unwrap_or_default()
+            .to_owned();
+        let key = ObjectKey::namespaced("Cluster", &namespace, &cluster);
         let Some(owner) = self.get(&key).await? else {
             return Ok(());
         };
@@ -346,7 +348,7 @@ impl ObjectStore for KubeStore {
                 .get(key)
                 .await?
                 .ok_or_else(|| StoreError::NotFound(key.clone()))?;
-            let actual = resource_version(&object).unwrap_or_default();
+            let actual = self::resource_version(&object).unwrap_or_default();
             if let Some(expected) = resource_version
                 && expected != actual
             {
