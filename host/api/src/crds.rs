@@ -3,7 +3,7 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
-use crate::{Cluster, ClusterClass, Machine, WasmProvider};
+use crate::{Cluster, ClusterClass, ClusterInfrastructure, Machine, WasmProvider};
 
 /// The CRD could not be written as YAML.
 #[derive(Debug, thiserror::Error)]
@@ -16,13 +16,15 @@ pub struct CrdYamlError {
     pub source: serde_yaml_ng::Error,
 }
 
-/// The CRDs of every capw kind, in a stable order (providers, classes, clusters, machines).
+/// The CRDs of every capw kind, in a stable order (providers, classes, clusters, machines,
+/// cluster infrastructure records).
 pub fn crds() -> Vec<CustomResourceDefinition> {
     vec![
         WasmProvider::crd(),
         ClusterClass::crd(),
         Cluster::crd(),
         Machine::crd(),
+        ClusterInfrastructure::crd(),
     ]
 }
 

@@ -16,6 +16,7 @@ mod cluster;
 mod cluster_class;
 mod condition;
 mod crds;
+mod infrastructure;
 mod json;
 mod machine;
 mod manifest;
@@ -35,6 +36,9 @@ pub use cluster_class::{
 };
 pub use condition::{Condition, ConditionStatus, get_condition, is_condition_true, set_condition};
 pub use crds::{CrdYamlError, crds, crds_yaml};
+pub use infrastructure::{
+    ClusterInfrastructure, ClusterInfrastructureSpec, ClusterInfrastructureStatus,
+};
 pub use json::JsonObject;
 pub use machine::{
     Machine, MachineAddress, MachinePhase, MachineRole, MachineSpec, MachineStatus, NodeRef,

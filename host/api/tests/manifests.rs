@@ -164,7 +164,7 @@ fn refuses_missing_name_and_bad_yaml() {
 #[test]
 fn crds_have_status_and_preserve_free_form_config() {
     let all = crds();
-    assert_eq!(all.len(), 4);
+    assert_eq!(all.len(), 5);
     for crd in &all {
         let version = &crd.spec.versions[0];
         assert_eq!(version.name, "v1alpha1");
@@ -177,7 +177,7 @@ fn crds_have_status_and_preserve_free_form_config() {
         );
     }
     let yaml = crds_yaml().expect("yaml");
-    assert_eq!(yaml.matches("kind: CustomResourceDefinition").count(), 4);
+    assert_eq!(yaml.matches("kind: CustomResourceDefinition").count(), 5);
     assert!(yaml.contains("wasmproviders.capw.dev"));
     assert!(yaml.contains("x-kubernetes-preserve-unknown-fields: true"));
     let cluster = serde_json::to_value(&all[2]).expect("json");

@@ -83,6 +83,8 @@ pub enum Command {
     /// Measure the local mode (see docs/performance.md).
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Run the Kubernetes-mode controller against an API server.
+    Controller(crate::controller::ControllerArgs),
     /// Print the CustomResourceDefinitions of every capw kind as YAML.
     Crds,
 }

@@ -4,6 +4,7 @@
 mod apply;
 mod bench;
 mod cli;
+mod controller;
 mod crds;
 mod delete;
 mod describe;
@@ -42,6 +43,7 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Bench(cli::BenchCommand::Converge(args)) => {
             bench::converge(&cli.global, args).await
         }
+        cli::Command::Controller(args) => controller::run(&cli.global, args).await,
         cli::Command::Crds => crds::run(),
     }
 }

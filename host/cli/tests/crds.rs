@@ -16,5 +16,5 @@ fn crds_prints_the_crds_of_the_types() {
     );
     let printed = String::from_utf8(out.stdout).unwrap();
     assert_eq!(printed, capw_api::crds_yaml().unwrap());
-    assert_eq!(printed.matches("kind: CustomResourceDefinition").count(), 4);
+    assert_eq!(printed.matches("kind: CustomResourceDefinition").count(), 5);
 }

@@ -22,6 +22,22 @@ pub struct LocalConfig {
     /// Wait after a failed call whose error names no retry-after; doubled per failed pass up
     /// to `max_requeue`.
     pub base_backoff: Duration,
+    /// Where the values of `WasmProvider` secret grants come from.
+    pub secrets: SecretSource,
+}
+
+/// Where the values of `WasmProvider` secret grants come from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SecretSource {
+    /// Files under `<state-dir>/secrets/` (the local mode).
+    #[default]
+    Files,
+    /// `Secret` objects of the object store (the Kubernetes mode); a reference without a
+    /// namespace looks in `default_namespace`.
+    Store {
+        /// Namespace of references that name none.
+        default_namespace: String,
+    },
 }
 
 impl LocalConfig {
@@ -36,6 +52,7 @@ impl LocalConfig {
             cache_dir: None,
             max_requeue: Duration::from_secs(1),
             base_backoff: Duration::from_millis(100),
+            secrets: SecretSource::Files,
         }
     }
 

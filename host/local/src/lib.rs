@@ -38,11 +38,12 @@ mod objects;
 mod pass;
 mod registry;
 mod secrets;
+mod sources;
 mod status;
 mod validate;
 mod view;
 
-pub use config::{LocalConfig, STATE_FILE};
+pub use config::{LocalConfig, STATE_FILE, SecretSource};
 pub use error::LocalError;
 pub use executor::{ClusterOutcome, Executor, Progress, SettleReport};
 pub use objects::{
@@ -51,3 +52,7 @@ pub use objects::{
 pub use pass::PassOutcome;
 pub use registry::{LoadedProvider, ProviderRegistry};
 pub use secrets::LocalSecrets;
+pub use sources::{
+    ConfigMapSourceError, MAX_CONFIG_MAP_COMPONENT, StoreSecretError, StoreSecrets,
+    config_map_component,
+};

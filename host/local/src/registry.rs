@@ -3,15 +3,16 @@
 //!
 //! # Sources
 //!
-//! Only `file` sources are served in local mode. A relative `path` is read under
-//! [`LocalConfig::plugin_dir`] through a cap-std directory, so it cannot reach outside it; an
-//! absolute path is read as is (the operator wrote it). `configMap` and `oci` sources get a
-//! `Loaded=False` condition with reason `SourceUnsupported`.
+//! A relative `file` `path` is read under [`LocalConfig::plugin_dir`] through a cap-std
+//! directory, so it cannot reach outside it; an absolute path is read as is (the operator
+//! wrote it). A `configMap` source is read from the store's `ConfigMap` objects
+//! ([`crate::sources`]). `oci` sources get a `Loaded=False` condition with reason
+//! `SourceUnsupported`.
 //!
 //! # Grants
 //!
 //! `http` entries are parsed into [`HttpGrant`]s, `secrets` are resolved by
-//! [`LocalSecrets`], `memoryLimitMiB` and `callTimeoutSeconds` become the call limits.
+//! [`LocalSecrets`] or, with [`SecretSource::Store`], from `Secret` objects, `memoryLimitMiB` and `callTimeoutSeconds` become the call limits.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -28,10 +29,11 @@ use capw_runtime::metadata::FieldError;
 use capw_runtime::{CallError, Grants, HttpGrant, Limits, Provider, Runtime, RuntimeConfig};
 use capw_store::{ObjectKey, ObjectStore};
 
-use crate::config::LocalConfig;
+use crate::config::{LocalConfig, SecretSource};
 use crate::error::LocalError;
 use crate::objects::{decode, now};
 use crate::secrets::LocalSecrets;
+use crate::sources::{StoreSecrets, config_map_component};
 
 /// A provider's verdict on one config: fine, or its field errors.
 pub type ConfigVerdict = Result<(), Vec<FieldError>>;
@@ -118,7 +120,7 @@ impl ProviderRegistry {
         for value in store.list("WasmProvider", None).await? {
             let wp: WasmProvider = decode(value, "WasmProvider")?;
             let name = wp.metadata.name.clone().unwrap_or_default();
-            let outcome = load_one(&runtime, &wp, &secrets, &config.plugin_dir).await;
+            let outcome = load_one(&runtime, &wp, store, &secrets, config).await;
             let status = provider_status(&wp, &outcome);
             let key = ObjectKey::cluster_scoped("WasmProvider", &name);
             let status = serde_json::to_value(status).map_err(|source| LocalError::Malformed {
@@ -167,25 +169,50 @@ impl ProviderRegistry {
 async fn load_one(
     runtime: &Arc<Runtime>,
     wp: &WasmProvider,
+    store: &dyn ObjectStore,
     secrets: &LocalSecrets,
-    plugin_dir: &Path,
+    config: &LocalConfig,
 ) -> Result<Provider, LoadFailure> {
     let name = wp.metadata.name.clone().unwrap_or_default();
-    let ProviderSource::File(file) = &wp.spec.source else {
-        return Err(LoadFailure {
-            reason: "SourceUnsupported",
-            message: "the local mode loads only `file` sources".into(),
-        });
+    let bytes =
+        match &wp.spec.source {
+            ProviderSource::File(file) => {
+                read_source(&config.plugin_dir, &file.path).map_err(|e| LoadFailure {
+                    reason: "SourceNotFound",
+                    message: format!(
+                        "reading {:?} (relative to {}): {e}",
+                        file.path,
+                        config.plugin_dir.display()
+                    ),
+                })?
+            }
+            ProviderSource::ConfigMap(source) => config_map_component(store, source)
+                .await
+                .map_err(|e| LoadFailure {
+                    reason: "SourceNotFound",
+                    message: crate::calls::chain(&e),
+                })?,
+            ProviderSource::Oci(_) => {
+                return Err(LoadFailure {
+                    reason: "SourceUnsupported",
+                    message: "`oci` sources are not served by this host".into(),
+                });
+            }
+        };
+    let secret_values = match &config.secrets {
+        SecretSource::Files => secrets
+            .resolve(&wp.spec.grants.secrets)
+            .map_err(|e| crate::calls::chain(&e)),
+        SecretSource::Store { default_namespace } => StoreSecrets::new(store, default_namespace)
+            .resolve(&wp.spec.grants.secrets)
+            .await
+            .map_err(|e| crate::calls::chain(&e)),
     };
-    let bytes = read_source(plugin_dir, &file.path).map_err(|e| LoadFailure {
-        reason: "SourceNotFound",
-        message: format!(
-            "reading {:?} (relative to {}): {e}",
-            file.path,
-            plugin_dir.display()
-        ),
+    let secret_values = secret_values.map_err(|message| LoadFailure {
+        reason: "InvalidGrant",
+        message,
     })?;
-    let grants = grants(wp, secrets)?;
+    let grants = grants(wp, secret_values)?;
     runtime
         .load(&name, Arc::from(bytes), grants)
         .await
@@ -205,7 +232,10 @@ fn read_source(plugin_dir: &Path, path: &str) -> std::io::Result<Vec<u8>> {
     dir.read(path)
 }
 
-fn grants(wp: &WasmProvider, secrets: &LocalSecrets) -> Result<Grants, LoadFailure> {
+fn grants(
+    wp: &WasmProvider,
+    secrets: BTreeMap<String, Option<capw_runtime::Secret>>,
+) -> Result<Grants, LoadFailure> {
     let spec = &wp.spec.grants;
     let invalid = |message: String| LoadFailure {
         reason: "InvalidGrant",
@@ -217,9 +247,6 @@ fn grants(wp: &WasmProvider, secrets: &LocalSecrets) -> Result<Grants, LoadFailu
         .map(|h| h.parse::<HttpGrant>())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| invalid(e.to_string()))?;
-    let secrets = secrets
-        .resolve(&spec.secrets)
-        .map_err(|e| invalid(crate::calls::chain(&e)))?;
     let mut limits = Limits::default();
     if let Some(mib) = spec.memory_limit_mib {
         limits.memory = (mib as usize) << 20;

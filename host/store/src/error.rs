@@ -30,6 +30,10 @@ pub enum StoreError {
         /// The file.
         path: String,
     },
+    /// Another store behind [`crate::ObjectStore`] (a Kubernetes API server) failed or
+    /// refused the request.
+    #[error("object store")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The database failed.
     #[error("state database: {0}")]
     Database(#[source] Box<dyn std::error::Error + Send + Sync>),

@@ -72,7 +72,11 @@ fn deploy_validates_on_the_server_then_installs() {
         ("update machines.capw.dev --subresource=finalizers -A", true),
         ("watch wasmproviders.capw.dev -A", true),
         ("create secrets -A", true),
-        ("delete secrets -A", false),
+        ("delete secrets -A", true),
+        (
+            "update clusterinfrastructures.capw.dev --subresource=status -A",
+            true,
+        ),
         ("create events.events.k8s.io -A", true),
         ("create leases.coordination.k8s.io -n capw-system", true),
         ("create leases.coordination.k8s.io -n default", false),

@@ -1,0 +1,127 @@
+//! `capw controller`: the Kubernetes mode, against the API server of a kubeconfig or the pod's
+//! service account.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use capw_kube::{ControllerConfig, LeaseConfig, RequeuePolicy};
+use capw_local::SecretSource;
+use clap::Args;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+use crate::cli::GlobalArgs;
+
+/// Flags of `capw controller`; the names follow controller-runtime's, as deploy/ uses them.
+#[derive(Debug, Args)]
+pub struct ControllerArgs {
+    /// Kubeconfig to use; default: $KUBECONFIG, ~/.kube/config, or the pod's service account.
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Reconcile only while holding a coordination.k8s.io Lease; other replicas wait.
+    #[arg(long)]
+    pub leader_elect: bool,
+    /// Name of the leader Lease.
+    #[arg(long, default_value = "capw-controller")]
+    pub lease_name: String,
+    /// Namespace of the leader Lease, of provider ConfigMaps and of secret grants without a
+    /// namespace.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "capw-system")]
+    pub lease_namespace: String,
+    /// Seconds a Lease holds without renewal (a killed leader is replaced after this).
+    #[arg(long, default_value_t = 15)]
+    pub lease_duration_seconds: u64,
+    /// This replica's name in the Lease and in Events; default: the host name.
+    #[arg(long, env = "POD_NAME")]
+    pub identity: Option<String>,
+    /// Address of the Prometheus endpoint /metrics; `0` turns it off.
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    pub metrics_bind_address: String,
+    /// Address of /healthz and /readyz; `0` turns them off.
+    #[arg(long, default_value = "0.0.0.0:8081")]
+    pub health_probe_bind_address: String,
+    /// Longest wait between passes over a cluster while work is under way, in seconds.
+    #[arg(long, default_value_t = 10)]
+    pub max_requeue_seconds: u64,
+}
+
+fn address(flag: &str, value: &str) -> anyhow::Result<Option<SocketAddr>> {
+    if value == "0" || value.is_empty() {
+        return Ok(None);
+    }
+    value
+        .parse()
+        .map(Some)
+        .with_context(|| format!("--{flag}={value:?} is not an address like 0.0.0.0:8080"))
+}
+
+async fn client(args: &ControllerArgs) -> anyhow::Result<kube::Client> {
+    let config = match &args.kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path)
+                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                .await
+                .with_context(|| format!("using kubeconfig {}", path.display()))?
+        }
+        None => kube::Config::infer()
+            .await
+            .context("no kubeconfig and not in a pod")?,
+    };
+    kube::Client::try_from(config).context("building the Kubernetes client")
+}
+
+/// SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
+    tracing::info!("shutting down");
+}
+
+pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()> {
+    let mut local = crate::state::config(global);
+    local.secrets = SecretSource::Store {
+        default_namespace: args.lease_namespace.clone(),
+    };
+    local.max_requeue = Duration::from_secs(args.max_requeue_seconds.max(1));
+    let identity = match &args.identity {
+        Some(id) => id.clone(),
+        None => {
+            std::env::var("HOSTNAME").unwrap_or_else(|_| format!("capw-{}", std::process::id()))
+        }
+    };
+    let duration = Duration::from_secs(args.lease_duration_seconds.max(2));
+    let config = ControllerConfig {
+        local,
+        provider_namespace: args.lease_namespace.clone(),
+        identity: identity.clone(),
+        leader_election: args.leader_elect.then(|| LeaseConfig {
+            name: args.lease_name.clone(),
+            namespace: args.lease_namespace.clone(),
+            identity,
+            duration,
+            renew_every: duration / 3,
+        }),
+        metrics_address: address("metrics-bind-address", &args.metrics_bind_address)?,
+        health_address: address("health-probe-bind-address", &args.health_probe_bind_address)?,
+        requeue: RequeuePolicy {
+            max_requeue: Duration::from_secs(args.max_requeue_seconds.max(1)),
+            ..RequeuePolicy::default()
+        },
+    };
+    let client = client(&args).await?;
+    capw_kube::run(client, config, shutdown_signal())
+        .await
+        .context("the controller stopped")
+}

@@ -1,0 +1,354 @@
+//! The controller: kube-runtime's [`Controller`] on Clusters, each reconcile one pass of the
+//! shared executor.
+
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use capw_api::{Cluster, ClusterClass, Machine};
+use capw_local::{Executor, PassOutcome};
+use capw_store::{ObjectKey, ObjectStore};
+use futures::StreamExt;
+use kube::api::Api;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Client, ResourceExt};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::error::KubeModeError;
+use crate::metrics::Metrics;
+use crate::store::object_reference;
+
+/// Name of the controller in Events and field managers.
+pub const CONTROLLER_NAME: &str = "capw-controller";
+
+/// How a pass's outcome maps to when the Cluster is looked at again.
+#[derive(Clone, Debug)]
+pub struct RequeuePolicy {
+    /// A converged or blocked Cluster is looked at again after this, even when nothing
+    /// changed (a resync: the infrastructure may have drifted).
+    pub resync: Duration,
+    /// Longest wait while work is under way, whatever a provider's retry-after says.
+    pub max_requeue: Duration,
+    /// Shortest wait while work is under way.
+    pub min_requeue: Duration,
+    /// Wait after a pass that failed in the host (the API server).
+    pub error_requeue: Duration,
+}
+
+impl Default for RequeuePolicy {
+    fn default() -> Self {
+        RequeuePolicy {
+            resync: Duration::from_secs(300),
+            max_requeue: Duration::from_secs(10),
+            min_requeue: Duration::from_millis(50),
+            error_requeue: Duration::from_secs(5),
+        }
+    }
+}
+
+impl RequeuePolicy {
+    /// When to look at a Cluster again after `outcome`.
+    pub fn action(&self, outcome: &PassOutcome) -> Action {
+        match outcome {
+            PassOutcome::Gone => Action::await_change(),
+            PassOutcome::Converged(_) | PassOutcome::Blocked(_) => Action::requeue(self.resync),
+            PassOutcome::Progress { requeue, .. } => Action::requeue(
+                requeue
+                    .unwrap_or(self.min_requeue)
+                    .clamp(self.min_requeue, self.max_requeue.max(self.min_requeue)),
+            ),
+        }
+    }
+}
+
+/// What every reconcile shares.
+pub(crate) struct Context {
+    /// The executor of the providers loaded now; replaced when providers change.
+    pub executor: RwLock<Arc<Executor>>,
+    pub store: Arc<dyn ObjectStore>,
+    pub recorder: Recorder,
+    pub metrics: Arc<Metrics>,
+    pub policy: RequeuePolicy,
+}
+
+impl Context {
+    fn executor(&self) -> Arc<Executor> {
+        // A poisoned lock only means a writer panicked mid-swap of an Arc: the value is whole.
+        self.executor
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_executor(&self, executor: Arc<Executor>) {
+        *self
+            .executor
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = executor;
+    }
+
+    async fn publish(&self, object: &Value, type_: EventType, reason: &str, note: String) {
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(truncate(note, 1000)),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        if let Err(e) = self
+            .recorder
+            .publish(&event, &object_reference(object))
+            .await
+        {
+            tracing::warn!(error = %e, reason, "publishing an event");
+        }
+    }
+}
+
+fn truncate(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+    s
+}
+
+fn phase_of(object: &Value) -> Option<String> {
+    object
+        .pointer("/status/phase")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// One reconcile: one executor pass, events for what changed, the next look.
+async fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action, KubeModeError> {
+    let key = ObjectKey::namespaced(
+        "Cluster",
+        &cluster.namespace().unwrap_or_default(),
+        &cluster.name_any(),
+    );
+    let before = serde_json::to_value(cluster.as_ref()).unwrap_or_default();
+    let started = Instant::now();
+    let outcome = match ctx.executor().reconcile(&key).await {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            ctx.metrics.pass("error", started.elapsed());
+            return Err(KubeModeError::Pass {
+                cluster: key.to_string(),
+                source: e,
+            });
+        }
+    };
+    let label = match &outcome {
+        PassOutcome::Gone => "gone",
+        PassOutcome::Converged(_) => "converged",
+        PassOutcome::Blocked(_) => "blocked",
+        PassOutcome::Progress { .. } => "progress",
+    };
+    ctx.metrics.pass(label, started.elapsed());
+    let mut reference = before.clone();
+    if let Some(meta) = reference.get_mut("metadata") {
+        // The event is about the object, whatever version it is at now.
+        meta.as_object_mut().map(|m| m.remove("resourceVersion"));
+    }
+    reference["apiVersion"] = "capw.dev/v1alpha1".into();
+    reference["kind"] = "Cluster".into();
+    let after = match &outcome {
+        PassOutcome::Converged(s) => Some(s.phase.as_str()),
+        PassOutcome::Progress {
+            status: Some(s), ..
+        } => Some(s.phase.as_str()),
+        _ => None,
+    };
+    if let Some(after) = after
+        && phase_of(&before).as_deref() != Some(after)
+    {
+        let from = phase_of(&before).unwrap_or_else(|| "New".into());
+        ctx.publish(
+            &reference,
+            EventType::Normal,
+            after,
+            format!("phase {from} -> {after}"),
+        )
+        .await;
+    }
+    let ready_before = is_ready(&before);
+    if matches!(outcome, PassOutcome::Converged(_)) && !ready_before {
+        ctx.publish(
+            &reference,
+            EventType::Normal,
+            "Ready",
+            "every machine as desired".into(),
+        )
+        .await;
+    }
+    match &outcome {
+        PassOutcome::Blocked(why) => {
+            ctx.publish(&reference, EventType::Warning, "Blocked", why.clone())
+                .await;
+        }
+        PassOutcome::Progress { failed: true, .. } => {
+            // The provider's error is on the Cluster's conditions; say it as an event too.
+            let now = ctx.store.get(&key).await.ok().flatten().unwrap_or_default();
+            let failures = failed_conditions(&now);
+            if !failures.is_empty() {
+                ctx.publish(&reference, EventType::Warning, "ProviderError", failures)
+                    .await;
+            }
+        }
+        _ => {}
+    }
+    Ok(ctx.policy.action(&outcome))
+}
+
+fn is_ready(object: &Value) -> bool {
+    object
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.get("type").and_then(Value::as_str) == Some("Ready")
+                    && c.get("status").and_then(Value::as_str) == Some("True")
+            })
+        })
+}
+
+/// `Type: message` of each false condition that carries a message, joined.
+fn failed_conditions(object: &Value) -> String {
+    let Some(conditions) = object
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+    else {
+        return String::new();
+    };
+    conditions
+        .iter()
+        .filter(|c| c.get("status").and_then(Value::as_str) == Some("False"))
+        .filter_map(|c| {
+            let message = c.get("message").and_then(Value::as_str)?;
+            (!message.is_empty()).then(|| {
+                let type_ = c.get("type").and_then(Value::as_str).unwrap_or_default();
+                format!("{type_}: {message}")
+            })
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn error_policy(cluster: Arc<Cluster>, error: &KubeModeError, ctx: Arc<Context>) -> Action {
+    ctx.metrics.reconcile_errors.inc();
+    tracing::warn!(cluster = %cluster.name_any(), error = %crate::error::chain(error), "reconcile failed");
+    Action::requeue(ctx.policy.error_requeue)
+}
+
+/// Builds the reporter of Events.
+pub(crate) fn recorder(client: Client, identity: &str) -> Recorder {
+    Recorder::new(
+        client,
+        Reporter {
+            controller: CONTROLLER_NAME.into(),
+            instance: Some(identity.into()),
+        },
+    )
+}
+
+/// Runs the controller until `shutdown` resolves, then lets running passes finish.
+///
+/// `reload` carries a message whenever providers were reloaded: every Cluster is reconciled
+/// again then.
+pub(crate) async fn run(
+    client: Client,
+    ctx: Arc<Context>,
+    mut reload: mpsc::Receiver<()>,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let clusters: Api<Cluster> = Api::all(client.clone());
+    let machines: Api<Machine> = Api::all(client.clone());
+    let classes: Api<ClusterClass> = Api::all(client);
+    let controller = Controller::new(clusters, watcher::Config::default());
+    let reader = controller.store();
+    let (all_tx, all_rx) = futures::channel::mpsc::channel::<()>(1);
+    tokio::spawn(async move {
+        let mut all_tx = all_tx;
+        while reload.recv().await.is_some() {
+            let _ = all_tx.try_send(());
+        }
+    });
+    controller
+        .owns(machines, watcher::Config::default())
+        .watches(classes, watcher::Config::default(), move |class| {
+            let name = class.name_any();
+            let namespace = class.namespace();
+            reader
+                .state()
+                .into_iter()
+                .filter(|c| {
+                    let r = &c.spec.topology.class_ref;
+                    r.name == name && r.namespace.clone().or_else(|| c.namespace()) == namespace
+                })
+                .map(|c| ObjectRef::from_obj(c.as_ref()))
+                .collect::<Vec<_>>()
+        })
+        .reconcile_all_on(all_rx)
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "controller");
+            }
+        })
+        .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn requeue_follows_the_provider_within_bounds() {
+        let policy = RequeuePolicy::default();
+        let progress = |requeue: Option<Duration>| PassOutcome::Progress {
+            status: None,
+            requeue,
+            failed: false,
+        };
+        assert_eq!(
+            policy.action(&progress(Some(Duration::from_secs(2)))),
+            Action::requeue(Duration::from_secs(2))
+        );
+        assert_eq!(
+            policy.action(&progress(Some(Duration::from_secs(3600)))),
+            Action::requeue(policy.max_requeue)
+        );
+        assert_eq!(
+            policy.action(&progress(None)),
+            Action::requeue(policy.min_requeue)
+        );
+        assert_eq!(policy.action(&PassOutcome::Gone), Action::await_change());
+        assert_eq!(
+            policy.action(&PassOutcome::Blocked("x".into())),
+            Action::requeue(policy.resync)
+        );
+    }
+
+    #[test]
+    fn failed_conditions_name_type_and_message() {
+        let cluster = json!({"status": {"conditions": [
+            {"type": "Ready", "status": "False", "message": ""},
+            {"type": "InfrastructureReady", "status": "False", "message": "simcloud: 503"},
+            {"type": "TopologyReconciled", "status": "True", "message": "ok"},
+        ]}});
+        assert_eq!(
+            failed_conditions(&cluster),
+            "InfrastructureReady: simcloud: 503"
+        );
+        assert!(!is_ready(&cluster));
+    }
+}

@@ -1,0 +1,187 @@
+//! capw's Kubernetes mode: the shared executor driven by a kube-apiserver.
+//!
+//! Start with [`ControllerConfig`] and [`run`]: it serves the health and metrics endpoints,
+//! waits for the leader Lease (when configured), loads every `WasmProvider` (file and
+//! `configMap` sources, secret grants from `Secret` objects), and runs kube-runtime's
+//! controller on Clusters, each reconcile one pass of [`capw_local::Executor`] over
+//! [`KubeStore`] until the shutdown signal.
+//!
+//! # Guarantees
+//!
+//! - One reconcile per Cluster at a time; every pass reads the API server afresh (no cache),
+//!   and a Machine's intent (name and idempotency key) is stored before any provider is asked
+//!   to create it, so a restart or a leader change never creates a machine twice.
+//! - With leader election, only the Lease holder reconciles; a replica that loses the Lease
+//!   stops reconciling before another can take it.
+//! - A provider that fails to load (not a component, a missing ConfigMap) is `Loaded=False`
+//!   with the reason on its WasmProvider; the others keep working.
+
+pub mod controller;
+mod error;
+pub mod kinds;
+pub mod leader;
+pub mod metrics;
+mod providers;
+mod store;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, RwLock};
+
+use capw_local::LocalConfig;
+use capw_store::ObjectStore;
+use futures::FutureExt as _;
+use kube::Client;
+use tokio::sync::mpsc;
+
+pub use controller::{CONTROLLER_NAME, RequeuePolicy};
+pub use error::{KubeModeError, chain};
+pub use kinds::CLUSTER_LABEL;
+pub use leader::{LeaderLease, LeaseConfig, LeaseError};
+pub use metrics::{Metrics, Readiness};
+pub use store::KubeStore;
+
+/// How to run the controller.
+#[derive(Clone, Debug)]
+pub struct ControllerConfig {
+    /// Plugin directory, compile cache, retry bounds and `secrets` (set to
+    /// [`capw_local::SecretSource::Store`] for Kubernetes Secrets).
+    pub local: LocalConfig,
+    /// Namespace whose ConfigMaps are watched for provider changes, and where secret grants
+    /// without a namespace are looked up.
+    pub provider_namespace: String,
+    /// This replica's name in Events and the Lease.
+    pub identity: String,
+    /// Leader election, when more than one replica may run.
+    pub leader_election: Option<LeaseConfig>,
+    /// Address of `/metrics`, if served.
+    pub metrics_address: Option<SocketAddr>,
+    /// Address of `/healthz` and `/readyz`, if served.
+    pub health_address: Option<SocketAddr>,
+    /// When Clusters are looked at again.
+    pub requeue: RequeuePolicy,
+}
+
+/// Runs the controller until `shutdown` resolves (then running passes finish and the Lease is
+/// released) or the Lease is lost.
+///
+/// # Errors
+///
+/// [`KubeModeError`] when an endpoint cannot be bound, the providers cannot be loaded (the
+/// API server fails), or the Lease is lost or cannot be taken.
+pub async fn run(
+    client: Client,
+    config: ControllerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), KubeModeError> {
+    let shutdown = shutdown.shared();
+    let metrics = Arc::new(Metrics::default());
+    let readiness = Arc::new(Readiness::default());
+    let mut servers = Vec::new();
+    if let Some(address) = config.metrics_address {
+        let health = config.health_address.unwrap_or(address);
+        servers = metrics::serve(
+            address,
+            health,
+            metrics.clone(),
+            readiness.clone(),
+            shutdown.clone(),
+        )
+        .await
+        .map_err(|source| KubeModeError::Serve {
+            what: "metrics and health",
+            address: address.to_string(),
+            source,
+        })?;
+    } else if let Some(address) = config.health_address {
+        // Metrics only on the health address would be a surprise: serve both there.
+        servers = metrics::serve(
+            address,
+            address,
+            metrics.clone(),
+            readiness.clone(),
+            shutdown.clone(),
+        )
+        .await
+        .map_err(|source| KubeModeError::Serve {
+            what: "health",
+            address: address.to_string(),
+            source,
+        })?;
+    }
+
+    let lease = config
+        .leader_election
+        .clone()
+        .map(|c| LeaderLease::new(client.clone(), c));
+    if let Some(lease) = &lease {
+        // A standby is healthy and ready: it is doing its job, waiting.
+        readiness.set_ready();
+        tracing::info!(identity = %config.identity, "waiting for the leader lease");
+        tokio::select! {
+            acquired = lease.acquire() => acquired?,
+            () = shutdown.clone() => return Ok(()),
+        }
+        tracing::info!(identity = %config.identity, "leading");
+    }
+    metrics.leader.set(1);
+
+    let store: Arc<dyn ObjectStore> = Arc::new(KubeStore::new(client.clone()));
+    let fingerprint = providers::fingerprint(store.as_ref(), &config.provider_namespace).await?;
+    let executor = providers::load(&store, &config.local, &metrics).await?;
+    readiness.set_ready();
+    let ctx = Arc::new(controller::Context {
+        executor: RwLock::new(executor),
+        store,
+        recorder: controller::recorder(client.clone(), &config.identity),
+        metrics: metrics.clone(),
+        policy: config.requeue.clone(),
+    });
+    let (reload_tx, reload_rx) = mpsc::channel(1);
+    let watch = tokio::spawn(providers::watch(
+        client.clone(),
+        config.provider_namespace.clone(),
+        config.local.clone(),
+        ctx.clone(),
+        fingerprint,
+        reload_tx,
+    ));
+
+    // Stop reconciling when asked to, or at once when the Lease is lost.
+    let (lost_tx, lost_rx) = tokio::sync::oneshot::channel();
+    let holder = lease.clone().map(|lease| {
+        tokio::spawn(async move {
+            let why = lease.hold().await;
+            let _ = lost_tx.send(Arc::new(why));
+        })
+    });
+    let lost = lost_rx.shared();
+    let stop = {
+        let lost = lost.clone();
+        let shutdown = shutdown.clone();
+        async move {
+            tokio::select! {
+                () = shutdown => {}
+                _ = lost => {}
+            }
+        }
+    };
+    controller::run(client, ctx, reload_rx, stop).await;
+    watch.abort();
+    metrics.leader.set(0);
+    if let Some(holder) = holder {
+        holder.abort();
+    }
+    if let Some(Ok(why)) = lost.now_or_never() {
+        return Err(KubeModeError::Lease(why));
+    }
+    if let Some(lease) = &lease
+        && let Err(e) = lease.release().await
+    {
+        tracing::warn!(error = %chain(&e), "releasing the lease");
+    }
+    for server in servers {
+        let _ = server.await;
+    }
+    tracing::info!("stopped");
+    Ok(())
+}

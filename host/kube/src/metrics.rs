@@ -1,0 +1,190 @@
+//! Prometheus metrics of the controller and the HTTP endpoints that serve them and the health
+//! probes.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// Labels of a reconcile: how the pass ended.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    /// `converged`, `progress`, `blocked`, `gone` or `error`.
+    pub outcome: String,
+}
+
+/// Labels of provider loads.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ProviderLabels {
+    /// The WasmProvider.
+    pub provider: String,
+    /// `loaded` or the reason it did not load.
+    pub result: String,
+}
+
+/// The controller's metrics.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    /// Passes by outcome.
+    pub reconciles: Family<OutcomeLabels, Counter>,
+    /// Duration of passes, in seconds.
+    pub reconcile_duration: Histogram,
+    /// Passes that failed in the host (the API server), not in a provider.
+    pub reconcile_errors: Counter,
+    /// Provider loads by provider and result.
+    pub provider_loads: Family<ProviderLabels, Counter>,
+    /// 1 while this replica holds the leader Lease (or runs without leader election).
+    pub leader: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("capw_controller");
+        let reconciles = Family::<OutcomeLabels, Counter>::default();
+        let reconcile_duration = Histogram::new(exponential_buckets(0.005, 2.0, 14));
+        let reconcile_errors = Counter::default();
+        let provider_loads = Family::<ProviderLabels, Counter>::default();
+        let leader = Gauge::default();
+        registry.register(
+            "reconciles",
+            "Reconcile passes by outcome",
+            reconciles.clone(),
+        );
+        registry.register(
+            "reconcile_duration_seconds",
+            "Duration of reconcile passes",
+            reconcile_duration.clone(),
+        );
+        registry.register(
+            "reconcile_errors",
+            "Reconcile passes that failed in the host",
+            reconcile_errors.clone(),
+        );
+        registry.register(
+            "provider_loads",
+            "WasmProvider loads by provider and result",
+            provider_loads.clone(),
+        );
+        registry.register("leader", "1 while this replica reconciles", leader.clone());
+        Metrics {
+            registry,
+            reconciles,
+            reconcile_duration,
+            reconcile_errors,
+            provider_loads,
+            leader,
+        }
+    }
+}
+
+impl Metrics {
+    /// Counts one pass that ended with `outcome` after `took`.
+    pub fn pass(&self, outcome: &str, took: Duration) {
+        self.reconciles
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.into(),
+            })
+            .inc();
+        self.reconcile_duration.observe(took.as_secs_f64());
+    }
+
+    /// The metrics in the Prometheus text format.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// Whether the controller is ready: providers loaded and, with leader election, either
+/// leading or standing by.
+#[derive(Debug, Default)]
+pub struct Readiness(AtomicBool);
+
+impl Readiness {
+    /// Marks the controller ready.
+    pub fn set_ready(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether it is ready.
+    pub fn is_ready(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Serves `/metrics` on `metrics` and `/healthz` and `/readyz` on `health` (one server when
+/// they are the same address) until `shutdown` resolves.
+///
+/// # Errors
+///
+/// When an address cannot be bound.
+pub async fn serve(
+    metrics_addr: SocketAddr,
+    health_addr: SocketAddr,
+    metrics: Arc<Metrics>,
+    readiness: Arc<Readiness>,
+    shutdown: impl Future<Output = ()> + Send + Clone + 'static,
+) -> std::io::Result<Vec<tokio::task::JoinHandle<()>>> {
+    let metrics_router = Router::new()
+        .route("/metrics", get(metrics_handler))
+        .with_state(metrics);
+    let health_router = Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(ready_handler))
+        .with_state(readiness);
+    let mut routers = vec![(metrics_addr, metrics_router)];
+    if health_addr == metrics_addr {
+        routers[0].1 = routers[0].1.clone().merge(health_router);
+    } else {
+        routers.push((health_addr, health_router));
+    }
+    let mut tasks = Vec::new();
+    for (addr, router) in routers {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        tracing::info!(address = %listener.local_addr()?, "serving");
+        let shutdown = shutdown.clone();
+        tasks.push(tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, router)
+                .with_graceful_shutdown(shutdown)
+                .await
+            {
+                tracing::warn!(error = %e, "endpoint server stopped");
+            }
+        }));
+    }
+    Ok(tasks)
+}
+
+async fn metrics_handler(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        metrics.encode(),
+    )
+}
+
+async fn ready_handler(State(readiness): State<Arc<Readiness>>) -> impl IntoResponse {
+    if readiness.is_ready() {
+        (StatusCode::OK, "ok")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "not ready")
+    }
+}

@@ -1,0 +1,159 @@
+//! The providers of the Kubernetes mode: loaded from the API server at start and again
+//! whenever a WasmProvider's spec, or a ConfigMap in the provider namespace, changes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use capw_api::{ProviderSource, WasmProvider};
+use capw_local::{Executor, LocalConfig, ProviderRegistry};
+use capw_store::{ObjectKey, ObjectStore};
+use futures::{FutureExt as _, StreamExt};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Client;
+use kube::api::Api;
+use kube::runtime::watcher;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::controller::Context;
+use crate::error::KubeModeError;
+use crate::metrics::{Metrics, ProviderLabels};
+
+/// Events closer together than this cause one reload.
+const RELOAD_DEBOUNCE: Duration = Duration::from_millis(300);
+
+/// Loads every WasmProvider (writing their status) into a fresh executor.
+///
+/// # Errors
+///
+/// [`KubeModeError::Providers`] when the API server or the runtime fails; a provider that
+/// does not load is in its status.
+pub(crate) async fn load(
+    store: &Arc<dyn ObjectStore>,
+    config: &LocalConfig,
+    metrics: &Metrics,
+) -> Result<Arc<Executor>, KubeModeError> {
+    let registry = ProviderRegistry::load_all(store.as_ref(), config)
+        .await
+        .map_err(KubeModeError::Providers)?;
+    for wp in store.list("WasmProvider", None).await? {
+        let name = wp
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let result = if registry.get(name).is_some() {
+            "loaded".to_string()
+        } else {
+            loaded_reason(&wp).unwrap_or_else(|| "unknown".into())
+        };
+        metrics
+            .provider_loads
+            .get_or_create(&ProviderLabels {
+                provider: name.into(),
+                result,
+            })
+            .inc();
+    }
+    Ok(Arc::new(Executor::new(
+        store.clone(),
+        Arc::new(registry),
+        config.clone(),
+    )))
+}
+
+fn loaded_reason(wp: &Value) -> Option<String> {
+    wp.pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("Loaded"))?
+        .get("reason")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// What the loaded providers were built from: each WasmProvider's generation and the
+/// resourceVersions of the ConfigMap and Secrets it reads. A different fingerprint means a
+/// reload.
+pub(crate) async fn fingerprint(
+    store: &dyn ObjectStore,
+    default_namespace: &str,
+) -> Result<BTreeMap<String, Vec<String>>, KubeModeError> {
+    let mut out = BTreeMap::new();
+    for value in store.list("WasmProvider", None).await? {
+        let Ok(wp) = serde_json::from_value::<WasmProvider>(value) else {
+            continue;
+        };
+        let name = wp.metadata.name.clone().unwrap_or_default();
+        let mut parts = vec![wp.metadata.generation.unwrap_or_default().to_string()];
+        let mut reads = Vec::new();
+        if let ProviderSource::ConfigMap(cm) = &wp.spec.source {
+            reads.push(ObjectKey::namespaced("ConfigMap", &cm.namespace, &cm.name));
+        }
+        for grant in &wp.spec.grants.secrets {
+            let r = &grant.secret_ref;
+            let namespace = r.namespace.as_deref().unwrap_or(default_namespace);
+            reads.push(ObjectKey::namespaced("Secret", namespace, &r.name));
+        }
+        for key in reads {
+            let version = match store.get(&key).await {
+                Ok(Some(o)) => o
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                _ => "absent".into(),
+            };
+            parts.push(format!("{key}@{version}"));
+        }
+        out.insert(name, parts);
+    }
+    Ok(out)
+}
+
+/// Watches WasmProviders and the ConfigMaps of `namespace`; reloads the providers into
+/// `ctx` when their fingerprint changed, then tells `reloaded`. Runs until the watch ends.
+pub(crate) async fn watch(
+    client: Client,
+    namespace: String,
+    config: LocalConfig,
+    ctx: Arc<Context>,
+    mut current: BTreeMap<String, Vec<String>>,
+    reloaded: mpsc::Sender<()>,
+) {
+    let providers = watcher(
+        Api::<WasmProvider>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .map(|_| ());
+    let config_maps = watcher(
+        Api::<ConfigMap>::namespaced(client, &namespace),
+        watcher::Config::default(),
+    )
+    .map(|_| ());
+    let mut events = std::pin::pin!(futures::stream::select(providers, config_maps));
+    while events.next().await.is_some() {
+        // Let a burst of changes (apply of several objects) settle into one reload.
+        tokio::time::sleep(RELOAD_DEBOUNCE).await;
+        while let Some(Some(())) = events.next().now_or_never() {}
+        let next = match fingerprint(ctx.store.as_ref(), &namespace).await {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!(error = %crate::error::chain(&e), "reading providers");
+                continue;
+            }
+        };
+        if next == current {
+            continue;
+        }
+        match load(&ctx.store, &config, &ctx.metrics).await {
+            Ok(executor) => {
+                tracing::info!("providers reloaded");
+                ctx.set_executor(executor);
+                current = next;
+                let _ = reloaded.try_send(());
+            }
+            Err(e) => tracing::warn!(error = %crate::error::chain(&e), "reloading providers"),
+        }
+    }
+}

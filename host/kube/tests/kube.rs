@@ -1,0 +1,543 @@
+//! The Kubernetes mode against a real kube-apiserver (tests/kube-env, `make kube-env`), with
+//! simcloud in-process and the real provider components (`make plugins`).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use capw_kube::{ControllerConfig, KubeStore, LeaseConfig, RequeuePolicy};
+use capw_local::{LocalConfig, SecretSource};
+use capw_simcloud::model::Inventory;
+use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
+use capw_store::{ObjectKey, ObjectStore};
+use capw_test_support::kube::KubeEnv;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+const TOKEN: &str = "kube-test-token";
+const WAIT: Duration = Duration::from_secs(240);
+
+/// One test's world: its namespace, simcloud and a client.
+struct World {
+    env: &'static KubeEnv,
+    namespace: String,
+    sim: SimCloudHandle,
+    store: KubeStore,
+    client: kube::Client,
+    tmp: tempfile::TempDir,
+}
+
+impl World {
+    async fn new(prefix: &str) -> World {
+        capw_test_support::init_tracing();
+        let env = KubeEnv::shared();
+        env.apply_crds(capw_api::crds()).await;
+        let namespace = env.create_namespace(prefix).await;
+        let sim = SimCloud::start(
+            SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(Duration::from_millis(20))),
+        )
+        .await
+        .unwrap();
+        let client = env.client().await;
+        let store = KubeStore::new(client.clone());
+        // The token the sim-infra provider is granted, as a Kubernetes Secret.
+        store
+            .create(json!({
+                "apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": "simcloud", "namespace": namespace},
+                "stringData": {"token": TOKEN},
+            }))
+            .await
+            .unwrap();
+        World {
+            env,
+            namespace,
+            sim,
+            store,
+            client,
+            tmp: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// The quickstart, in this test's namespace, its providers prefixed with it.
+    fn example(&self) -> PathBuf {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+        files.sort();
+        let text: String = files
+            .iter()
+            .map(|f| std::fs::read_to_string(f).unwrap() + "\n---\n")
+            .collect();
+        let text = self.localize(&text);
+        let path = self.tmp.path().join("example.yaml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn localize(&self, text: &str) -> String {
+        let ns = &self.namespace;
+        text.replace("http://127.0.0.1:7480", &self.sim.base_url())
+            .replace("namespace: default", &format!("namespace: {ns}"))
+            .replace("sim-infra", &format!("{ns}-sim-infra"))
+            .replace("kubeadm-bootstrap", &format!("{ns}-kubeadm-bootstrap"))
+            .replace(
+                "kubeadm-control-plane",
+                &format!("{ns}-kubeadm-control-plane"),
+            )
+    }
+
+    fn kubectl(&self, args: &[&str]) -> String {
+        let out = self
+            .env
+            .kubectl()
+            .args(args)
+            .output()
+            .expect("running kubectl");
+        assert!(
+            out.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn config(&self, identity: &str, lease: Option<Duration>) -> ControllerConfig {
+        let mut local = LocalConfig::new(self.tmp.path().join("state"));
+        local.plugin_dir = capw_test_support::plugin_dir();
+        local.cache_dir = Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
+        local.max_requeue = Duration::from_millis(200);
+        local.base_backoff = Duration::from_millis(50);
+        local.secrets = SecretSource::Store {
+            default_namespace: self.namespace.clone(),
+        };
+        ControllerConfig {
+            local,
+            provider_namespace: self.namespace.clone(),
+            identity: identity.into(),
+            leader_election: lease.map(|duration| LeaseConfig {
+                name: "capw-controller".into(),
+                namespace: self.namespace.clone(),
+                identity: identity.into(),
+                duration,
+                renew_every: duration / 4,
+            }),
+            metrics_address: None,
+            health_address: None,
+            requeue: RequeuePolicy {
+                max_requeue: Duration::from_millis(500),
+                min_requeue: Duration::from_millis(20),
+                resync: Duration::from_secs(30),
+                error_requeue: Duration::from_millis(500),
+            },
+        }
+    }
+
+    /// Starts a controller; it stops when the sender is dropped or sent to.
+    fn start(&self, config: ControllerConfig) -> Replica {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let client = self.client.clone();
+        let task = tokio::spawn(async move {
+            capw_kube::run(client, config, async {
+                let _ = stopped.await;
+            })
+            .await
+        });
+        Replica { task, stop }
+    }
+
+    async fn get(&self, kind: &str, name: &str) -> Option<Value> {
+        self.store
+            .get(&ObjectKey::namespaced(kind, &self.namespace, name))
+            .await
+            .unwrap()
+    }
+
+    async fn machines(&self, cluster: &str) -> Vec<Value> {
+        self.store
+            .list("Machine", Some(&self.namespace))
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|m| m["spec"]["clusterName"] == cluster)
+            .collect()
+    }
+
+    async fn inventory(&self) -> Inventory {
+        reqwest::Client::new()
+            .get(format!("{}/v1/inventory", self.sim.base_url()))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    async fn wait_ready(&self, cluster: &str) -> Value {
+        wait(&format!("{cluster} Ready"), || async {
+            let c = self.get("Cluster", cluster).await?;
+            (condition(&c, "Ready")["status"] == "True"
+                && c["status"]["observedGeneration"] == c["metadata"]["generation"])
+                .then_some(c)
+        })
+        .await
+    }
+
+    /// Waits until the cluster is Ready with `workers` worker machines, and checks that the
+    /// cloud holds exactly its machines, one instance per idempotency key.
+    async fn wait_workers(&self, cluster: &str, workers: usize) {
+        wait(&format!("{cluster} with {workers} workers"), || async {
+            let c = self.get("Cluster", cluster).await?;
+            let ready = condition(&c, "Ready")["status"] == "True"
+                && c["status"]["observedGeneration"] == c["metadata"]["generation"];
+            let n = self
+                .machines(cluster)
+                .await
+                .iter()
+                .filter(|m| m["spec"]["role"] == "Worker")
+                .count();
+            (ready && n == workers).then_some(())
+        })
+        .await;
+        self.assert_no_duplicates(cluster).await;
+    }
+
+    async fn assert_no_duplicates(&self, cluster: &str) {
+        let machines = self.machines(cluster).await;
+        let inv = self.inventory().await;
+        let instances = &inv.clusters[cluster].instances;
+        let keys: Vec<&str> = machines
+            .iter()
+            .map(|m| m["spec"]["idempotencyKey"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            instances.len(),
+            machines.len(),
+            "instances {instances:?} for machines {keys:?}"
+        );
+        for i in instances {
+            assert!(
+                keys.contains(&i.client_token.as_str()),
+                "{i:?} has no machine"
+            );
+        }
+    }
+}
+
+struct Replica {
+    task: JoinHandle<Result<(), capw_kube::KubeModeError>>,
+    stop: oneshot::Sender<()>,
+}
+
+impl Replica {
+    /// Asks it to stop and waits until it has.
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.unwrap().unwrap();
+    }
+
+    /// Kills it: the task is dropped mid-pass, nothing is released.
+    async fn kill(self) {
+        self.task.abort();
+        let _ = self.task.await;
+    }
+}
+
+fn condition<'a>(object: &'a Value, type_: &str) -> &'a Value {
+    object["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .unwrap_or(&Value::Null)
+}
+
+async fn wait<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_example_comes_up_scales_and_goes_away() {
+    let w = World::new("capw-example").await;
+    let ns = w.namespace.clone();
+    let replica = w.start(w.config("solo", None));
+    w.kubectl(&["apply", "-f", w.example().to_str().unwrap()]);
+
+    for cluster in ["alpha", "beta"] {
+        let c = w.wait_ready(cluster).await;
+        assert_eq!(c["status"]["phase"], "Provisioned");
+        assert_eq!(c["metadata"]["finalizers"][0], "capw.dev/cluster");
+    }
+    w.assert_no_duplicates("alpha").await;
+    w.assert_no_duplicates("beta").await;
+    // Machines are owned by their Cluster.
+    for m in w.machines("alpha").await {
+        let owner = &m["metadata"]["ownerReferences"][0];
+        assert_eq!(owner["kind"], "Cluster");
+        assert_eq!(owner["name"], "alpha");
+        assert_eq!(owner["controller"], true);
+    }
+    let providers = w.kubectl(&["get", "wasmproviders.capw.dev"]);
+    assert!(
+        providers.contains(&format!("{ns}-sim-infra")),
+        "{providers}"
+    );
+
+    // The printer columns.
+    let table = w.kubectl(&["get", "clusters.capw.dev", "-n", &ns]);
+    let header = table.lines().next().unwrap();
+    for column in ["NAME", "PHASE", "VERSION", "AGE"] {
+        assert!(header.contains(column), "{table}");
+    }
+    let alpha = table.lines().find(|l| l.starts_with("alpha")).unwrap();
+    assert!(
+        alpha.contains("Provisioned") && alpha.contains("v1.34.1"),
+        "{table}"
+    );
+
+    // Events on the Cluster.
+    let events = w.kubectl(&[
+        "get",
+        "events",
+        "-n",
+        &ns,
+        "--field-selector",
+        "regarding.name=alpha",
+    ]);
+    assert!(events.contains("Provisioned"), "{events}");
+
+    // Scale alpha's workers with kubectl patch, up and down.
+    for workers in [3, 1] {
+        let patch = json!([{
+            "op": "replace",
+            "path": "/spec/topology/workers/machineDeployments/0/replicas",
+            "value": workers,
+        }]);
+        w.kubectl(&[
+            "patch",
+            "clusters.capw.dev",
+            "alpha",
+            "-n",
+            &ns,
+            "--type=json",
+            "-p",
+            &patch.to_string(),
+        ]);
+        w.wait_workers("alpha", workers).await;
+    }
+
+    // Delete: nothing of alpha is left, in the API or in the cloud; beta is untouched.
+    w.kubectl(&[
+        "delete",
+        "clusters.capw.dev",
+        "alpha",
+        "-n",
+        &ns,
+        "--wait=false",
+    ]);
+    wait("alpha gone", || async {
+        w.get("Cluster", "alpha").await.is_none().then_some(())
+    })
+    .await;
+    assert!(w.machines("alpha").await.is_empty());
+    let inv = w.inventory().await;
+    assert!(
+        !inv.clusters.contains_key("alpha"),
+        "{:?}",
+        inv.clusters.get("alpha")
+    );
+    assert_eq!(inv.clusters["beta"].instances.len(), 5);
+    w.kubectl(&[
+        "delete",
+        "clusters.capw.dev",
+        "beta",
+        "-n",
+        &ns,
+        "--wait=false",
+    ]);
+    wait("beta gone", || async {
+        w.get("Cluster", "beta").await.is_none().then_some(())
+    })
+    .await;
+    let inv = w.inventory().await;
+    assert!(
+        inv.clusters.is_empty(),
+        "simcloud still holds {:?}",
+        inv.clusters.keys()
+    );
+    replica.stop().await;
+}
+
+/// A provider whose ConfigMap holds something that is not a component.
+fn config_map_provider(ns: &str, name: &str, config_map: &str) -> Value {
+    json!({
+        "apiVersion": "capw.dev/v1alpha1", "kind": "WasmProvider",
+        "metadata": {"name": format!("{ns}-{name}")},
+        "spec": {"source": {"configMap": {"namespace": ns, "name": config_map, "key": "component.wasm"}}},
+    })
+}
+
+fn config_map(ns: &str, name: &str, bytes: &[u8]) -> Value {
+    use base64::Engine as _;
+    json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": ns},
+        "binaryData": {"component.wasm": base64::engine::general_purpose::STANDARD.encode(bytes)},
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn configmap_providers_load_reload_and_fail_alone() {
+    let w = World::new("capw-configmap").await;
+    let ns = w.namespace.clone();
+    let cp = capw_test_support::component("capw_kubeadm_control_plane");
+    let example = capw_test_support::component("capw_example_provider");
+    w.store.create(config_map(&ns, "good", &cp)).await.unwrap();
+    w.store
+        .create(config_map(&ns, "junk", b"\0asm but not really a component"))
+        .await
+        .unwrap();
+    w.store
+        .create(config_map_provider(&ns, "good", "good"))
+        .await
+        .unwrap();
+    w.store
+        .create(config_map_provider(&ns, "junk", "junk"))
+        .await
+        .unwrap();
+    let replica = w.start(w.config("solo", None));
+
+    let provider = |name: &'static str| {
+        let w = &w;
+        let ns = ns.clone();
+        async move {
+            w.store
+                .get(&ObjectKey::cluster_scoped(
+                    "WasmProvider",
+                    &format!("{ns}-{name}"),
+                ))
+                .await
+                .unwrap()
+                .unwrap()
+        }
+    };
+    let junk = wait("junk provider status", || async {
+        let p = provider("junk").await;
+        (!condition(&p, "Loaded").is_null()).then_some(p)
+    })
+    .await;
+    let loaded = condition(&junk, "Loaded");
+    assert_eq!(loaded["status"], "False", "{junk:#}");
+    assert_eq!(loaded["reason"], "LoadFailed", "{junk:#}");
+    assert!(!loaded["message"].as_str().unwrap().is_empty());
+    let good = provider("good").await;
+    assert_eq!(condition(&good, "Loaded")["status"], "True", "{good:#}");
+    let first = good["status"]["digest"].as_str().unwrap().to_owned();
+
+    // A change of the ConfigMap reloads the provider: a new digest in its status.
+    w.store
+        .apply(config_map(&ns, "good", &example))
+        .await
+        .unwrap();
+    wait("a new digest", || async {
+        let p = provider("good").await;
+        let digest = p["status"]["digest"].as_str()?.to_owned();
+        (digest != first && condition(&p, "Loaded")["status"] == "True").then_some(())
+    })
+    .await;
+
+    // The other providers keep working: the example still comes up beside the junk.
+    w.kubectl(&["apply", "-f", w.example().to_str().unwrap()]);
+    w.wait_ready("alpha").await;
+    assert_eq!(
+        condition(&provider("junk").await, "Loaded")["status"],
+        "False"
+    );
+    replica.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_killed_leader_hands_over_mid_scale_up_and_nothing_is_done_twice() {
+    let w = World::new("capw-leader").await;
+    let ns = w.namespace.clone();
+    let lease = Duration::from_secs(4);
+    let first = w.start(w.config("replica-a", Some(lease)));
+    // Let the first replica take the Lease before the second one starts.
+    wait("replica-a leading", || async {
+        let out = w.kubectl(&["get", "lease", "capw-controller", "-n", &ns, "-o", "json"]);
+        let lease: Value = serde_json::from_str(&out).ok()?;
+        (lease["spec"]["holderIdentity"] == "replica-a").then_some(())
+    })
+    .await;
+    let second = w.start(w.config("replica-b", Some(lease)));
+    w.kubectl(&["apply", "-f", w.example().to_str().unwrap()]);
+    w.wait_ready("alpha").await;
+    let holder = w.kubectl(&[
+        "get",
+        "lease",
+        "capw-controller",
+        "-n",
+        &ns,
+        "-o",
+        "jsonpath={.spec.holderIdentity}",
+    ]);
+    assert_eq!(holder, "replica-a");
+
+    // Scale up, and kill the leader as soon as the first new machine's intent is stored.
+    let before = w.machines("alpha").await.len();
+    let patch = json!({"spec": {"topology": {"workers": {"machineDeployments": [
+        {"class": "default-worker", "name": "md-0", "replicas": 4}
+    ]}}}});
+    w.kubectl(&[
+        "patch",
+        "clusters.capw.dev",
+        "alpha",
+        "-n",
+        &ns,
+        "--type=merge",
+        "-p",
+        &patch.to_string(),
+    ]);
+    wait("a new machine", || async {
+        (w.machines("alpha").await.len() > before).then_some(())
+    })
+    .await;
+    first.kill().await;
+    let killed = Instant::now();
+
+    // The standby takes the Lease within its duration (plus one try) and finishes the job.
+    wait("replica-b leading", || async {
+        let holder = w.kubectl(&[
+            "get",
+            "lease",
+            "capw-controller",
+            "-n",
+            &ns,
+            "-o",
+            "jsonpath={.spec.holderIdentity}",
+        ]);
+        (holder == "replica-b").then_some(())
+    })
+    .await;
+    let handover = killed.elapsed();
+    assert!(
+        handover <= lease * 2,
+        "hand-over took {handover:?}, lease {lease:?}"
+    );
+    w.wait_workers("alpha", 4).await;
+    second.stop().await;
+}
