@@ -1,4 +1,8 @@
-//! Where the provider components built by `make plugins` are, for tests and benchmarks.
+//! Where the provider components built by `make plugins` are, for tests and benchmarks; a
+//! real OCI registry ([`registry::TestRegistry`]); large components ([`big::with_padding`]).
+
+pub mod big;
+pub mod registry;
 
 use std::path::PathBuf;
 use std::sync::Once;
