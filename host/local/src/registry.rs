@@ -3,10 +3,19 @@
 //!
 //! # Sources
 //!
-//! Only `file` sources are served in local mode. A relative `path` is read under
+//! `file` and `oci` sources are served in local mode. A relative `path` is read under
 //! [`LocalConfig::plugin_dir`] through a cap-std directory, so it cannot reach outside it; an
-//! absolute path is read as is (the operator wrote it). `configMap` and `oci` sources get a
-//! `Loaded=False` condition with reason `SourceUnsupported`.
+//! absolute path is read as is (the operator wrote it). An `oci` source is fetched through
+//! the content cache under the cache directory (see `oci_source.rs`); its status digest is
+//! the manifest digest. `configMap` sources get a `Loaded=False` condition with reason
+//! `SourceUnsupported`.
+//!
+//! # Refresh
+//!
+//! [`ProviderRegistry::refresh`] asks the registry again about `oci` sources with
+//! `pullPolicy: Always` once their refresh interval passed. A reference that moved to another
+//! digest is loaded and swapped in: new calls get the new component, calls in flight keep the
+//! `Arc<LoadedProvider>` they hold and finish on the old one.
 //!
 //! # Grants
 //!
@@ -14,24 +23,33 @@
 //! [`LocalSecrets`], `memoryLimitMiB` and `callTimeoutSeconds` become the call limits.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use arc_swap::ArcSwap;
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use capw_api::{
-    CONDITION_LOADED, Condition, ConditionStatus, ProviderSource, WasmProvider, WasmProviderStatus,
-    set_condition,
+    CONDITION_LOADED, Condition, ConditionStatus, ProviderSource, PullPolicy, WasmProvider,
+    WasmProviderStatus, set_condition,
 };
+use capw_oci::{ClientSettings, ContentCache, Fetcher};
 use capw_runtime::metadata::FieldError;
 use capw_runtime::{CallError, Grants, HttpGrant, Limits, Provider, Runtime, RuntimeConfig};
 use capw_store::{ObjectKey, Store};
+use tokio::time::Instant;
 
 use crate::config::LocalConfig;
 use crate::error::LocalError;
 use crate::objects::{decode, now};
+use crate::oci_source::fetch_oci;
 use crate::secrets::LocalSecrets;
+
+/// How often an `oci` source with `pullPolicy: Always` is asked about when its
+/// `refreshIntervalSeconds` is absent.
+pub const DEFAULT_REFRESH_INTERVAL: Duration = Duration::from_secs(300);
 
 /// A provider's verdict on one config: fine, or its field errors.
 pub type ConfigVerdict = Result<(), Vec<FieldError>>;
@@ -41,6 +59,9 @@ pub type ConfigVerdict = Result<(), Vec<FieldError>>;
 pub struct LoadedProvider {
     /// The `WasmProvider` name.
     pub name: String,
+    /// The digest in its status: the manifest digest of an `oci` source, the component's
+    /// sha256 otherwise.
+    pub digest: String,
     /// The loaded component.
     pub provider: Provider,
     /// `validate-config` answers by config (JSON text). The contract makes validation a pure
@@ -50,10 +71,11 @@ pub struct LoadedProvider {
 }
 
 impl LoadedProvider {
-    fn new(name: String, provider: Provider) -> Self {
+    fn new(name: String, loaded: Loaded) -> Self {
         LoadedProvider {
             name,
-            provider,
+            digest: loaded.digest,
+            provider: loaded.provider,
             verdicts: Mutex::default(),
         }
     }
@@ -79,11 +101,37 @@ impl LoadedProvider {
 }
 
 /// Every provider of the store, loaded or not.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ProviderRegistry {
-    loaded: BTreeMap<String, Arc<LoadedProvider>>,
+    /// Swapped as a whole when a refresh loads a new digest.
+    loaded: BTreeMap<String, ArcSwap<LoadedProvider>>,
     /// Providers that failed to load: name → the `Loaded` condition's message.
     failed: BTreeMap<String, String>,
+    loader: Loader,
+    /// When each refreshable provider was last asked about.
+    checked: Mutex<HashMap<String, Instant>>,
+}
+
+/// What loading a provider needs: the runtime, the sources, the secrets.
+struct Loader {
+    runtime: Arc<Runtime>,
+    fetcher: Fetcher,
+    secrets: LocalSecrets,
+    plugin_dir: PathBuf,
+}
+
+impl std::fmt::Debug for Loader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loader")
+            .field("plugin_dir", &self.plugin_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A component loaded from its source.
+struct Loaded {
+    provider: Provider,
+    digest: String,
 }
 
 /// Why a provider did not load; becomes the `Loaded` condition's reason and message.
@@ -111,24 +159,35 @@ impl ProviderRegistry {
                 path: config.secrets_dir().display().to_string(),
                 source,
             })?;
-        let mut registry = ProviderRegistry::default();
+        let oci_cache = config.oci_cache_dir();
+        let cache = ContentCache::open(&oci_cache).map_err(|e| LocalError::StateDir {
+            path: oci_cache.display().to_string(),
+            source: std::io::Error::other(crate::calls::chain(&e)),
+        })?;
+        let mut registry = ProviderRegistry {
+            loaded: BTreeMap::new(),
+            failed: BTreeMap::new(),
+            loader: Loader {
+                runtime,
+                fetcher: Fetcher::new(ClientSettings::default(), cache),
+                secrets,
+                plugin_dir: config.plugin_dir.clone(),
+            },
+            checked: Mutex::default(),
+        };
         for value in store.list("WasmProvider", None)? {
             let wp: WasmProvider = decode(value, "WasmProvider")?;
             let name = wp.metadata.name.clone().unwrap_or_default();
-            let outcome = load_one(&runtime, &wp, &secrets, &config.plugin_dir).await;
-            let status = provider_status(&wp, &outcome);
-            let key = ObjectKey::cluster_scoped("WasmProvider", &name);
-            let status = serde_json::to_value(status).map_err(|source| LocalError::Malformed {
-                what: key.to_string(),
-                source,
-            })?;
-            store.update_status(&key, status, None)?;
+            let outcome = registry.loader.load(&wp).await;
+            write_status(store, &wp, outcome.as_ref())?;
+            registry.checked_now(&name);
             match outcome {
-                Ok(provider) => {
-                    tracing::info!(provider = %name, digest = %provider.info().digest, "provider loaded");
-                    registry
-                        .loaded
-                        .insert(name.clone(), Arc::new(LoadedProvider::new(name, provider)));
+                Ok(loaded) => {
+                    tracing::info!(provider = %name, digest = %loaded.digest, "provider loaded");
+                    registry.loaded.insert(
+                        name.clone(),
+                        ArcSwap::from_pointee(LoadedProvider::new(name, loaded)),
+                    );
                 }
                 Err(failure) => {
                     tracing::warn!(provider = %name, reason = failure.reason, "{}", failure.message);
@@ -139,9 +198,88 @@ impl ProviderRegistry {
         Ok(registry)
     }
 
-    /// The loaded provider of that name.
-    pub fn get(&self, name: &str) -> Option<&Arc<LoadedProvider>> {
-        self.loaded.get(name)
+    /// The loaded provider of that name, as loaded now; a call holds it to its end.
+    pub fn get(&self, name: &str) -> Option<Arc<LoadedProvider>> {
+        self.loaded.get(name).map(ArcSwap::load_full)
+    }
+
+    /// Whether any loaded provider may change on [`ProviderRegistry::refresh`].
+    ///
+    /// # Errors
+    ///
+    /// [`LocalError`] when the store fails.
+    pub fn refreshable(&self, store: &Store) -> Result<bool, LocalError> {
+        Ok(self.oci_always(store)?.iter().any(|(wp, _)| {
+            self.loaded
+                .contains_key(wp.metadata.name.as_deref().unwrap_or(""))
+        }))
+    }
+
+    /// Asks the registry again about every loaded `oci` provider with `pullPolicy: Always`
+    /// whose refresh interval passed; a reference that moved to another digest is loaded,
+    /// swapped in for new calls and its status written. Returns the names swapped.
+    ///
+    /// A failed fetch or load keeps the provider that runs and is logged; the next interval
+    /// tries again.
+    ///
+    /// # Errors
+    ///
+    /// [`LocalError`] when the store fails.
+    pub async fn refresh(&self, store: &Store) -> Result<Vec<String>, LocalError> {
+        let mut swapped = Vec::new();
+        for (wp, interval) in self.oci_always(store)? {
+            let name = wp.metadata.name.clone().unwrap_or_default();
+            let Some(slot) = self.loaded.get(&name) else {
+                continue;
+            };
+            let due = self
+                .checked
+                .lock()
+                .expect("checked")
+                .get(&name)
+                .is_none_or(|at| at.elapsed() >= interval);
+            if !due {
+                continue;
+            }
+            self.checked_now(&name);
+            match self.loader.load_if_moved(&wp, &slot.load().digest).await {
+                Ok(None) => {}
+                Ok(Some(loaded)) => {
+                    write_status(store, &wp, Ok(&loaded))?;
+                    tracing::info!(provider = %name, digest = %loaded.digest, "provider moved to a new digest; swapped in");
+                    slot.store(Arc::new(LoadedProvider::new(name.clone(), loaded)));
+                    swapped.push(name);
+                }
+                Err(f) => {
+                    tracing::warn!(provider = %name, reason = f.reason, "refresh failed, keeping the loaded component: {}", f.message);
+                }
+            }
+        }
+        Ok(swapped)
+    }
+
+    /// The `oci` providers with `pullPolicy: Always`, with their refresh intervals.
+    fn oci_always(&self, store: &Store) -> Result<Vec<(WasmProvider, Duration)>, LocalError> {
+        let mut out = Vec::new();
+        for value in store.list("WasmProvider", None)? {
+            let wp: WasmProvider = decode(value, "WasmProvider")?;
+            if let ProviderSource::Oci(oci) = &wp.spec.source
+                && oci.pull_policy == PullPolicy::Always
+            {
+                let interval = oci
+                    .refresh_interval_seconds
+                    .map_or(DEFAULT_REFRESH_INTERVAL, |s| Duration::from_secs(s.into()));
+                out.push((wp, interval));
+            }
+        }
+        Ok(out)
+    }
+
+    fn checked_now(&self, name: &str) {
+        self.checked
+            .lock()
+            .expect("checked")
+            .insert(name.to_owned(), Instant::now());
     }
 
     /// Why `name` is not usable: failed to load (with the message), or unknown.
@@ -161,35 +299,92 @@ impl ProviderRegistry {
     }
 }
 
-async fn load_one(
-    runtime: &Arc<Runtime>,
+impl Loader {
+    /// Fetches `wp`'s component and loads it.
+    async fn load(&self, wp: &WasmProvider) -> Result<Loaded, LoadFailure> {
+        let (bytes, digest) = self.fetch(wp).await?;
+        self.compile(wp, bytes, digest).await
+    }
+
+    /// Fetches `wp`'s component and loads it only when its digest is not `current`.
+    async fn load_if_moved(
+        &self,
+        wp: &WasmProvider,
+        current: &str,
+    ) -> Result<Option<Loaded>, LoadFailure> {
+        let (bytes, digest) = self.fetch(wp).await?;
+        if digest.as_deref() == Some(current) {
+            return Ok(None);
+        }
+        self.compile(wp, bytes, digest).await.map(Some)
+    }
+
+    /// The component's bytes, and the manifest digest of an `oci` source.
+    async fn fetch(&self, wp: &WasmProvider) -> Result<(Arc<[u8]>, Option<String>), LoadFailure> {
+        match &wp.spec.source {
+            ProviderSource::File(file) => {
+                let bytes = read_source(&self.plugin_dir, &file.path).map_err(|e| LoadFailure {
+                    reason: "SourceNotFound",
+                    message: format!(
+                        "reading {:?} (relative to {}): {e}",
+                        file.path,
+                        self.plugin_dir.display()
+                    ),
+                })?;
+                Ok((Arc::from(bytes), None))
+            }
+            ProviderSource::Oci(oci) => {
+                let fetched = fetch_oci(&self.fetcher, oci, &self.secrets)
+                    .await
+                    .map_err(|f| LoadFailure {
+                        reason: f.reason,
+                        message: f.message,
+                    })?;
+                Ok((Arc::from(&fetched.component[..]), Some(fetched.digest)))
+            }
+            ProviderSource::ConfigMap(_) => Err(LoadFailure {
+                reason: "SourceUnsupported",
+                message: "the local mode loads only `file` and `oci` sources".into(),
+            }),
+        }
+    }
+
+    async fn compile(
+        &self,
+        wp: &WasmProvider,
+        bytes: Arc<[u8]>,
+        digest: Option<String>,
+    ) -> Result<Loaded, LoadFailure> {
+        let name = wp.metadata.name.clone().unwrap_or_default();
+        let grants = grants(wp, &self.secrets)?;
+        let provider = self
+            .runtime
+            .load(&name, bytes, grants)
+            .await
+            .map_err(|e| LoadFailure {
+                reason: "LoadFailed",
+                message: crate::calls::chain(&e),
+            })?;
+        let digest = digest.unwrap_or_else(|| format!("sha256:{}", provider.info().digest));
+        Ok(Loaded { provider, digest })
+    }
+}
+
+/// Writes `wp`'s status for `outcome`.
+fn write_status(
+    store: &Store,
     wp: &WasmProvider,
-    secrets: &LocalSecrets,
-    plugin_dir: &Path,
-) -> Result<Provider, LoadFailure> {
+    outcome: Result<&Loaded, &LoadFailure>,
+) -> Result<(), LocalError> {
     let name = wp.metadata.name.clone().unwrap_or_default();
-    let ProviderSource::File(file) = &wp.spec.source else {
-        return Err(LoadFailure {
-            reason: "SourceUnsupported",
-            message: "the local mode loads only `file` sources".into(),
-        });
-    };
-    let bytes = read_source(plugin_dir, &file.path).map_err(|e| LoadFailure {
-        reason: "SourceNotFound",
-        message: format!(
-            "reading {:?} (relative to {}): {e}",
-            file.path,
-            plugin_dir.display()
-        ),
+    let status = provider_status(wp, outcome);
+    let key = ObjectKey::cluster_scoped("WasmProvider", &name);
+    let status = serde_json::to_value(status).map_err(|source| LocalError::Malformed {
+        what: key.to_string(),
+        source,
     })?;
-    let grants = grants(wp, secrets)?;
-    runtime
-        .load(&name, Arc::from(bytes), grants)
-        .await
-        .map_err(|e| LoadFailure {
-            reason: "LoadFailed",
-            message: crate::calls::chain(&e),
-        })
+    store.update_status(&key, status, None)?;
+    Ok(())
 }
 
 /// The bytes of a `file` source: relative paths under `plugin_dir` only.
@@ -233,15 +428,15 @@ fn grants(wp: &WasmProvider, secrets: &LocalSecrets) -> Result<Grants, LoadFailu
 
 fn provider_status(
     wp: &WasmProvider,
-    outcome: &Result<Provider, LoadFailure>,
+    outcome: Result<&Loaded, &LoadFailure>,
 ) -> WasmProviderStatus {
     let mut status = wp.status.clone().unwrap_or_default();
     let generation = wp.metadata.generation;
     status.observed_generation = generation;
     let condition = match outcome {
-        Ok(p) => {
-            let info = p.info();
-            status.digest = Some(format!("sha256:{}", info.digest));
+        Ok(loaded) => {
+            let info = loaded.provider.info();
+            status.digest = Some(loaded.digest.clone());
             status.contract_version = Some(info.contract.version.clone());
             status.provider_name = Some(info.metadata.name.clone());
             status.provider_version = Some(info.metadata.version.clone());
