@@ -242,7 +242,8 @@ impl ProviderRegistry {
                 continue;
             }
             self.checked_now(&name);
-            match self.loader.load_if_moved(&wp, &slot.load().digest).await {
+            let current = slot.load().digest.clone();
+            match self.loader.load_if_moved(&wp, &current).await {
                 Ok(None) => {}
                 Ok(Some(loaded)) => {
                     write_status(store, &wp, Ok(&loaded))?;
