@@ -10,11 +10,21 @@ PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plan
 	capw-sim-infra capw-kubeadm-bootstrap
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
-.PHONY: setup plugins build demo test lint fmt-check clippy bench kube-env crds
+.PHONY: setup plugins build demo test lint fmt-check clippy bench kube-env crds test-deps-oci
 
 ## setup: the toolchain pieces a fresh machine lacks.
 setup:
 	@rustup target list --installed | grep -qx $(PLUGIN_TARGET) || rustup target add $(PLUGIN_TARGET)
+
+## test-deps-oci: the real OCI registry the tests start on loopback (Debian's docker-registry)
+## and htpasswd (apache2-utils) for its credentials; installed only when missing.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+test-deps-oci:
+	@if ! [ -x /usr/bin/docker-registry ] || ! command -v htpasswd >/dev/null; then \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
+			docker-registry apache2-utils; \
+	fi
 
 ## plugins: every provider component, from source.
 plugins: setup
@@ -44,7 +54,7 @@ crds:
 
 ## test: lint, then every test of the workspace against freshly built components and a real
 ## kube-apiserver (tests/kube-env).
-test: plugins kube-env lint
+test: plugins kube-env test-deps-oci lint
 	$(CARGO) test --workspace --exclude capw-hostile-provider
 	$(CARGO) test --doc -p capw-sdk
 

@@ -83,18 +83,25 @@ pub struct OciSource {
     /// Talk plain HTTP to the registry (for local test registries only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insecure: Option<bool>,
-    /// Secret with registry credentials (`.dockerconfigjson`).
+    /// Secret with registry credentials: `.dockerconfigjson`, or `token` (bearer), or
+    /// `username` and `password` (basic).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<SecretRef>,
+    /// With `pullPolicy: Always`, how often to ask the registry whether the reference moved to
+    /// another digest; a new digest is loaded and replaces the old one for new calls. The
+    /// host's default (300 s) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_interval_seconds: Option<u32>,
 }
 
 /// When an OCI component is pulled again.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
 pub enum PullPolicy {
-    /// Pull only when no component with the expected digest is cached.
+    /// Pull only when no component with the expected digest (or, without one, the digest
+    /// the reference last resolved to) is cached.
     #[default]
     IfNotPresent,
-    /// Resolve the reference on every load.
+    /// Resolve the reference on every load and every refresh interval.
     Always,
 }
 

@@ -216,6 +216,57 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 pub enum PluginCommand {
     /// Show a component's contract version, extension points and config schema.
     Inspect(InspectArgs),
+    /// Publish a component to an OCI registry (Wasm OCI artifact layout), annotated with the
+    /// provider's name, version, contract version and extension points.
+    Push(PushArgs),
+    /// Download a component from an OCI registry, checking its digests.
+    Pull(PullArgs),
+}
+
+/// How to reach a registry.
+#[derive(Debug, Args)]
+pub struct RegistryArgs {
+    /// Speak plain HTTP to the reference's registry (local test registries only).
+    #[arg(long)]
+    pub insecure: bool,
+    /// User name for basic authentication.
+    #[arg(long, env = "CAPW_REGISTRY_USERNAME", requires = "password")]
+    pub username: Option<String>,
+    /// Password for basic authentication.
+    #[arg(long, env = "CAPW_REGISTRY_PASSWORD", hide_env_values = true)]
+    pub password: Option<String>,
+    /// Bearer token, instead of a user name and password.
+    #[arg(
+        long,
+        env = "CAPW_REGISTRY_TOKEN",
+        hide_env_values = true,
+        conflicts_with = "username"
+    )]
+    pub token: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The provider component (.wasm).
+    pub file: PathBuf,
+    /// Where to publish it: `registry/repository:tag`.
+    pub reference: String,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// What to download: `registry/repository:tag` or `registry/repository@sha256:…`.
+    pub reference: String,
+    /// Where to write the component.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Refuse anything but this manifest digest.
+    #[arg(long)]
+    pub digest: Option<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
 #[derive(Debug, Args)]

@@ -1,23 +1,33 @@
 //! `capw plugin inspect`: load a component in the sandbox and show what it is.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
-use capw_runtime::{Grants, Runtime, RuntimeConfig};
+use capw_runtime::{Grants, Provider, Runtime, RuntimeConfig};
 
 use crate::cli::{GlobalArgs, InspectArgs, OutputFormat};
 
-pub async fn run(global: &GlobalArgs, args: InspectArgs) -> anyhow::Result<()> {
-    let bytes =
-        std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+/// The component at `file` and its bytes, loaded in the sandbox with no grants.
+pub async fn load(global: &GlobalArgs, file: &Path) -> anyhow::Result<(Vec<u8>, Provider)> {
+    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: global.cache_dir(),
         ..RuntimeConfig::default()
     })?;
-    let source = args.file.display().to_string();
     let provider = runtime
-        .load(&source, Arc::from(bytes), Grants::default())
-        .await?;
+        .load(
+            &file.display().to_string(),
+            Arc::from(bytes.as_slice()),
+            Grants::default(),
+        )
+        .await
+        .with_context(|| format!("{} is not a loadable provider component", file.display()))?;
+    Ok((bytes, provider))
+}
+
+pub async fn run(global: &GlobalArgs, args: InspectArgs) -> anyhow::Result<()> {
+    let (_, provider) = load(global, &args.file).await?;
     let info = provider.info();
     match args.output {
         OutputFormat::Json => {

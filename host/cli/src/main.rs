@@ -10,6 +10,7 @@ mod delete;
 mod describe;
 mod get;
 mod inspect;
+mod oci;
 mod state;
 mod up;
 
@@ -35,6 +36,8 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Plugin(cli::PluginCommand::Inspect(args)) => {
             inspect::run(&cli.global, args).await
         }
+        cli::Command::Plugin(cli::PluginCommand::Push(args)) => oci::push(&cli.global, args).await,
+        cli::Command::Plugin(cli::PluginCommand::Pull(args)) => oci::pull(args).await,
         cli::Command::Apply(args) => apply::run(&cli.global, args),
         cli::Command::Get(args) => get::run(&cli.global, args),
         cli::Command::Describe(args) => describe::run(&cli.global, args),

@@ -36,7 +36,7 @@ impl Env {
         config: &ProviderConfig,
         condition: &'static str,
     ) -> Result<Arc<LoadedProvider>, ActionNote> {
-        self.registry.get(&config.provider).cloned().ok_or_else(|| {
+        self.registry.get(&config.provider).ok_or_else(|| {
             ActionNote::host_failed(
                 condition,
                 "ProviderNotLoaded",

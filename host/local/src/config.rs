@@ -61,6 +61,14 @@ impl LocalConfig {
         self.state_dir.join(STATE_FILE)
     }
 
+    /// Where pulled OCI components are cached by digest (`<dir>/oci/`): the compile cache
+    /// directory, or `<state-dir>/cache` when there is none, so a restart pulls nothing.
+    pub fn oci_cache_dir(&self) -> PathBuf {
+        self.cache_dir
+            .clone()
+            .unwrap_or_else(|| self.state_dir.join("cache"))
+    }
+
     /// The directory of locally granted secrets.
     pub fn secrets_dir(&self) -> PathBuf {
         self.state_dir.join("secrets")

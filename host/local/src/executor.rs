@@ -15,6 +15,10 @@ use crate::error::LocalError;
 use crate::pass::{PassOutcome, pass};
 use crate::registry::ProviderRegistry;
 
+/// How often the registry's refreshable providers are looked at while clusters reconcile;
+/// each is asked about only once its own refresh interval passed.
+const REFRESH_TICK: Duration = Duration::from_secs(1);
+
 /// The shortest wait between two passes over a cluster that is making progress.
 const MIN_REQUEUE: Duration = Duration::from_millis(10);
 
@@ -131,6 +135,12 @@ impl Executor {
         progress: Arc<dyn Fn(Progress) + Send + Sync>,
     ) -> Result<SettleReport, LocalError> {
         let deadline = Instant::now() + timeout;
+        let refresher = self
+            .env
+            .registry
+            .refreshable(self.env.store.as_ref())
+            .await?
+            .then(|| tokio::spawn(refresh_providers(self.env.clone())));
         let mut tasks = Vec::new();
         for cluster in self.env.store.list("Cluster", None).await? {
             let key = ObjectKey::of(&cluster)?;
@@ -147,7 +157,21 @@ impl Executor {
                 .unwrap_or_else(|e| ClusterOutcome::Failed(format!("task lost: {e}")));
             report.outcomes.insert(label, outcome);
         }
+        if let Some(refresher) = refresher {
+            refresher.abort();
+        }
         Ok(report)
+    }
+}
+
+/// Swaps in providers whose OCI reference moved, until aborted; calls in flight finish on
+/// the component they started with.
+async fn refresh_providers(env: Env) {
+    loop {
+        tokio::time::sleep(REFRESH_TICK).await;
+        if let Err(e) = env.registry.refresh(env.store.as_ref()).await {
+            tracing::warn!(error = %chain(&e), "provider refresh failed");
+        }
     }
 }
 

@@ -35,6 +35,7 @@ mod error;
 mod executor;
 mod machines;
 mod objects;
+mod oci_source;
 mod pass;
 mod registry;
 mod secrets;

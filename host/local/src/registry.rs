@@ -6,8 +6,15 @@
 //! A relative `file` `path` is read under [`LocalConfig::plugin_dir`] through a cap-std
 //! directory, so it cannot reach outside it; an absolute path is read as is (the operator
 //! wrote it). A `configMap` source is read from the store's `ConfigMap` objects
-//! ([`crate::sources`]). `oci` sources get a `Loaded=False` condition with reason
-//! `SourceUnsupported`.
+//! ([`crate::sources`]). An `oci` source is fetched through the content cache under the cache
+//! directory (see `oci_source.rs`); its status digest is the manifest digest.
+//!
+//! # Refresh
+//!
+//! [`ProviderRegistry::refresh`] asks the registry again about `oci` sources with
+//! `pullPolicy: Always` once their refresh interval passed. A reference that moved to another
+//! digest is loaded and swapped in: new calls get the new component, calls in flight keep the
+//! `Arc<LoadedProvider>` they hold and finish on the old one.
 //!
 //! # Grants
 //!
@@ -15,25 +22,34 @@
 //! [`LocalSecrets`] or, with [`SecretSource::Store`], from `Secret` objects, `memoryLimitMiB` and `callTimeoutSeconds` become the call limits.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use arc_swap::ArcSwap;
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use capw_api::{
-    CONDITION_LOADED, Condition, ConditionStatus, ProviderSource, WasmProvider, WasmProviderStatus,
-    set_condition,
+    CONDITION_LOADED, Condition, ConditionStatus, ProviderSource, PullPolicy, WasmProvider,
+    WasmProviderStatus, set_condition,
 };
+use capw_oci::{ClientSettings, ContentCache, Fetcher};
 use capw_runtime::metadata::FieldError;
 use capw_runtime::{CallError, Grants, HttpGrant, Limits, Provider, Runtime, RuntimeConfig};
 use capw_store::{ObjectKey, ObjectStore};
+use tokio::time::Instant;
 
 use crate::config::{LocalConfig, SecretSource};
 use crate::error::LocalError;
 use crate::objects::{decode, now};
+use crate::oci_source::fetch_oci;
 use crate::secrets::LocalSecrets;
 use crate::sources::{StoreSecrets, config_map_component};
+
+/// How often an `oci` source with `pullPolicy: Always` is asked about when its
+/// `refreshIntervalSeconds` is absent.
+pub const DEFAULT_REFRESH_INTERVAL: Duration = Duration::from_secs(300);
 
 /// A provider's verdict on one config: fine, or its field errors.
 pub type ConfigVerdict = Result<(), Vec<FieldError>>;
@@ -43,6 +59,9 @@ pub type ConfigVerdict = Result<(), Vec<FieldError>>;
 pub struct LoadedProvider {
     /// The `WasmProvider` name.
     pub name: String,
+    /// The digest in its status: the manifest digest of an `oci` source, the component's
+    /// sha256 otherwise.
+    pub digest: String,
     /// The loaded component.
     pub provider: Provider,
     /// `validate-config` answers by config (JSON text). The contract makes validation a pure
@@ -52,10 +71,11 @@ pub struct LoadedProvider {
 }
 
 impl LoadedProvider {
-    fn new(name: String, provider: Provider) -> Self {
+    fn new(name: String, loaded: Loaded) -> Self {
         LoadedProvider {
             name,
-            provider,
+            digest: loaded.digest,
+            provider: loaded.provider,
             verdicts: Mutex::default(),
         }
     }
@@ -81,11 +101,38 @@ impl LoadedProvider {
 }
 
 /// Every provider of the store, loaded or not.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ProviderRegistry {
-    loaded: BTreeMap<String, Arc<LoadedProvider>>,
+    /// Swapped as a whole when a refresh loads a new digest.
+    loaded: BTreeMap<String, ArcSwap<LoadedProvider>>,
     /// Providers that failed to load: name → the `Loaded` condition's message.
     failed: BTreeMap<String, String>,
+    loader: Loader,
+    /// When each refreshable provider was last asked about.
+    checked: Mutex<HashMap<String, Instant>>,
+}
+
+/// What loading a provider needs: the runtime, the sources, the secrets.
+struct Loader {
+    runtime: Arc<Runtime>,
+    fetcher: Fetcher,
+    secrets: LocalSecrets,
+    secret_source: SecretSource,
+    plugin_dir: PathBuf,
+}
+
+impl std::fmt::Debug for Loader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loader")
+            .field("plugin_dir", &self.plugin_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A component loaded from its source.
+struct Loaded {
+    provider: Provider,
+    digest: String,
 }
 
 /// Why a provider did not load; becomes the `Loaded` condition's reason and message.
@@ -116,24 +163,36 @@ impl ProviderRegistry {
                 path: config.secrets_dir().display().to_string(),
                 source,
             })?;
-        let mut registry = ProviderRegistry::default();
+        let oci_cache = config.oci_cache_dir();
+        let cache = ContentCache::open(&oci_cache).map_err(|e| LocalError::StateDir {
+            path: oci_cache.display().to_string(),
+            source: std::io::Error::other(crate::calls::chain(&e)),
+        })?;
+        let mut registry = ProviderRegistry {
+            loaded: BTreeMap::new(),
+            failed: BTreeMap::new(),
+            loader: Loader {
+                runtime,
+                fetcher: Fetcher::new(ClientSettings::default(), cache),
+                secrets,
+                secret_source: config.secrets.clone(),
+                plugin_dir: config.plugin_dir.clone(),
+            },
+            checked: Mutex::default(),
+        };
         for value in store.list("WasmProvider", None).await? {
             let wp: WasmProvider = decode(value, "WasmProvider")?;
             let name = wp.metadata.name.clone().unwrap_or_default();
-            let outcome = load_one(&runtime, &wp, store, &secrets, config).await;
-            let status = provider_status(&wp, &outcome);
-            let key = ObjectKey::cluster_scoped("WasmProvider", &name);
-            let status = serde_json::to_value(status).map_err(|source| LocalError::Malformed {
-                what: key.to_string(),
-                source,
-            })?;
-            store.update_status(&key, status, None).await?;
+            let outcome = registry.loader.load(&wp, store).await;
+            write_status(store, &wp, outcome.as_ref()).await?;
+            registry.checked_now(&name);
             match outcome {
-                Ok(provider) => {
-                    tracing::info!(provider = %name, digest = %provider.info().digest, "provider loaded");
-                    registry
-                        .loaded
-                        .insert(name.clone(), Arc::new(LoadedProvider::new(name, provider)));
+                Ok(loaded) => {
+                    tracing::info!(provider = %name, digest = %loaded.digest, "provider loaded");
+                    registry.loaded.insert(
+                        name.clone(),
+                        ArcSwap::from_pointee(LoadedProvider::new(name, loaded)),
+                    );
                 }
                 Err(failure) => {
                     tracing::warn!(provider = %name, reason = failure.reason, "{}", failure.message);
@@ -144,9 +203,92 @@ impl ProviderRegistry {
         Ok(registry)
     }
 
-    /// The loaded provider of that name.
-    pub fn get(&self, name: &str) -> Option<&Arc<LoadedProvider>> {
-        self.loaded.get(name)
+    /// The loaded provider of that name, as loaded now; a call holds it to its end.
+    pub fn get(&self, name: &str) -> Option<Arc<LoadedProvider>> {
+        self.loaded.get(name).map(ArcSwap::load_full)
+    }
+
+    /// Whether any loaded provider may change on [`ProviderRegistry::refresh`].
+    ///
+    /// # Errors
+    ///
+    /// [`LocalError`] when the store fails.
+    pub async fn refreshable(&self, store: &dyn ObjectStore) -> Result<bool, LocalError> {
+        Ok(self.oci_always(store).await?.iter().any(|(wp, _)| {
+            self.loaded
+                .contains_key(wp.metadata.name.as_deref().unwrap_or(""))
+        }))
+    }
+
+    /// Asks the registry again about every loaded `oci` provider with `pullPolicy: Always`
+    /// whose refresh interval passed; a reference that moved to another digest is loaded,
+    /// swapped in for new calls and its status written. Returns the names swapped.
+    ///
+    /// A failed fetch or load keeps the provider that runs and is logged; the next interval
+    /// tries again.
+    ///
+    /// # Errors
+    ///
+    /// [`LocalError`] when the store fails.
+    pub async fn refresh(&self, store: &dyn ObjectStore) -> Result<Vec<String>, LocalError> {
+        let mut swapped = Vec::new();
+        for (wp, interval) in self.oci_always(store).await? {
+            let name = wp.metadata.name.clone().unwrap_or_default();
+            let Some(slot) = self.loaded.get(&name) else {
+                continue;
+            };
+            let due = self
+                .checked
+                .lock()
+                .expect("checked")
+                .get(&name)
+                .is_none_or(|at| at.elapsed() >= interval);
+            if !due {
+                continue;
+            }
+            self.checked_now(&name);
+            let current = slot.load().digest.clone();
+            match self.loader.load_if_moved(&wp, &current, store).await {
+                Ok(None) => {}
+                Ok(Some(loaded)) => {
+                    write_status(store, &wp, Ok(&loaded)).await?;
+                    tracing::info!(provider = %name, digest = %loaded.digest, "provider moved to a new digest; swapped in");
+                    slot.store(Arc::new(LoadedProvider::new(name.clone(), loaded)));
+                    swapped.push(name);
+                }
+                Err(f) => {
+                    tracing::warn!(provider = %name, reason = f.reason, "refresh failed, keeping the loaded component: {}", f.message);
+                }
+            }
+        }
+        Ok(swapped)
+    }
+
+    /// The `oci` providers with `pullPolicy: Always`, with their refresh intervals.
+    async fn oci_always(
+        &self,
+        store: &dyn ObjectStore,
+    ) -> Result<Vec<(WasmProvider, Duration)>, LocalError> {
+        let mut out = Vec::new();
+        for value in store.list("WasmProvider", None).await? {
+            let wp: WasmProvider = decode(value, "WasmProvider")?;
+            if let ProviderSource::Oci(oci) = &wp.spec.source
+                && oci.pull_policy == PullPolicy::Always
+            {
+                let interval = oci
+                    .refresh_interval_seconds
+                    .map_or(DEFAULT_REFRESH_INTERVAL, |s| Duration::from_secs(s.into()));
+                out.push((wp, interval));
+            }
+        }
+        Ok(out)
+    }
+
+    fn checked_now(&self, name: &str) {
+        self.checked
+            .lock()
+            .expect("checked")
+            .insert(name.to_owned(), Instant::now());
     }
 
     /// Why `name` is not usable: failed to load (with the message), or unknown.
@@ -161,65 +303,124 @@ impl ProviderRegistry {
     pub fn schemas(&self) -> capw_topology::ProviderSchemas {
         self.loaded
             .iter()
-            .map(|(name, p)| (name.clone(), p.provider.info().config_schema.clone()))
+            .map(|(name, p)| (name.clone(), p.load().provider.info().config_schema.clone()))
             .collect()
     }
 }
 
-async fn load_one(
-    runtime: &Arc<Runtime>,
-    wp: &WasmProvider,
-    store: &dyn ObjectStore,
-    secrets: &LocalSecrets,
-    config: &LocalConfig,
-) -> Result<Provider, LoadFailure> {
-    let name = wp.metadata.name.clone().unwrap_or_default();
-    let bytes =
+impl Loader {
+    /// Fetches `wp`'s component and loads it.
+    async fn load(&self, wp: &WasmProvider, store: &dyn ObjectStore) -> Result<Loaded, LoadFailure> {
+        let (bytes, digest) = self.fetch(wp, store).await?;
+        self.compile(wp, bytes, digest, store).await
+    }
+
+    /// Fetches `wp`'s component and loads it only when its digest is not `current`.
+    async fn load_if_moved(
+        &self,
+        wp: &WasmProvider,
+        current: &str,
+        store: &dyn ObjectStore,
+    ) -> Result<Option<Loaded>, LoadFailure> {
+        let (bytes, digest) = self.fetch(wp, store).await?;
+        if digest.as_deref() == Some(current) {
+            return Ok(None);
+        }
+        self.compile(wp, bytes, digest, store).await.map(Some)
+    }
+
+    /// The component's bytes, and the manifest digest of an `oci` source.
+    async fn fetch(
+        &self,
+        wp: &WasmProvider,
+        store: &dyn ObjectStore,
+    ) -> Result<(Arc<[u8]>, Option<String>), LoadFailure> {
         match &wp.spec.source {
             ProviderSource::File(file) => {
-                read_source(&config.plugin_dir, &file.path).map_err(|e| LoadFailure {
+                let bytes = read_source(&self.plugin_dir, &file.path).map_err(|e| LoadFailure {
                     reason: "SourceNotFound",
                     message: format!(
                         "reading {:?} (relative to {}): {e}",
                         file.path,
-                        config.plugin_dir.display()
+                        self.plugin_dir.display()
                     ),
-                })?
+                })?;
+                Ok((Arc::from(bytes), None))
             }
-            ProviderSource::ConfigMap(source) => config_map_component(store, source)
-                .await
-                .map_err(|e| LoadFailure {
-                    reason: "SourceNotFound",
-                    message: crate::calls::chain(&e),
-                })?,
-            ProviderSource::Oci(_) => {
-                return Err(LoadFailure {
-                    reason: "SourceUnsupported",
-                    message: "`oci` sources are not served by this host".into(),
-                });
+            ProviderSource::Oci(oci) => {
+                let fetched = fetch_oci(&self.fetcher, oci, &self.secrets)
+                    .await
+                    .map_err(|f| LoadFailure {
+                        reason: f.reason,
+                        message: f.message,
+                    })?;
+                Ok((Arc::from(&fetched.component[..]), Some(fetched.digest)))
+            }
+            ProviderSource::ConfigMap(source) => {
+                let bytes = config_map_component(store, source)
+                    .await
+                    .map_err(|e| LoadFailure {
+                        reason: "SourceNotFound",
+                        message: crate::calls::chain(&e),
+                    })?;
+                Ok((Arc::from(bytes), None))
+            }
+        }
+    }
+
+    async fn compile(
+        &self,
+        wp: &WasmProvider,
+        bytes: Arc<[u8]>,
+        digest: Option<String>,
+        store: &dyn ObjectStore,
+    ) -> Result<Loaded, LoadFailure> {
+        let name = wp.metadata.name.clone().unwrap_or_default();
+        let secrets = match &self.secret_source {
+            SecretSource::Files => self
+                .secrets
+                .resolve(&wp.spec.grants.secrets)
+                .map_err(|e| crate::calls::chain(&e)),
+            SecretSource::Store { default_namespace } => {
+                StoreSecrets::new(store, default_namespace)
+                    .resolve(&wp.spec.grants.secrets)
+                    .await
+                    .map_err(|e| crate::calls::chain(&e))
             }
         };
-    let secret_values = match &config.secrets {
-        SecretSource::Files => secrets
-            .resolve(&wp.spec.grants.secrets)
-            .map_err(|e| crate::calls::chain(&e)),
-        SecretSource::Store { default_namespace } => StoreSecrets::new(store, default_namespace)
-            .resolve(&wp.spec.grants.secrets)
+        let secrets = secrets.map_err(|message| LoadFailure {
+            reason: "InvalidGrant",
+            message,
+        })?;
+        let grants = grants(wp, secrets)?;
+        let provider = self
+            .runtime
+            .load(&name, bytes, grants)
             .await
-            .map_err(|e| crate::calls::chain(&e)),
-    };
-    let secret_values = secret_values.map_err(|message| LoadFailure {
-        reason: "InvalidGrant",
-        message,
+            .map_err(|e| LoadFailure {
+                reason: "LoadFailed",
+                message: crate::calls::chain(&e),
+            })?;
+        let digest = digest.unwrap_or_else(|| format!("sha256:{}", provider.info().digest));
+        Ok(Loaded { provider, digest })
+    }
+}
+
+/// Writes `wp`'s status for `outcome`.
+async fn write_status(
+    store: &dyn ObjectStore,
+    wp: &WasmProvider,
+    outcome: Result<&Loaded, &LoadFailure>,
+) -> Result<(), LocalError> {
+    let name = wp.metadata.name.clone().unwrap_or_default();
+    let status = provider_status(wp, outcome);
+    let key = ObjectKey::cluster_scoped("WasmProvider", &name);
+    let status = serde_json::to_value(status).map_err(|source| LocalError::Malformed {
+        what: key.to_string(),
+        source,
     })?;
-    let grants = grants(wp, secret_values)?;
-    runtime
-        .load(&name, Arc::from(bytes), grants)
-        .await
-        .map_err(|e| LoadFailure {
-            reason: "LoadFailed",
-            message: crate::calls::chain(&e),
-        })
+    store.update_status(&key, status, None).await?;
+    Ok(())
 }
 
 /// The bytes of a `file` source: relative paths under `plugin_dir` only.
@@ -263,15 +464,15 @@ fn grants(
 
 fn provider_status(
     wp: &WasmProvider,
-    outcome: &Result<Provider, LoadFailure>,
+    outcome: Result<&Loaded, &LoadFailure>,
 ) -> WasmProviderStatus {
     let mut status = wp.status.clone().unwrap_or_default();
     let generation = wp.metadata.generation;
     status.observed_generation = generation;
     let condition = match outcome {
-        Ok(p) => {
-            let info = p.info();
-            status.digest = Some(format!("sha256:{}", info.digest));
+        Ok(loaded) => {
+            let info = loaded.provider.info();
+            status.digest = Some(loaded.digest.clone());
             status.contract_version = Some(info.contract.version.clone());
             status.provider_name = Some(info.metadata.name.clone());
             status.provider_version = Some(info.metadata.version.clone());

@@ -84,6 +84,35 @@ impl LocalSecrets {
     }
 }
 
+impl LocalSecrets {
+    /// The files `<name>/<key>` of the secret `name` that exist, by key: a whole secret with
+    /// several keys (registry credentials, for one).
+    ///
+    /// # Errors
+    ///
+    /// When a file exists but cannot be read, or `name` tries to leave the directory.
+    pub fn read_keys(
+        &self,
+        name: &str,
+        keys: &[&str],
+    ) -> std::io::Result<BTreeMap<String, Vec<u8>>> {
+        let mut out = BTreeMap::new();
+        let Some(dir) = &self.dir else {
+            return Ok(out);
+        };
+        for key in keys {
+            match dir.read(format!("{name}/{key}")) {
+                Ok(bytes) => {
+                    out.insert((*key).to_owned(), bytes);
+                }
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// `echo token > file` leaves a newline no token means.
 fn trim_newline(mut bytes: Vec<u8>) -> Vec<u8> {
     while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {

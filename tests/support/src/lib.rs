@@ -1,8 +1,11 @@
-//! Where the provider components built by `make plugins` are, for tests and benchmarks; with
-//! the feature `kube`, a real kube-apiserver and etcd ([`KubeEnv`](crate::kube::KubeEnv)).
+//! Where the provider components built by `make plugins` are, for tests and benchmarks; a
+//! real OCI registry ([`registry::TestRegistry`]); large components ([`big::with_padding`]);
+//! with the feature `kube`, a real kube-apiserver and etcd ([`KubeEnv`](crate::kube::KubeEnv)).
 
+pub mod big;
 #[cfg(feature = "kube")]
 pub mod kube;
+pub mod registry;
 
 use std::path::PathBuf;
 use std::sync::Once;

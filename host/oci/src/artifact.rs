@@ -1,0 +1,140 @@
+//! The Wasm OCI artifact layout: media types, the config document and the manifest.
+//!
+//! A component is one layer of [`WASM_LAYER_MEDIA_TYPE`]; the config blob is a
+//! [`WasmConfig`] of [`WASM_CONFIG_MEDIA_TYPE`], which is also the manifest's `artifactType`
+//! (the OCI image spec's rule for artifacts with a non-empty config).
+
+use std::collections::BTreeMap;
+
+use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest};
+use serde::{Deserialize, Serialize};
+
+use crate::cache::sha256_digest;
+
+/// Media type of the config blob of a Wasm artifact.
+pub const WASM_CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
+/// Media type of the layer holding the component.
+pub const WASM_LAYER_MEDIA_TYPE: &str = "application/wasm";
+/// Manifest media type accepted and written.
+pub const MANIFEST_MEDIA_TYPE: &str = OCI_IMAGE_MEDIA_TYPE;
+
+/// Annotation: the name the provider reports about itself.
+pub const ANNOTATION_PROVIDER_NAME: &str = "dev.capw.provider.name";
+/// Annotation: the version the provider reports about itself.
+pub const ANNOTATION_PROVIDER_VERSION: &str = "dev.capw.provider.version";
+/// Annotation: the `capw:provider` contract version the component was built against.
+pub const ANNOTATION_CONTRACT_VERSION: &str = "dev.capw.contract.version";
+/// Annotation: the extension points the component implements, comma-separated.
+pub const ANNOTATION_EXTENSION_POINTS: &str = "dev.capw.provider.extension-points";
+
+/// The config document of a Wasm artifact.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WasmConfig {
+    /// When it was pushed (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// Always `wasm`.
+    pub architecture: String,
+    /// `wasip2` for components.
+    pub os: String,
+    /// The digests of the manifest's layers, in order.
+    #[serde(default)]
+    pub layer_digests: Vec<String>,
+}
+
+/// The config blob and manifest for one component.
+pub(crate) struct Artifact {
+    pub config: Vec<u8>,
+    pub manifest: OciImageManifest,
+}
+
+impl Artifact {
+    /// Describes `component` (whose digest is `layer_digest`) with `annotations` on the
+    /// manifest.
+    pub(crate) fn new(
+        component_len: usize,
+        layer_digest: &str,
+        annotations: BTreeMap<String, String>,
+    ) -> Result<Self, serde_json::Error> {
+        let config = serde_json::to_vec(&WasmConfig {
+            created: Some(jiff::Timestamp::now().to_string()),
+            architecture: "wasm".into(),
+            os: "wasip2".into(),
+            layer_digests: vec![layer_digest.to_owned()],
+        })?;
+        let manifest = OciImageManifest {
+            schema_version: 2,
+            media_type: Some(MANIFEST_MEDIA_TYPE.into()),
+            config: OciDescriptor {
+                media_type: WASM_CONFIG_MEDIA_TYPE.into(),
+                digest: sha256_digest(&config),
+                size: config.len() as i64,
+                ..OciDescriptor::default()
+            },
+            layers: vec![OciDescriptor {
+                media_type: WASM_LAYER_MEDIA_TYPE.into(),
+                digest: layer_digest.to_owned(),
+                size: component_len as i64,
+                ..OciDescriptor::default()
+            }],
+            subject: None,
+            artifact_type: Some(WASM_CONFIG_MEDIA_TYPE.into()),
+            annotations: (!annotations.is_empty()).then_some(annotations),
+        };
+        Ok(Artifact { config, manifest })
+    }
+}
+
+/// The one component layer of `manifest`, or why there is none.
+pub(crate) fn component_layer(manifest: &OciImageManifest) -> Result<&OciDescriptor, String> {
+    let mut wasm = manifest
+        .layers
+        .iter()
+        .filter(|l| l.media_type == WASM_LAYER_MEDIA_TYPE);
+    match (wasm.next(), wasm.next()) {
+        (Some(layer), None) => Ok(layer),
+        (None, _) => Err(format!(
+            "no layer of media type {WASM_LAYER_MEDIA_TYPE} (layers: {})",
+            manifest
+                .layers
+                .iter()
+                .map(|l| l.media_type.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        (Some(_), Some(_)) => Err(format!("more than one {WASM_LAYER_MEDIA_TYPE} layer")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_follows_the_wasm_artifact_layout() {
+        let digest = sha256_digest(b"\0asm");
+        let annotations = BTreeMap::from([(ANNOTATION_PROVIDER_NAME.into(), "x".into())]);
+        let a = Artifact::new(4, &digest, annotations).unwrap();
+        let json: serde_json::Value = serde_json::to_value(&a.manifest).unwrap();
+        assert_eq!(json["artifactType"], WASM_CONFIG_MEDIA_TYPE);
+        assert_eq!(json["config"]["mediaType"], WASM_CONFIG_MEDIA_TYPE);
+        assert_eq!(json["layers"][0]["mediaType"], WASM_LAYER_MEDIA_TYPE);
+        assert_eq!(json["layers"][0]["digest"], digest.as_str());
+        assert_eq!(json["annotations"][ANNOTATION_PROVIDER_NAME], "x");
+        let config: WasmConfig = serde_json::from_slice(&a.config).unwrap();
+        assert_eq!(config.layer_digests, vec![digest]);
+        assert_eq!(component_layer(&a.manifest).unwrap().size, 4);
+    }
+
+    #[test]
+    fn a_manifest_without_a_wasm_layer_is_named() {
+        let mut a = Artifact::new(4, &sha256_digest(b"x"), BTreeMap::new()).unwrap();
+        a.manifest.layers[0].media_type = "application/vnd.oci.image.layer.v1.tar".into();
+        let err = component_layer(&a.manifest).unwrap_err();
+        assert!(
+            err.contains("application/vnd.oci.image.layer.v1.tar"),
+            "{err}"
+        );
+    }
+}
