@@ -10,7 +10,11 @@ PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plan
 	capw-sim-infra capw-kubeadm-bootstrap
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
-.PHONY: setup plugins build demo test lint fmt-check clippy bench
+.PHONY: setup plugins build demo test lint fmt-check clippy bench toolchains examples
+
+# The example providers in other languages (plugins/examples/) and their toolchains.
+EXAMPLES := c python js go
+TOOLCHAINS_ENV := $(TARGET_DIR)/toolchains.env
 
 ## setup: the toolchain pieces a fresh machine lacks.
 setup:
@@ -19,6 +23,22 @@ setup:
 ## plugins: every provider component, from source.
 plugins: setup
 	$(CARGO) build --profile plugin --target $(PLUGIN_TARGET) $(addprefix -p ,$(PLUGINS))
+
+## toolchains: what builds the examples in other languages, pinned and cached in
+## ~/.cache/capw-toolchains: clang, lld and wasi-libc (apt), componentize-py and wasm-tools
+## (pip), componentize-js (npm), wit-bindgen (cargo), the WASI preview1 reactor adapter.
+toolchains:
+	@mkdir -p $(TARGET_DIR)
+	@scripts/toolchains.sh > $(TOOLCHAINS_ENV).new && mv $(TOOLCHAINS_ENV).new $(TOOLCHAINS_ENV)
+
+## examples: the example providers in C, Python, JavaScript and Go, from source, into the
+## plugin directory beside the Rust ones. Each is rebuilt only when its sources change.
+examples: toolchains
+	@for lang in $(EXAMPLES); do \
+		env $$(cat $(TOOLCHAINS_ENV)) $(MAKE) --no-print-directory -C plugins/examples/$$lang \
+			WIT=$(CURDIR)/wit BUILD=$(TARGET_DIR)/examples/$$lang \
+			OUT=$(PLUGIN_DIR)/capw_example_$$lang.wasm || exit 1; \
+	done
 
 ## build: the capw binary.
 build:
@@ -32,8 +52,8 @@ demo: plugins build
 	$(TARGET_DIR)/release/capw up
 
 ## test: lint, then every test of the workspace against freshly built components.
-test: plugins lint
-	$(CARGO) test --workspace --exclude capw-hostile-provider
+test: plugins examples lint
+	env $$(cat $(TOOLCHAINS_ENV)) $(CARGO) test --workspace --exclude capw-hostile-provider
 	$(CARGO) test --doc -p capw-sdk
 
 lint: fmt-check clippy

@@ -7,6 +7,7 @@ mod delete;
 mod describe;
 mod get;
 mod inspect;
+mod new;
 mod state;
 mod up;
 
@@ -32,6 +33,7 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Plugin(cli::PluginCommand::Inspect(args)) => {
             inspect::run(&cli.global, args).await
         }
+        cli::Command::Plugin(cli::PluginCommand::New(args)) => new::run(args).map(drop),
         cli::Command::Apply(args) => apply::run(&cli.global, args),
         cli::Command::Get(args) => get::run(&cli.global, args),
         cli::Command::Describe(args) => describe::run(&cli.global, args),
