@@ -12,6 +12,8 @@ WASM_TOOLS=1.262.0.0
 COMPONENTIZE_JS=0.23.0
 WIZER=10.0.0
 WIT_BINDGEN=0.63.0
+# The Go that go.bytecodealliance.org/pkg (inside wit-bindgen-go) asks for.
+GO_TOOLCHAIN=go1.27.3
 # Debian bookworm's LLVM 14 with wasi-libc: clang --target=wasm32-wasi.
 APT_PACKAGES=(clang lld wasi-libc libclang-rt-14-dev-wasm32)
 
@@ -63,6 +65,25 @@ if [ ! -x "$wb/bin/wit-bindgen" ]; then
     rm -rf "$root/.build-wit-bindgen"
 fi
 
+# Go: the bindings of `wit-bindgen go` import go.bytecodealliance.org/pkg, which the module
+# proxy does not serve; the wit-bindgen-go crate carries that module's source, copied here
+# from cargo's registry (where the install above unpacked it). It declares Go 1.27, which the
+# go command fetches as a toolchain (GOTOOLCHAIN) on first use.
+gopkg="$root/go-pkg-wit-bindgen-$WIT_BINDGEN"
+if [ ! -s "$gopkg/go.mod" ]; then
+    src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"wit-bindgen-go-$WIT_BINDGEN"/src/pkg 2>/dev/null | head -1)
+    if [ -z "$src" ]; then
+        log "fetching the wit-bindgen-go $WIT_BINDGEN source (cargo)"
+        tmp=$(mktemp -d)
+        (cd "$tmp" && cargo init -q --lib --name fetch-go-pkg &&
+            cargo add -q "wit-bindgen-go@=$WIT_BINDGEN" && cargo vendor -q vendor) >&2
+        src="$tmp/vendor/wit-bindgen-go/src/pkg"
+    fi
+    log "copying go.bytecodealliance.org/pkg from $src"
+    rm -rf "$gopkg" && cp -r "$src" "$gopkg"
+    [ -z "${tmp:-}" ] || rm -rf "$tmp"
+fi
+
 # The WASI preview1 reactor adapter (for C and Go core modules), of wasmtime's own release.
 adapter="$root/wasi-adapter/wasi_snapshot_preview1.reactor.wasm"
 if [ ! -s "$adapter" ]; then
@@ -76,4 +97,5 @@ echo "COMPONENTIZE_PY=$py/bin/componentize-py"
 echo "COMPONENTIZE_JS=$js/node_modules/.bin/componentize-js"
 echo "WIT_BINDGEN=$wb/bin/wit-bindgen"
 echo "WASI_ADAPTER=$adapter"
-echo "GO=$(command -v go)"
+echo "GO_PKG=$gopkg"
+echo "GOTOOLCHAIN=$GO_TOOLCHAIN"

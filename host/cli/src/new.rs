@@ -136,10 +136,7 @@ impl Lang {
     fn guide(self) -> &'static str {
         match self {
             Lang::Rust => "writing-a-provider-rust.md",
-            Lang::C => "writing-a-provider-c.md",
-            Lang::Python => "writing-a-provider-python.md",
-            Lang::Js => "writing-a-provider-js.md",
-            Lang::Go => "writing-a-provider-go.md",
+            Lang::C | Lang::Python | Lang::Js | Lang::Go => "writing-a-provider-other-languages.md",
         }
     }
 }

@@ -83,6 +83,20 @@ function invalidInput(message) {
   return fail({ code: 'invalid-input', message, retryable: false, retryAfterMs: undefined });
 }
 
+/** The call's config; a permanent error when it is not a JSON object. */
+function parseConfig(ctx) {
+  let config;
+  try {
+    config = JSON.parse(ctx.config);
+  } catch {
+    config = null;
+  }
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw invalidInput('config: must be a JSON object');
+  }
+  return config;
+}
+
 export const metadata = {
   describe() {
     return {
@@ -110,19 +124,15 @@ export const metadata = {
 
 export const bootstrap = {
   clusterSecrets(ctx) {
+    parseConfig(ctx);
     const token = new TextEncoder().encode('token:' + ctx.cluster.uid);
     return { tag: 'ready', val: [{ name: TOKEN, data: token }] };
   },
 
   generate(ctx, request) {
+    const config = parseConfig(ctx);
     if (!request.secrets.some((s) => s.name === TOKEN)) {
       throw invalidInput('request.secrets: no bootstrap-token');
-    }
-    let config;
-    try {
-      config = JSON.parse(ctx.config);
-    } catch {
-      throw invalidInput('config: must be a JSON object');
     }
     const { major, minor, patch } = request.version;
     const lines = [
@@ -144,6 +154,7 @@ export const bootstrap = {
   },
 
   kubeconfig(ctx, endpoint, _secrets) {
+    parseConfig(ctx);
     const name = ctx.cluster.name;
     const host = endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host;
     const user = `${name}-admin`;

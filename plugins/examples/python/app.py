@@ -87,6 +87,17 @@ def invalid_input(message: str) -> Err:
     return Err(types.ProviderError(types.ErrorCode.INVALID_INPUT, message, False, None))
 
 
+def parse_config(ctx: types.CallContext) -> dict:
+    """The call's config; a permanent error when it is not a JSON object."""
+    try:
+        config = json.loads(ctx.config)
+    except ValueError:
+        config = None
+    if not isinstance(config, dict):
+        raise invalid_input("config: must be a JSON object")
+    return config
+
+
 def kebab(role: types.MachineRole) -> str:
     return role.name.lower().replace("_", "-")
 
@@ -111,18 +122,16 @@ class Metadata(exports.Metadata):
 
 class Bootstrap(exports.Bootstrap):
     def cluster_secrets(self, ctx: types.CallContext) -> bootstrap.SecretsState:
+        parse_config(ctx)
         token = ("token:" + ctx.cluster.uid).encode()
         return bootstrap.SecretsState_Ready([bootstrap.SecretItem(TOKEN, token)])
 
     def generate(
         self, ctx: types.CallContext, request: bootstrap.BootstrapRequest
     ) -> bootstrap.BootstrapData:
+        config = parse_config(ctx)
         if not any(s.name == TOKEN for s in request.secrets):
             raise invalid_input("request.secrets: no bootstrap-token")
-        try:
-            config = json.loads(ctx.config)
-        except ValueError:
-            raise invalid_input("config: must be a JSON object")
         version = request.version
         endpoint = request.endpoint
         lines = [
@@ -145,6 +154,7 @@ class Bootstrap(exports.Bootstrap):
     def kubeconfig(
         self, ctx: types.CallContext, endpoint: types.Endpoint, secrets: list
     ) -> str:
+        parse_config(ctx)
         name = ctx.cluster.name
         host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
         user = f"{name}-admin"

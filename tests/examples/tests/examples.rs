@@ -246,6 +246,30 @@ async fn writes_kubeconfig(p: &Provider, lang: &str) {
     );
 }
 
+async fn refuses_a_broken_config(p: &Provider, lang: &str) {
+    let broken = ctx("{ this is not JSON");
+    let endpoint = Endpoint {
+        host: "c1.example.test".into(),
+        port: 6443,
+    };
+    let errors = [
+        p.cluster_secrets(&broken).await.unwrap().unwrap_err(),
+        p.generate_bootstrap(&broken, &request(vec![token()]))
+            .await
+            .unwrap()
+            .unwrap_err(),
+        p.kubeconfig(&broken, &endpoint, &[])
+            .await
+            .unwrap()
+            .unwrap_err(),
+    ];
+    for err in errors {
+        assert_eq!(err.code, ErrorCode::InvalidInput, "{lang}");
+        assert_eq!(err.message, "config: must be a JSON object", "{lang}");
+        assert!(!err.retryable, "{lang}");
+    }
+}
+
 /// Every check, against the example in `lang`.
 async fn conforms(lang: &str) {
     let p = load(lang).await;
@@ -254,6 +278,7 @@ async fn conforms(lang: &str) {
     makes_secrets(&p, lang).await;
     generates_cloud_config(&p, lang).await;
     writes_kubeconfig(&p, lang).await;
+    refuses_a_broken_config(&p, lang).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
