@@ -77,12 +77,12 @@ const JS: &[File] = &[
 
 const GO: &[File] = &[
     (
-        "main.go",
-        include_str!("../../../plugins/examples/go/main.go"),
+        "export_capw_provider_metadata/metadata.go",
+        include_str!("../../../plugins/examples/go/export_capw_provider_metadata/metadata.go"),
     ),
     (
-        "abi.go",
-        include_str!("../../../plugins/examples/go/abi.go"),
+        "export_capw_provider_bootstrap/bootstrap.go",
+        include_str!("../../../plugins/examples/go/export_capw_provider_bootstrap/bootstrap.go"),
     ),
     (
         "go.mod",
