@@ -179,6 +179,8 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 pub enum PluginCommand {
     /// Show a component's contract version, extension points and config schema.
     Inspect(InspectArgs),
+    /// Run the conformance suite: the contract's rules for every extension point it declares.
+    Test(crate::test::TestArgs),
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ mod describe;
 mod get;
 mod inspect;
 mod state;
+mod test;
 mod up;
 
 use clap::Parser;
@@ -32,6 +33,7 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Plugin(cli::PluginCommand::Inspect(args)) => {
             inspect::run(&cli.global, args).await
         }
+        cli::Command::Plugin(cli::PluginCommand::Test(args)) => test::run(&cli.global, args).await,
         cli::Command::Apply(args) => apply::run(&cli.global, args),
         cli::Command::Get(args) => get::run(&cli.global, args),
         cli::Command::Describe(args) => describe::run(&cli.global, args),
