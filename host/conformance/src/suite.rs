@@ -54,21 +54,6 @@ pub async fn run_loaded(provider: &Provider, source: &str, options: &SuiteOption
     checks::metadata::run(&subject, &mut f).await;
     checks::config::run(&subject, &mut f).await;
     let example_ok = !matches!(f.0.get(id::EXAMPLE_ACCEPTED), Some(Outcome::Fail(_)));
-    let example = |f: &mut Findings| {
-        // Extension-point calls carry the example config; without one they prove nothing.
-        for rule in crate::rules::RULES
-            .iter()
-            .filter(|r| r.scope != Scope::Every)
-        {
-            f.skip(
-                rule.id,
-                format!(
-                    "needs an example config the provider accepts ({}); give one with --config",
-                    id::EXAMPLE_ACCEPTED
-                ),
-            );
-        }
-    };
     if example_ok {
         let c = checks::cluster(&options.cluster_name, &suffix, "probe");
         checks::errors::run(&subject, &c, &mut f).await;
@@ -89,12 +74,16 @@ pub async fn run_loaded(provider: &Provider, source: &str, options: &SuiteOption
             }
         }
     } else {
-        example(&mut f);
-        for rule in [id::UNDECLARED_UNSUPPORTED, id::BAD_INPUT_PERMANENT] {
+        // Those calls carry the example config; without one they would prove nothing.
+        let needs_example = crate::rules::RULES.iter().filter(|r| {
+            r.scope != Scope::Every
+                || [id::UNDECLARED_UNSUPPORTED, id::BAD_INPUT_PERMANENT].contains(&r.id)
+        });
+        for rule in needs_example {
             f.skip(
-                rule,
+                rule.id,
                 format!(
-                    "needs an example config the provider accepts ({})",
+                    "needs an example config the provider accepts ({}); give one with --config",
                     id::EXAMPLE_ACCEPTED
                 ),
             );

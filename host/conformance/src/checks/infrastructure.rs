@@ -145,7 +145,7 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
             .await;
         match settled {
             Ok(status) => match status.provider_id {
-                Some(id) => created.push((key.clone(), id)),
+                Some(provider_id) => created.push((key.clone(), provider_id)),
                 None => in_progress.push(format!(
                     "{name}: settled in phase {:?} without a provider id ({})",
                     status.phase, status.message
