@@ -180,7 +180,7 @@ pub enum PluginCommand {
     /// Show a component's contract version, extension points and config schema.
     Inspect(InspectArgs),
     /// Run the conformance suite: the contract's rules for every extension point it declares.
-    Test(crate::test::TestArgs),
+    Test(crate::plugin_test::TestArgs),
 }
 
 #[derive(Debug, Args)]

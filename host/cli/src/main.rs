@@ -7,8 +7,8 @@ mod delete;
 mod describe;
 mod get;
 mod inspect;
+mod plugin_test;
 mod state;
-mod test;
 mod up;
 
 use clap::Parser;
@@ -33,7 +33,9 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Plugin(cli::PluginCommand::Inspect(args)) => {
             inspect::run(&cli.global, args).await
         }
-        cli::Command::Plugin(cli::PluginCommand::Test(args)) => test::run(&cli.global, args).await,
+        cli::Command::Plugin(cli::PluginCommand::Test(args)) => {
+            plugin_test::run(&cli.global, args).await
+        }
         cli::Command::Apply(args) => apply::run(&cli.global, args),
         cli::Command::Get(args) => get::run(&cli.global, args),
         cli::Command::Describe(args) => describe::run(&cli.global, args),

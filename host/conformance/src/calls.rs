@@ -119,9 +119,9 @@ impl<'p> Subject<'p> {
                     }
                 },
                 Err(e) => match e.provider_error() {
-                    Some(pe) if pe.retryable => pe
-                        .retry_after_ms
-                        .map_or(self.options.max_wait, |ms| ms_duration(ms)),
+                    Some(pe) if pe.retryable => {
+                        pe.retry_after_ms.map_or(self.options.max_wait, ms_duration)
+                    }
                     _ => return Err(format!("{what}: call {calls} failed: {e}")),
                 },
             };

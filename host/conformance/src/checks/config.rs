@@ -99,7 +99,7 @@ pub(crate) async fn run(s: &Subject<'_>, f: &mut Findings) {
     );
 
     // Garbage in each field.
-    let mutants = match &validator {
+    let garbage = match &validator {
         Some(v) => mutants(v, schema, example),
         None => Vec::new(),
     };
@@ -119,14 +119,14 @@ pub(crate) async fn run(s: &Subject<'_>, f: &mut Findings) {
                 id::EXAMPLE_ACCEPTED
             ),
         );
-    } else if mutants.is_empty() {
+    } else if garbage.is_empty() {
         f.skip(
             id::FIELD_PATHS,
             "the config schema refuses no wrong value of any top-level field, so there is no garbage to try",
         );
     } else {
         let mut problems = Vec::new();
-        for m in &mutants {
+        for m in &garbage {
             let text = m.config.to_string();
             match s.record(s.provider.validate_config(&text).await) {
                 Ok(Ok(())) => problems.push(format!(
@@ -152,7 +152,7 @@ pub(crate) async fn run(s: &Subject<'_>, f: &mut Findings) {
 
     // The same answers again.
     let mut inputs = vec![s.config.clone(), MALFORMED.to_owned()];
-    inputs.extend(mutants.iter().take(2).map(|m| m.config.to_string()));
+    inputs.extend(garbage.iter().take(2).map(|m| m.config.to_string()));
     let mut problems = Vec::new();
     for text in inputs {
         let first = s.record(s.provider.validate_config(&text).await);

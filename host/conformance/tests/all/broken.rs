@@ -114,7 +114,7 @@ async fn each_break_fails_the_rule_it_breaks() {
         ("broken-bootstrap", id::KUBECONFIG, "empty"),
     ];
     for (brk, rule, needle) in cases {
-        let report = with_breaks(&p, &[brk]).await;
+        let report = with_breaks(&p, &[*brk]).await;
         assert_fails(&report, rule, needle);
         // A broken rule fails the run, and the failure names the rule.
         assert!(!report.passed());
