@@ -83,7 +83,7 @@ pub(crate) async fn run(s: &Subject<'_>, cluster: &ClusterRef, f: &mut Findings)
                         "{}: answered {:?} (retryable {}) instead of a permanent `unsupported`",
                         e.operation, pe.code, pe.retryable
                     )),
-                    None => problems.push(format!("{e}")),
+                    None => problems.push(e.to_string()),
                 },
             }
         }

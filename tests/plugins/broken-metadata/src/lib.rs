@@ -138,7 +138,8 @@ impl bootstrap::Guest for BrokenMetadata {
 
 impl control_plane::Guest for BrokenMetadata {
     fn plan(ctx: CallContext, input: PlanInput) -> Result<PlanOutput, ProviderError> {
-        if !ctx.config.trim_start().starts_with('{') {
+        let config = ctx.config.trim();
+        if !(config.starts_with('{') && config.ends_with('}')) {
             return Err(ProviderError {
                 code: ErrorCode::InvalidInput,
                 message: "the config is not JSON; retry, as configured".into(),
