@@ -1,6 +1,7 @@
 //! The infrastructure extension point, as one scenario on a made-up cluster: bring the cluster
 //! up, create two machines (one of them twice), list, delete everything twice over.
 
+use capw_runtime::CallError;
 use capw_runtime::infrastructure::{ClusterState, MachinePhase, MachineSpec, MachineStatus};
 use capw_runtime::types::{
     ClusterRef, Deletion, Endpoint, KubernetesVersion, MachineRef, MachineRole,
@@ -230,28 +231,19 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
             delete_problems.push(problem);
             continue;
         }
-        match s.record(p.delete_machine(&mctx, &mref).await) {
-            Ok(Deletion::Deleted) => {}
-            Ok(Deletion::InProgress(p)) => delete_problems.push(format!(
-                "delete-machine {name} again, once deleted: in-progress ({}) instead of deleted",
-                p.reason
-            )),
-            Err(e) => {
-                delete_problems.push(format!("delete-machine {name} again, once deleted: {e}"))
-            }
-        }
+        delete_problems.extend(deleted_at_once(
+            &format!("delete-machine {name} again, once deleted"),
+            s.record(p.delete_machine(&mctx, &mref).await),
+        ));
     }
     let never = s.ctx(&c, &format!("{}-never-created", c.name));
-    match s.record(p.delete_machine(&never, &machine_ref("never-created")).await) {
-        Ok(Deletion::Deleted) => {}
-        Ok(Deletion::InProgress(p)) => delete_problems.push(format!(
-            "delete-machine of a key that never created anything: in-progress ({}) instead of deleted",
-            p.reason
-        )),
-        Err(e) => delete_problems.push(format!(
-            "delete-machine of a key that never created anything: {e}"
-        )),
-    }
+    delete_problems.extend(deleted_at_once(
+        "delete-machine of a key that never created anything",
+        s.record(
+            p.delete_machine(&never, &machine_ref("never-created"))
+                .await,
+        ),
+    ));
     f.problems(id::DELETE_MACHINE_GONE, delete_problems);
 
     // The list, once the machines are gone.
@@ -278,31 +270,32 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
         )
         .await
     {
-        Ok(_) => match s.record(p.delete_cluster(&ctx).await) {
-            Ok(Deletion::Deleted) => {}
-            Ok(Deletion::InProgress(p)) => problems.push(format!(
-                "delete-cluster again, once deleted: in-progress ({}) instead of deleted",
-                p.reason
-            )),
-            Err(e) => problems.push(format!("delete-cluster again, once deleted: {e}")),
-        },
+        Ok(_) => problems.extend(deleted_at_once(
+            "delete-cluster again, once deleted",
+            s.record(p.delete_cluster(&ctx).await),
+        )),
         Err(problem) => problems.push(problem),
     }
     let ghost = cluster(&s.options.cluster_name, suffix, "never-created");
-    match s.record(
-        p.delete_cluster(&s.ctx(&ghost, &format!("{}-cluster", ghost.name)))
-            .await,
-    ) {
-        Ok(Deletion::Deleted) => {}
-        Ok(Deletion::InProgress(p)) => problems.push(format!(
-            "delete-cluster of a cluster that never existed: in-progress ({}) instead of deleted",
+    let ghost_ctx = s.ctx(&ghost, &format!("{}-cluster", ghost.name));
+    problems.extend(deleted_at_once(
+        "delete-cluster of a cluster that never existed",
+        s.record(p.delete_cluster(&ghost_ctx).await),
+    ));
+    f.problems(id::DELETE_CLUSTER_GONE, problems);
+}
+
+/// A problem, unless `answer` is `deleted` at once: what a delete of something already gone
+/// must answer.
+fn deleted_at_once(what: &str, answer: Result<Deletion, CallError>) -> Option<String> {
+    match answer {
+        Ok(Deletion::Deleted) => None,
+        Ok(Deletion::InProgress(p)) => Some(format!(
+            "{what}: in-progress ({}) instead of deleted",
             p.reason
         )),
-        Err(e) => problems.push(format!(
-            "delete-cluster of a cluster that never existed: {e}"
-        )),
+        Err(e) => Some(format!("{what}: {e}")),
     }
-    f.problems(id::DELETE_CLUSTER_GONE, problems);
 }
 
 fn skip_rest(f: &mut Findings, why: &str) {
