@@ -58,7 +58,7 @@ fn example_passes_and_writes_junit() {
     assert!(text.contains("25 passed, 0 failed, 1 skipped"), "{text}");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(
-        xml.contains("<testsuite name=\"capw conformance: example 0.1.0\""),
+        xml.contains("name=\"capw conformance: example 0.1.0\""),
         "{xml}"
     );
     assert!(xml.contains("failures=\"0\""), "{xml}");
