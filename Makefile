@@ -7,7 +7,7 @@ PLUGIN_TARGET := wasm32-wasip2
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 PLUGIN_DIR := $(TARGET_DIR)/$(PLUGIN_TARGET)/plugin
 PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plane \
-	capw-sim-infra capw-kubeadm-bootstrap
+	capw-sim-infra capw-kubeadm-bootstrap capw-broken-provider capw-broken-metadata-provider
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
 .PHONY: setup plugins build demo test lint fmt-check clippy bench toolchains examples
@@ -53,7 +53,8 @@ demo: plugins build
 
 ## test: lint, then every test of the workspace against freshly built components.
 test: plugins examples lint
-	env $$(cat $(TOOLCHAINS_ENV)) $(CARGO) test --workspace --exclude capw-hostile-provider
+	env $$(cat $(TOOLCHAINS_ENV)) $(CARGO) test --workspace --exclude capw-hostile-provider \
+		--exclude capw-broken-provider --exclude capw-broken-metadata-provider
 	$(CARGO) test --doc -p capw-sdk
 
 lint: fmt-check clippy

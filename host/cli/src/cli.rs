@@ -181,6 +181,8 @@ pub enum PluginCommand {
     Inspect(InspectArgs),
     /// Create a starter provider that builds and passes the conformance suite as it is.
     New(NewArgs),
+    /// Run the conformance suite: the contract's rules for every extension point it declares.
+    Test(crate::plugin_test::TestArgs),
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ mod describe;
 mod get;
 mod inspect;
 mod new;
+mod plugin_test;
 mod state;
 mod up;
 
@@ -34,6 +35,9 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
             inspect::run(&cli.global, args).await
         }
         cli::Command::Plugin(cli::PluginCommand::New(args)) => new::run(args).map(drop),
+        cli::Command::Plugin(cli::PluginCommand::Test(args)) => {
+            plugin_test::run(&cli.global, args).await
+        }
         cli::Command::Apply(args) => apply::run(&cli.global, args),
         cli::Command::Get(args) => get::run(&cli.global, args),
         cli::Command::Describe(args) => describe::run(&cli.global, args),
