@@ -1,5 +1,6 @@
-//! `capw plugin new` for every language: the starter builds with its own instructions and
-//! loads as the provider it says it is.
+//! `capw plugin new` for every language: the starter builds with its own instructions, loads
+//! as the provider it says it is and passes the conformance suite; so do the examples it is
+//! made from.
 //!
 //! The builds need the toolchains of `make toolchains`; `make test` passes their paths in the
 //! environment (`WASM_TOOLS`, `WIT_BINDGEN`, `COMPONENTIZE_PY`, ...), which the starters'
@@ -76,6 +77,24 @@ fn check(lang: &str) {
         serde_json::json!(["bootstrap"]),
         "{inspect}"
     );
+    conforms(&component);
+}
+
+/// `capw plugin test` passes on `component` with its default config.
+fn conforms(component: &Path) {
+    let report = run(capw().args(["--no-cache", "plugin", "test"]).arg(component));
+    assert!(report.contains(" 0 failed"), "{report}");
+}
+
+/// The example providers of plugins/examples, as `make examples` built them, pass the
+/// conformance suite.
+#[test]
+fn the_examples_conform() {
+    for lang in ["c", "python", "js", "go"] {
+        conforms(&capw_test_support::component_path(&format!(
+            "capw_example_{lang}"
+        )));
+    }
 }
 
 #[test]
