@@ -10,8 +10,9 @@ use capw_runtime::bootstrap::{
 use capw_runtime::metadata::{ExtensionPoint, FieldError};
 use capw_runtime::types::{
     CallContext, ClusterRef, Endpoint, ErrorCode, KubernetesVersion, MachineRef, MachineRole,
+    ProviderError,
 };
-use capw_runtime::{ExtensionPoint as Point, Grants, Provider, Runtime, RuntimeConfig};
+use capw_runtime::{CallError, ExtensionPoint as Point, Grants, Provider, Runtime, RuntimeConfig};
 
 /// Loads the example in `lang` from the plugin directory, without a compile cache.
 async fn load(lang: &str) -> Provider {
@@ -75,6 +76,14 @@ fn request(secrets: Vec<SecretItem>) -> BootstrapRequest {
                 address: "10.0.0.2".into(),
             },
         ],
+    }
+}
+
+/// The provider's own error inside a failed call.
+fn provider_error(e: CallError) -> ProviderError {
+    match e.provider_error() {
+        Some(err) => err.clone(),
+        None => panic!("not a provider error: {e:#}"),
     }
 }
 
@@ -172,7 +181,7 @@ async fn validates_config(p: &Provider, lang: &str) {
 
 async fn makes_secrets(p: &Provider, lang: &str) {
     let state = p.cluster_secrets(&ctx("{}")).await.unwrap();
-    assert_eq!(state, Ok(SecretsState::Ready(vec![token()])), "{lang}");
+    assert_eq!(state, SecretsState::Ready(vec![token()]), "{lang}");
 }
 
 async fn generates_cloud_config(p: &Provider, lang: &str) {
@@ -180,8 +189,7 @@ async fn generates_cloud_config(p: &Provider, lang: &str) {
     let data = p
         .generate_bootstrap(&ctx(config), &request(vec![token()]))
         .await
-        .unwrap()
-        .unwrap_or_else(|e| panic!("{lang}: {e:?}"));
+        .unwrap_or_else(|e| panic!("{lang}: {e:#}"));
     assert_eq!(data.format, BootstrapFormat::CloudConfig);
     assert_eq!(
         String::from_utf8(data.data).unwrap(),
@@ -197,8 +205,7 @@ async fn generates_cloud_config(p: &Provider, lang: &str) {
     let data = p
         .generate_bootstrap(&ctx("{}"), &init)
         .await
-        .unwrap()
-        .unwrap_or_else(|e| panic!("{lang}: {e:?}"));
+        .unwrap_or_else(|e| panic!("{lang}: {e:#}"));
     assert_eq!(
         String::from_utf8(data.data).unwrap(),
         "#cloud-config\n# role: init\n# version: v1.35.2\n\
@@ -206,11 +213,11 @@ async fn generates_cloud_config(p: &Provider, lang: &str) {
         "{lang}"
     );
 
-    let err = p
-        .generate_bootstrap(&ctx("{}"), &request(Vec::new()))
-        .await
-        .unwrap()
-        .unwrap_err();
+    let err = provider_error(
+        p.generate_bootstrap(&ctx("{}"), &request(Vec::new()))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, ErrorCode::InvalidInput, "{lang}");
     assert_eq!(err.message, "request.secrets: no bootstrap-token", "{lang}");
     assert!(!err.retryable, "{lang}");
@@ -225,8 +232,7 @@ async fn writes_kubeconfig(p: &Provider, lang: &str) {
     let k = p
         .kubeconfig(&ctx("{}"), &endpoint, &[token()])
         .await
-        .unwrap()
-        .unwrap_or_else(|e| panic!("{lang}: {e:?}"));
+        .unwrap_or_else(|e| panic!("{lang}: {e:#}"));
     assert_eq!(
         k,
         "apiVersion: v1\nkind: Config\nclusters:\n- name: c1\n  cluster:\n    \
@@ -239,7 +245,7 @@ async fn writes_kubeconfig(p: &Provider, lang: &str) {
         host: "fd00::1".into(),
         port: 443,
     };
-    let k = p.kubeconfig(&ctx("{}"), &v6, &[]).await.unwrap().unwrap();
+    let k = p.kubeconfig(&ctx("{}"), &v6, &[]).await.unwrap();
     assert!(
         k.contains("    server: https://[fd00::1]:443\n"),
         "{lang}: {k}"
@@ -253,15 +259,13 @@ async fn refuses_a_broken_config(p: &Provider, lang: &str) {
         port: 6443,
     };
     let errors = [
-        p.cluster_secrets(&broken).await.unwrap().unwrap_err(),
-        p.generate_bootstrap(&broken, &request(vec![token()]))
-            .await
-            .unwrap()
-            .unwrap_err(),
-        p.kubeconfig(&broken, &endpoint, &[])
-            .await
-            .unwrap()
-            .unwrap_err(),
+        provider_error(p.cluster_secrets(&broken).await.unwrap_err()),
+        provider_error(
+            p.generate_bootstrap(&broken, &request(vec![token()]))
+                .await
+                .unwrap_err(),
+        ),
+        provider_error(p.kubeconfig(&broken, &endpoint, &[]).await.unwrap_err()),
     ];
     for err in errors {
         assert_eq!(err.code, ErrorCode::InvalidInput, "{lang}");
