@@ -235,7 +235,9 @@ mod tests {
             for (path, text) in lang.files() {
                 let out = render(lang, text, "acme-boot", "path = \"/sdk\"");
                 assert!(!out.contains(lang.example_name()), "{path}");
-                assert!(!out.contains("{{"), "{path}: a placeholder is left");
+                for placeholder in ["{{name}}", "{{crate}}", "{{sdk}}"] {
+                    assert!(!out.contains(placeholder), "{path}: {placeholder} is left");
+                }
                 named |= out.contains("acme-boot");
             }
             assert!(named, "{lang:?}: the name appears nowhere");
