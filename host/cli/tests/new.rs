@@ -67,8 +67,12 @@ fn check(lang: &str) {
     let dir = tempfile::tempdir().unwrap();
     let name = format!("acme-{lang}-boot");
     let component = scaffold(dir.path(), &name, lang);
+    // One compile cache for both commands: the second load is a cache hit.
+    let cache = dir.path().join("cache");
     let inspect = run(capw()
-        .args(["--no-cache", "plugin", "inspect", "-o", "json"])
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args(["plugin", "inspect", "-o", "json"])
         .arg(&component));
     let info: serde_json::Value = serde_json::from_str(&inspect).unwrap();
     assert_eq!(info["name"], name.as_str(), "{inspect}");
@@ -90,10 +94,12 @@ fn conforms(component: &Path) {
 /// conformance suite.
 #[test]
 fn the_examples_conform() {
+    let cache = tempfile::tempdir().unwrap();
     for lang in ["c", "python", "js", "go"] {
-        conforms(&capw_test_support::component_path(&format!(
-            "capw_example_{lang}"
-        )));
+        conforms(
+            &capw_test_support::component_path(&format!("capw_example_{lang}")),
+            cache.path(),
+        );
     }
 }
 
