@@ -81,12 +81,16 @@ fn check(lang: &str) {
         serde_json::json!(["bootstrap"]),
         "{inspect}"
     );
-    conforms(&component);
+    conforms(&component, &cache);
 }
 
 /// `capw plugin test` passes on `component` with its default config.
-fn conforms(component: &Path) {
-    let report = run(capw().args(["--no-cache", "plugin", "test"]).arg(component));
+fn conforms(component: &Path, cache: &Path) {
+    let report = run(capw()
+        .arg("--cache-dir")
+        .arg(cache)
+        .args(["plugin", "test"])
+        .arg(component));
     assert!(report.contains(" 0 failed"), "{report}");
 }
 
