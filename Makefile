@@ -7,10 +7,14 @@ PLUGIN_TARGET := wasm32-wasip2
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 PLUGIN_DIR := $(TARGET_DIR)/$(PLUGIN_TARGET)/plugin
 PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plane \
-	capw-sim-infra capw-kubeadm-bootstrap
+	capw-sim-infra capw-kubeadm-bootstrap capw-broken-provider capw-broken-metadata-provider
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
-.PHONY: setup plugins build demo test lint fmt-check clippy bench kube-env crds test-deps-oci
+.PHONY: setup plugins build demo test lint fmt-check clippy bench kube-env crds test-deps-oci toolchains examples
+
+# The example providers in other languages (plugins/examples/) and their toolchains.
+EXAMPLES := c python js go
+TOOLCHAINS_ENV := $(TARGET_DIR)/toolchains.env
 
 ## setup: the toolchain pieces a fresh machine lacks.
 setup:
@@ -29,6 +33,22 @@ test-deps-oci:
 ## plugins: every provider component, from source.
 plugins: setup
 	$(CARGO) build --profile plugin --target $(PLUGIN_TARGET) $(addprefix -p ,$(PLUGINS))
+
+## toolchains: what builds the examples in other languages, pinned and cached in
+## ~/.cache/capw-toolchains: clang, lld and wasi-libc (apt), componentize-py and wasm-tools
+## (pip), componentize-js (npm), wit-bindgen (cargo), the WASI preview1 reactor adapter.
+toolchains:
+	@mkdir -p $(TARGET_DIR)
+	@scripts/toolchains.sh > $(TOOLCHAINS_ENV).new && mv $(TOOLCHAINS_ENV).new $(TOOLCHAINS_ENV)
+
+## examples: the example providers in C, Python, JavaScript and Go, from source, into the
+## plugin directory beside the Rust ones. Each is rebuilt only when its sources change.
+examples: toolchains
+	@for lang in $(EXAMPLES); do \
+		env $$(cat $(TOOLCHAINS_ENV)) $(MAKE) --no-print-directory -C plugins/examples/$$lang \
+			WIT=$(CURDIR)/wit BUILD=$(TARGET_DIR)/examples/$$lang \
+			OUT=$(PLUGIN_DIR)/capw_example_$$lang.wasm || exit 1; \
+	done
 
 ## build: the capw binary.
 build:
@@ -54,8 +74,9 @@ crds:
 
 ## test: lint, then every test of the workspace against freshly built components and a real
 ## kube-apiserver (tests/kube-env).
-test: plugins kube-env test-deps-oci lint
-	$(CARGO) test --workspace --exclude capw-hostile-provider
+test: plugins examples kube-env test-deps-oci lint
+	env $$(cat $(TOOLCHAINS_ENV)) $(CARGO) test --workspace --exclude capw-hostile-provider \
+		--exclude capw-broken-provider --exclude capw-broken-metadata-provider
 	$(CARGO) test --doc -p capw-sdk
 
 lint: fmt-check clippy

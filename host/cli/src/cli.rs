@@ -221,6 +221,10 @@ pub enum PluginCommand {
     Push(PushArgs),
     /// Download a component from an OCI registry, checking its digests.
     Pull(PullArgs),
+    /// Create a starter provider that builds and passes the conformance suite as it is.
+    New(NewArgs),
+    /// Run the conformance suite: the contract's rules for every extension point it declares.
+    Test(crate::plugin_test::TestArgs),
 }
 
 /// How to reach a registry.
@@ -267,6 +271,44 @@ pub struct PullArgs {
     pub digest: Option<String>,
     #[command(flatten)]
     pub registry: RegistryArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The provider's name: 1-63 characters of a-z, 0-9 and '-', starting with a letter.
+    pub name: String,
+    /// The language of the starter.
+    #[arg(short, long, value_enum)]
+    pub lang: Lang,
+    /// The directory to create (default: ./NAME); it must not exist or be empty.
+    #[arg(short, long)]
+    pub dir: Option<PathBuf>,
+    /// Rust only: use the capw SDK from this directory instead of the capw repository.
+    #[arg(long)]
+    pub sdk: Option<PathBuf>,
+}
+
+/// Languages `capw plugin new` has a starter for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Lang {
+    Rust,
+    C,
+    Python,
+    Js,
+    Go,
+}
+
+impl Lang {
+    /// The language's name for humans.
+    pub fn label(self) -> &'static str {
+        match self {
+            Lang::Rust => "Rust",
+            Lang::C => "C",
+            Lang::Python => "Python",
+            Lang::Js => "JavaScript",
+            Lang::Go => "Go",
+        }
+    }
 }
 
 #[derive(Debug, Args)]

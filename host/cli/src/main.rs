@@ -11,6 +11,8 @@ mod describe;
 mod get;
 mod inspect;
 mod oci;
+mod new;
+mod plugin_test;
 mod state;
 mod up;
 
@@ -38,6 +40,10 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         }
         cli::Command::Plugin(cli::PluginCommand::Push(args)) => oci::push(&cli.global, args).await,
         cli::Command::Plugin(cli::PluginCommand::Pull(args)) => oci::pull(args).await,
+        cli::Command::Plugin(cli::PluginCommand::New(args)) => new::run(args).map(drop),
+        cli::Command::Plugin(cli::PluginCommand::Test(args)) => {
+            plugin_test::run(&cli.global, args).await
+        }
         cli::Command::Apply(args) => apply::run(&cli.global, args),
         cli::Command::Get(args) => get::run(&cli.global, args),
         cli::Command::Describe(args) => describe::run(&cli.global, args),

@@ -1,0 +1,173 @@
+//! `capw plugin test` on real components: the repository's providers pass with the configs
+//! they ship, a broken one fails with the rule named, the reports are readable by CI.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn shipped_config(plugin: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../plugins")
+        .join(plugin)
+        .join("conformance.json")
+}
+
+fn capw_test(cache: &Path, component: &str, args: &[&OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_capw"))
+        .arg("--cache-dir")
+        .arg(cache)
+        .args(["plugin", "test"])
+        .arg(capw_test_support::component_path(component))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[track_caller]
+fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn example_passes_and_writes_junit() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("report.xml");
+    let config = shipped_config("example");
+    let out = capw_test(
+        dir.path(),
+        "capw_example_provider",
+        &[
+            "--config".as_ref(),
+            config.as_os_str(),
+            "--junit".as_ref(),
+            junit.as_os_str(),
+        ],
+    );
+    assert_success(&out);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("example 0.1.0"), "{text}");
+    assert!(
+        text.contains("PASS  infrastructure.reconcile-machine.idempotent"),
+        "{text}"
+    );
+    assert!(text.contains("25 passed, 0 failed, 1 skipped"), "{text}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("name=\"capw conformance: example 0.1.0\""),
+        "{xml}"
+    );
+    assert!(xml.contains("failures=\"0\""), "{xml}");
+    assert_eq!(
+        xml.matches("<testcase ").count(),
+        capw_conformance::RULES.len(),
+        "{xml}"
+    );
+}
+
+#[test]
+fn sim_infra_passes_against_the_in_process_simcloud() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = shipped_config("sim-infra");
+    let out = capw_test(
+        dir.path(),
+        "capw_sim_infra",
+        &[
+            "--simcloud".as_ref(),
+            "--config".as_ref(),
+            config.as_os_str(),
+            "-o".as_ref(),
+            "json".as_ref(),
+        ],
+    );
+    assert_success(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["passed"], true, "{v:#}");
+    assert_eq!(v["provider"], "sim-infra 0.1.0");
+    let status = |id: &str| {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["rule"]["id"] == id)
+            .map(|r| r["status"].clone())
+    };
+    assert_eq!(
+        status("infrastructure.delete-cluster.gone-is-deleted"),
+        Some("pass".into())
+    );
+    assert_eq!(status("bootstrap.generate.roles"), Some("skip".into()));
+}
+
+#[test]
+fn sim_infra_config_without_simcloud_is_refused_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = shipped_config("sim-infra");
+    let out = capw_test(
+        dir.path(),
+        "capw_sim_infra",
+        &["--config".as_ref(), config.as_os_str()],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("uses ${SIMCLOUD_URL}; add --simcloud"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_control_plane_and_bootstrap_providers_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    for (component, plugin) in [
+        ("capw_kubeadm_control_plane", "kubeadm-control-plane"),
+        ("capw_kubeadm_bootstrap", "kubeadm-bootstrap"),
+    ] {
+        let config = shipped_config(plugin);
+        let out = capw_test(
+            dir.path(),
+            component,
+            &["--config".as_ref(), config.as_os_str()],
+        );
+        assert_success(&out);
+    }
+}
+
+#[test]
+fn a_broken_provider_fails_with_the_rule_named_and_exit_status_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("broken.yaml");
+    std::fs::write(&config, "label: x\nbreaks: [not-idempotent]\n").unwrap();
+    let junit = dir.path().join("report.xml");
+    let out = capw_test(
+        dir.path(),
+        "capw_broken_provider",
+        &[
+            "--config".as_ref(),
+            config.as_os_str(),
+            "--junit".as_ref(),
+            junit.as_os_str(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("FAIL  infrastructure.reconcile-machine.idempotent"),
+        "{text}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("rules failed: infrastructure.reconcile-machine.idempotent"),
+        "{err}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("failures=\"1\""), "{xml}");
+    assert!(
+        xml.contains("message=\"infrastructure.reconcile-machine.idempotent: "),
+        "{xml}"
+    );
+}

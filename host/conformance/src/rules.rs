@@ -1,0 +1,135 @@
+//! The rules of the suite, as data: an id, the extension point it concerns and what it asks
+//! of a provider. The checks in [`crate::checks`] produce one outcome per rule id.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// What part of the contract a rule concerns; it applies when the provider implements it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scope {
+    /// Every provider: loading, `metadata`, and every call the suite makes.
+    Every,
+    Infrastructure,
+    Bootstrap,
+    ControlPlane,
+    LifecycleHooks,
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Scope::Every => "every provider",
+            Scope::Infrastructure => "infrastructure",
+            Scope::Bootstrap => "bootstrap",
+            Scope::ControlPlane => "control-plane",
+            Scope::LifecycleHooks => "lifecycle-hooks",
+        })
+    }
+}
+
+/// One rule of the contract the suite checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    /// Stable id, e.g. `infrastructure.reconcile-machine.idempotent`; messages name it.
+    pub id: &'static str,
+    pub scope: Scope,
+    /// What the rule asks, in one sentence.
+    pub description: &'static str,
+}
+
+macro_rules! rules {
+    ($($konst:ident = $id:literal, $scope:ident, $description:literal;)*) => {
+        /// Rule ids, as constants for the checks.
+        pub mod id {
+            $(pub const $konst: &str = $id;)*
+        }
+
+        /// Every rule, in the order the report lists them.
+        pub const RULES: &[Rule] = &[
+            $(Rule { id: $id, scope: Scope::$scope, description: $description },)*
+        ];
+    };
+}
+
+rules! {
+    LOADS = "provider.loads", Every,
+        "The component loads: a component of a contract version the host serves, linkable in the sandbox, whose describe answers usable metadata.";
+    DESCRIBE_WELL_FORMED = "metadata.describe.well-formed", Every,
+        "describe names a semantic version, a one-line description, at least one extension point (each once), a control-plane shape exactly when it implements control-plane, and grant requests that parse.";
+    DESCRIBE_DETERMINISTIC = "metadata.describe.deterministic", Every,
+        "describe answers the same every time.";
+    SCHEMA_WELL_FORMED = "metadata.config-schema.well-formed", Every,
+        "config-schema is a valid JSON Schema (draft 2020-12) the host can compile.";
+    EXAMPLE_ACCEPTED = "metadata.validate-config.accepts-example", Every,
+        "The example config passes the config schema and validate-config.";
+    REJECTS_MALFORMED = "metadata.validate-config.rejects-malformed", Every,
+        "validate-config rejects text that is not JSON with at least one field error, without trapping.";
+    FIELD_PATHS = "metadata.validate-config.field-paths", Every,
+        "validate-config rejects a config whose field has a value of a kind its schema refuses (a number for a string, ...), with an error whose path is a JSON Pointer to that field; every path is a JSON Pointer.";
+    VALIDATE_DETERMINISTIC = "metadata.validate-config.deterministic", Every,
+        "validate-config answers the same for the same config.";
+    UNDECLARED_UNSUPPORTED = "contract.undeclared-points-unsupported", Every,
+        "An exported interface that describe does not declare answers every call with a permanent unsupported error.";
+    BAD_INPUT_PERMANENT = "errors.bad-config-is-permanent", Every,
+        "A call whose config is not JSON fails with a provider error that is not retryable (the same input fails again), not a trap.";
+    RETRY_FLAG = "errors.retry-flag", Every,
+        "Every provider error carries a consistent retry flag: invalid-input and unsupported are never retryable, and retry-after-ms comes only with retryable.";
+    WITHIN_DEADLINE = "calls.within-deadline", Every,
+        "No call the suite makes runs past its deadline.";
+    CLUSTER_CONVERGES = "infrastructure.reconcile-cluster.in-progress", Infrastructure,
+        "reconcile-cluster, called again with the same key after each in-progress hint (a requeue hint above 0 and a reason), becomes ready with a usable endpoint.";
+    CLUSTER_IDEMPOTENT = "infrastructure.reconcile-cluster.idempotent", Infrastructure,
+        "reconcile-cluster called again once ready stays ready with the same endpoint.";
+    MACHINE_IN_PROGRESS = "infrastructure.reconcile-machine.in-progress", Infrastructure,
+        "reconcile-machine answers a requeue hint while the phase is neither running nor failed, and settles when called again with the same key.";
+    MACHINE_IDEMPOTENT = "infrastructure.reconcile-machine.idempotent", Infrastructure,
+        "reconcile-machine called again with the same idempotency key reports the same machine (same provider id); another key gives another machine.";
+    LIST_ONE_PER_KEY = "infrastructure.list-machines.one-per-key", Infrastructure,
+        "list-machines lists no idempotency key twice, a created machine at most once under its provider id, and no machine once it was deleted.";
+    DELETE_MACHINE_GONE = "infrastructure.delete-machine.gone-is-deleted", Infrastructure,
+        "delete-machine answers deleted for a key that never created anything, and again for a machine already deleted.";
+    DELETE_CLUSTER_GONE = "infrastructure.delete-cluster.gone-is-deleted", Infrastructure,
+        "delete-cluster reaches deleted (honouring in-progress), answers deleted again once gone, and answers deleted for a cluster that never existed.";
+    SECRETS_CONVERGE = "bootstrap.cluster-secrets.in-progress", Bootstrap,
+        "cluster-secrets, called again after each in-progress hint, becomes ready with named items (no name twice).";
+    GENERATE_ROLES = "bootstrap.generate.roles", Bootstrap,
+        "generate answers bootstrap data for the roles init, join-control-plane and worker.";
+    GENERATE_DETERMINISTIC = "bootstrap.generate.deterministic", Bootstrap,
+        "generate answers the same data for the same request.";
+    KUBECONFIG = "bootstrap.kubeconfig.answers", Bootstrap,
+        "kubeconfig answers a non-empty kubeconfig for the cluster's secrets.";
+    PLAN_DETERMINISTIC = "control-plane.plan.deterministic", ControlPlane,
+        "plan answers the same output for the same input.";
+    PLAN_WELL_FORMED = "control-plane.plan.well-formed", ControlPlane,
+        "plan's step fits its input: a machine to delete is one of the members, an init machine only when there are none, a wait with a requeue hint above 0.";
+    HOOKS_ANSWER = "lifecycle-hooks.handle.idempotent", LifecycleHooks,
+        "handle answers proceed or hold (with a requeue hint above 0) for every hook, and answers again when called a second time with the same key.";
+}
+
+/// The rule with this id.
+pub fn rule(id: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_dotted() {
+        let ids: BTreeSet<_> = RULES.iter().map(|r| r.id).collect();
+        assert_eq!(ids.len(), RULES.len());
+        for r in RULES {
+            assert!(r.id.split('.').count() >= 2, "{}", r.id);
+            assert!(r.description.ends_with('.'), "{}", r.id);
+        }
+        assert_eq!(
+            rule(id::WITHIN_DEADLINE).map(|r| r.scope),
+            Some(Scope::Every)
+        );
+    }
+}
