@@ -70,11 +70,12 @@ pub struct ControllerConfig {
 /// API server fails), or the Lease is lost or cannot be taken.
 pub async fn run(
     client: Client,
-    config: ControllerConfig,
+    mut config: ControllerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), KubeModeError> {
     let shutdown = shutdown.shared();
     let metrics = Arc::new(Metrics::default());
+    config.local.call_observer = Some(metrics.clone());
     let readiness = Arc::new(Readiness::default());
     let mut servers = Vec::new();
     if let Some(address) = config.metrics_address {
@@ -161,7 +162,9 @@ pub async fn run(
         async move {
             tokio::select! {
                 () = shutdown => {}
-                _ = lost => {}
+                // Without leader election there is no holder and the sender is dropped at
+                // once: that `Err` is not a lost Lease, so the branch is disabled.
+                Ok(_) = lost => {}
             }
         }
     };

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::Router;
+use capw_runtime::CallObserver;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
@@ -35,6 +36,27 @@ pub struct ProviderLabels {
     pub result: String,
 }
 
+/// Labels of provider calls: which provider, which contract function, how it ended.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CallLabels {
+    /// The WasmProvider.
+    pub provider: String,
+    /// The contract function, e.g. `infrastructure.reconcile-machine`.
+    pub operation: String,
+    /// `ok`, or the failure's kind: `DeadlineExceeded`, `MemoryLimitExceeded`, `Trap`,
+    /// `ProviderError`, `CapabilityDenied`, ...
+    pub result: String,
+}
+
+/// Labels of provider call durations.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OperationLabels {
+    /// The WasmProvider.
+    pub provider: String,
+    /// The contract function.
+    pub operation: String,
+}
+
 /// The controller's metrics.
 #[derive(Debug)]
 pub struct Metrics {
@@ -49,6 +71,10 @@ pub struct Metrics {
     pub provider_loads: Family<ProviderLabels, Counter>,
     /// 1 while this replica holds the leader Lease (or runs without leader election).
     pub leader: Gauge,
+    /// Provider calls by provider, function and result.
+    pub provider_calls: Family<CallLabels, Counter>,
+    /// Duration of provider calls, in seconds, by provider and function.
+    pub provider_call_duration: Family<OperationLabels, Histogram>,
 }
 
 impl Default for Metrics {
@@ -59,6 +85,9 @@ impl Default for Metrics {
         let reconcile_errors = Counter::default();
         let provider_loads = Family::<ProviderLabels, Counter>::default();
         let leader = Gauge::default();
+        let provider_calls = Family::<CallLabels, Counter>::default();
+        let provider_call_duration =
+            Family::<OperationLabels, Histogram>::new_with_constructor(call_buckets as fn() -> _);
         registry.register(
             "reconciles",
             "Reconcile passes by outcome",
@@ -80,6 +109,16 @@ impl Default for Metrics {
             provider_loads.clone(),
         );
         registry.register("leader", "1 while this replica reconciles", leader.clone());
+        registry.register(
+            "provider_calls",
+            "Provider calls by provider, contract function and result",
+            provider_calls.clone(),
+        );
+        registry.register(
+            "provider_call_duration_seconds",
+            "Duration of provider calls by provider and contract function",
+            provider_call_duration.clone(),
+        );
         Metrics {
             registry,
             reconciles,
@@ -87,7 +126,38 @@ impl Default for Metrics {
             reconcile_errors,
             provider_loads,
             leader,
+            provider_calls,
+            provider_call_duration,
         }
+    }
+}
+
+/// Buckets of provider call durations: 50 µs to about 13 s.
+fn call_buckets() -> Histogram {
+    Histogram::new(exponential_buckets(0.000_05, 4.0, 10))
+}
+
+impl CallObserver for Metrics {
+    fn call_finished(
+        &self,
+        provider: &str,
+        operation: &'static str,
+        elapsed: Duration,
+        outcome: Result<(), &'static str>,
+    ) {
+        self.provider_calls
+            .get_or_create(&CallLabels {
+                provider: provider.into(),
+                operation: operation.into(),
+                result: outcome.err().unwrap_or("ok").into(),
+            })
+            .inc();
+        self.provider_call_duration
+            .get_or_create(&OperationLabels {
+                provider: provider.into(),
+                operation: operation.into(),
+            })
+            .observe(elapsed.as_secs_f64());
     }
 }
 

@@ -1,7 +1,10 @@
 //! Where the local mode keeps its state and finds provider components.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
+
+use capw_runtime::CallObserver;
 
 /// File name of the object store inside the state directory.
 pub const STATE_FILE: &str = "state.redb";
@@ -24,6 +27,8 @@ pub struct LocalConfig {
     pub base_backoff: Duration,
     /// Where the values of `WasmProvider` secret grants come from.
     pub secrets: SecretSource,
+    /// Told of every provider call (the Kubernetes mode's metrics); `None` tells no one.
+    pub call_observer: Option<Arc<dyn CallObserver>>,
 }
 
 /// Where the values of `WasmProvider` secret grants come from.
@@ -53,6 +58,7 @@ impl LocalConfig {
             max_requeue: Duration::from_secs(1),
             base_backoff: Duration::from_millis(100),
             secrets: SecretSource::Files,
+            call_observer: None,
         }
     }
 

@@ -102,7 +102,7 @@ pub fn secret_object(
 ) -> Value {
     let data: serde_json::Map<String, Value> = items
         .iter()
-        .map(|(k, v)| (k.clone(), Value::String(STANDARD.encode(v))))
+        .map(|(k, v)| (secret_key(k), Value::String(STANDARD.encode(v))))
         .collect();
     json!({
         "apiVersion": "v1",
@@ -128,8 +128,49 @@ pub fn secret_items(object: &Value, cluster_uid: &str) -> Option<SecretItems> {
     }
     let data = object.get("data")?.as_object()?;
     data.iter()
-        .map(|(k, v)| Some((k.clone(), STANDARD.decode(v.as_str()?).ok()?)))
+        .map(|(k, v)| Some((item_name(k), STANDARD.decode(v.as_str()?).ok()?)))
         .collect()
+}
+
+/// A Secret data key for an item name. Kubernetes allows only `[-._a-zA-Z0-9]` in keys,
+/// and item names hold `/` (`etcd/ca.crt`): `_` becomes `__`, any other byte outside the
+/// allowed set `_xHH`. Names without `_` or other bytes are kept as they are.
+pub fn secret_key(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        match b {
+            b'_' => out.push_str("__"),
+            b'-' | b'.' => out.push(b as char),
+            _ if b.is_ascii_alphanumeric() => out.push(b as char),
+            _ => out.push_str(&format!("_x{b:02x}")),
+        }
+    }
+    out
+}
+
+/// The item name of a Secret data key written by [`secret_key`]; a key that is not a valid
+/// escape is taken as written.
+pub fn item_name(key: &str) -> String {
+    fn unescape(key: &str) -> Option<String> {
+        let mut out = Vec::with_capacity(key.len());
+        let mut bytes = key.bytes();
+        while let Some(b) = bytes.next() {
+            if b != b'_' {
+                out.push(b);
+                continue;
+            }
+            match bytes.next()? {
+                b'_' => out.push(b'_'),
+                b'x' => {
+                    let hex = [bytes.next()?, bytes.next()?];
+                    out.push(u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?);
+                }
+                _ => return None,
+            }
+        }
+        String::from_utf8(out).ok()
+    }
+    unescape(key).unwrap_or_else(|| key.to_owned())
 }
 
 /// A fresh machine name for a pool of `cluster`: `<cluster>-<pool>-<5 hex>`.
@@ -149,10 +190,35 @@ mod tests {
 
     #[test]
     fn secrets_round_trip_only_for_their_cluster() {
-        let items = vec![("ca.crt".to_string(), b"\x00pem".to_vec())];
+        let items = vec![
+            ("ca.crt".to_string(), b"\x00pem".to_vec()),
+            ("etcd/ca.crt".to_string(), b"etcd".to_vec()),
+            ("a_b/é".to_string(), b"odd".to_vec()),
+        ];
         let object = secret_object("default", "c1", "uid-1", &items);
-        assert_eq!(secret_items(&object, "uid-1"), Some(items));
+        let keys: Vec<&String> = object["data"].as_object().unwrap().keys().collect();
+        // Kubernetes' rule for Secret data keys.
+        for key in &keys {
+            assert!(
+                key.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b)),
+                "{key}"
+            );
+        }
+        assert!(keys.contains(&&"etcd_x2fca.crt".to_string()), "{keys:?}");
+        let mut back = secret_items(&object, "uid-1").unwrap();
+        back.sort();
+        let mut want = items;
+        want.sort();
+        assert_eq!(back, want);
         assert_eq!(secret_items(&object, "uid-2"), None);
+    }
+
+    #[test]
+    fn keys_written_before_escaping_read_as_written() {
+        assert_eq!(item_name("etcd/ca.crt"), "etcd/ca.crt");
+        assert_eq!(item_name("sa_key"), "sa_key");
+        assert_eq!(item_name("a__b"), "a_b");
     }
 
     #[test]

@@ -155,6 +155,7 @@ impl ProviderRegistry {
     ) -> Result<Self, LocalError> {
         let runtime = Runtime::new(RuntimeConfig {
             cache_dir: config.cache_dir.clone(),
+            observer: config.call_observer.clone(),
             ..RuntimeConfig::default()
         })
         .map_err(LocalError::Runtime)?;

@@ -7,6 +7,7 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::error::{CallError, CallFailure};
 use crate::grants::Grants;
+use crate::runtime::CallObserver;
 use crate::limits::MAX_RESULT_BYTES;
 use crate::sandbox::{CallState, Redactor};
 use crate::types::ProviderError;
@@ -70,6 +71,7 @@ pub(crate) async fn with_deadline<R>(
 /// Turn a raw outcome into the provider's answer or a precise [`CallError`], and write the
 /// guest's captured output into the logs.
 pub(crate) fn finish<R>(
+    observer: Option<&dyn CallObserver>,
     provider: &str,
     operation: &'static str,
     state: &CallState,
@@ -89,6 +91,9 @@ pub(crate) fn finish<R>(
         }
         Some(Ok(Ok(answer))) => {
             tracing::debug!(provider, operation, ?elapsed, "provider call succeeded");
+            if let Some(observer) = observer {
+                observer.call_finished(provider, operation, elapsed, Ok(()));
+            }
             return Ok(answer);
         }
     };
@@ -103,6 +108,9 @@ pub(crate) fn finish<R>(
         (_, f) => f,
     };
     tracing::warn!(provider, operation, ?elapsed, reason = failure.reason(), error = %failure, "provider call failed");
+    if let Some(observer) = observer {
+        observer.call_finished(provider, operation, elapsed, Err(failure.reason()));
+    }
     Err(CallError {
         provider: provider.to_string(),
         operation,

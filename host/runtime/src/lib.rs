@@ -32,4 +32,4 @@ pub use error::{CacheError, CallError, CallFailure, Capability, Denial, LoadErro
 pub use grants::{Grants, HttpGrant, HttpGrantParseError, Secret};
 pub use limits::{Limits, PoolConfig};
 pub use provider::{LoadReport, Provider, ProviderInfo, Session};
-pub use runtime::{Runtime, RuntimeConfig, RuntimeStats};
+pub use runtime::{CallObserver, Runtime, RuntimeConfig, RuntimeStats};

@@ -121,6 +121,7 @@ macro_rules! guest_call {
         .await;
         let _in_span = span.enter();
         finish(
+            $self.runtime.observer.as_deref(),
             &$self.name,
             $op,
             call.store.data(),
@@ -592,6 +593,7 @@ impl Provider {
         })
         .await;
         let instance = finish(
+            self.runtime.observer.as_deref(),
             &self.name,
             "instantiate",
             call.store.data(),
@@ -628,6 +630,7 @@ impl Session<'_> {
             .await;
         let _in_span = span.enter();
         finish(
+            p.runtime.observer.as_deref(),
             &p.name,
             operation,
             self.call.store.data(),

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use wasmtime::component::Linker;
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
@@ -20,6 +21,22 @@ pub struct RuntimeConfig {
     /// Directory of the compile cache; `None` compiles every load in memory.
     pub cache_dir: Option<PathBuf>,
     pub pool: PoolConfig,
+    /// Told of every finished call (for metrics); `None` tells no one.
+    pub observer: Option<Arc<dyn CallObserver>>,
+}
+
+/// Sees every provider call end: which provider, which contract function, how long it took
+/// and how it ended. Called on the calling task, after the call, so it must be quick.
+pub trait CallObserver: Send + Sync + std::fmt::Debug {
+    /// `outcome` is `Ok(())` for an answer, or the failure's reason
+    /// ([`crate::CallFailure::reason`]: `DeadlineExceeded`, `Trap`, `ProviderError`, ...).
+    fn call_finished(
+        &self,
+        provider: &str,
+        operation: &'static str,
+        elapsed: Duration,
+        outcome: Result<(), &'static str>,
+    );
 }
 
 /// Counters of the runtime's work, for tests, metrics and `capw bench`.
@@ -42,6 +59,7 @@ pub struct Runtime {
     pub(crate) cache_hits: AtomicU64,
     /// Sequence number of calls, to tell them apart in logs.
     calls: AtomicU64,
+    pub(crate) observer: Option<Arc<dyn CallObserver>>,
     ticker: EpochTicker,
 }
 
@@ -75,6 +93,7 @@ impl Runtime {
             compiles: AtomicU64::new(0),
             cache_hits: AtomicU64::new(0),
             calls: AtomicU64::new(0),
+            observer: config.observer,
             ticker,
         }))
     }
