@@ -27,6 +27,9 @@ fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
+    // rustls has two crypto providers in this build (aws-lc through the OCI client's reqwest,
+    // ring through kube and wasi:http) and cannot pick one on its own: ring it is.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -40,6 +40,17 @@ pub use leader::{LeaderLease, LeaseConfig, LeaseError};
 pub use metrics::{Metrics, Readiness};
 pub use store::KubeStore;
 
+/// A task of [`run`] that must not outlive it: aborted when dropped, so a `run` that is
+/// cancelled (its future dropped) stops renewing the Lease and watching at once, as a killed
+/// process would.
+struct Background<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for Background<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// How to run the controller.
 #[derive(Clone, Debug)]
 pub struct ControllerConfig {
@@ -110,6 +121,7 @@ pub async fn run(
         })?;
     }
 
+    let servers: Vec<Background<()>> = servers.into_iter().map(Background).collect();
     let lease = config
         .leader_election
         .clone()
@@ -138,22 +150,22 @@ pub async fn run(
         policy: config.requeue.clone(),
     });
     let (reload_tx, reload_rx) = mpsc::channel(1);
-    let watch = tokio::spawn(providers::watch(
+    let watch = Background(tokio::spawn(providers::watch(
         client.clone(),
         config.provider_namespace.clone(),
         config.local.clone(),
         ctx.clone(),
         fingerprint,
         reload_tx,
-    ));
+    )));
 
     // Stop reconciling when asked to, or at once when the Lease is lost.
     let (lost_tx, lost_rx) = tokio::sync::oneshot::channel();
     let holder = lease.clone().map(|lease| {
-        tokio::spawn(async move {
+        Background(tokio::spawn(async move {
             let why = lease.hold().await;
             let _ = lost_tx.send(Arc::new(why));
-        })
+        }))
     });
     let lost = lost_rx.shared();
     let stop = {
@@ -169,11 +181,9 @@ pub async fn run(
         }
     };
     controller::run(client, ctx, reload_rx, stop).await;
-    watch.abort();
+    drop(watch);
     metrics.leader.set(0);
-    if let Some(holder) = holder {
-        holder.abort();
-    }
+    drop(holder);
     if let Some(Ok(why)) = lost.now_or_never() {
         return Err(KubeModeError::Lease(why));
     }
@@ -182,8 +192,8 @@ pub async fn run(
     {
         tracing::warn!(error = %chain(&e), "releasing the lease");
     }
-    for server in servers {
-        let _ = server.await;
+    for mut server in servers {
+        let _ = (&mut server.0).await;
     }
     tracing::info!("stopped");
     Ok(())

@@ -258,3 +258,36 @@ async fn ready_handler(State(readiness): State<Arc<Readiness>>) -> impl IntoResp
         (StatusCode::SERVICE_UNAVAILABLE, "not ready")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_calls_are_counted_by_provider_operation_and_result() {
+        let metrics = Metrics::default();
+        let op = "infrastructure.reconcile-machine";
+        metrics.call_finished("infra", op, Duration::from_millis(2), Ok(()));
+        metrics.call_finished("infra", op, Duration::from_millis(3), Ok(()));
+        metrics.call_finished("infra", op, Duration::from_secs(1), Err("DeadlineExceeded"));
+        let text = metrics.encode();
+        assert!(
+            text.contains(&format!(
+                "capw_controller_provider_calls_total{{provider=\"infra\",operation=\"{op}\",result=\"ok\"}} 2"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "capw_controller_provider_calls_total{{provider=\"infra\",operation=\"{op}\",result=\"DeadlineExceeded\"}} 1"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "capw_controller_provider_call_duration_seconds_count{{provider=\"infra\",operation=\"{op}\"}} 3"
+            )),
+            "{text}"
+        );
+    }
+}

@@ -178,6 +178,11 @@ impl World {
             .unwrap()
     }
 
+    /// simcloud's name of a cluster: `<namespace>.<name>`.
+    fn cloud_key(&self, cluster: &str) -> String {
+        format!("{}.{cluster}", self.namespace)
+    }
+
     async fn wait_ready(&self, cluster: &str) -> Value {
         wait(&format!("{cluster} Ready"), || async {
             let c = self.get("Cluster", cluster).await?;
@@ -210,7 +215,7 @@ impl World {
     async fn assert_no_duplicates(&self, cluster: &str) {
         let machines = self.machines(cluster).await;
         let inv = self.inventory().await;
-        let instances = &inv.clusters[cluster].instances;
+        let instances = &inv.clusters[&self.cloud_key(cluster)].instances;
         let keys: Vec<&str> = machines
             .iter()
             .map(|m| m["spec"]["idempotencyKey"].as_str().unwrap())
@@ -248,6 +253,14 @@ impl Replica {
     }
 }
 
+/// A loopback address with a port that was free a moment ago.
+fn free_address() -> std::net::SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
 fn condition<'a>(object: &'a Value, type_: &str) -> &'a Value {
     object["status"]["conditions"]
         .as_array()
@@ -274,7 +287,10 @@ where
 async fn the_example_comes_up_scales_and_goes_away() {
     let w = World::new("capw-example").await;
     let ns = w.namespace.clone();
-    let replica = w.start(w.config("solo", None));
+    let mut config = w.config("solo", None);
+    let metrics_address = free_address();
+    config.metrics_address = Some(metrics_address);
+    let replica = w.start(config);
     w.kubectl(&["apply", "-f", w.example().to_str().unwrap()]);
 
     for cluster in ["alpha", "beta"] {
@@ -291,6 +307,44 @@ async fn the_example_comes_up_scales_and_goes_away() {
         assert_eq!(owner["name"], "alpha");
         assert_eq!(owner["controller"], true);
     }
+    // Health, and the metrics of passes and of every provider's calls.
+    let http = reqwest::Client::new();
+    let ready = http
+        .get(format!("http://{metrics_address}/readyz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+    let metrics = http
+        .get(format!("http://{metrics_address}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for provider in ["sim-infra", "kubeadm-bootstrap", "kubeadm-control-plane"] {
+        let operation = match provider {
+            "sim-infra" => "infrastructure.reconcile-machine",
+            "kubeadm-bootstrap" => "bootstrap.generate",
+            _ => "control-plane.plan",
+        };
+        let series = format!(
+            "capw_controller_provider_calls_total{{provider=\"{ns}-{provider}\",operation=\"{operation}\",result=\"ok\"}} "
+        );
+        let count: u64 = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(&series))
+            .unwrap_or_else(|| panic!("no {series} in\n{metrics}"))
+            .parse()
+            .unwrap();
+        assert!(count >= 1, "{series}{count}");
+    }
+    assert!(
+        metrics.contains("capw_controller_reconciles_total{outcome=\"converged\"}"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("capw_controller_provider_call_duration_seconds_bucket{provider="));
     let providers = w.kubectl(&["get", "wasmproviders.capw.dev"]);
     assert!(
         providers.contains(&format!("{ns}-sim-infra")),
@@ -356,11 +410,11 @@ async fn the_example_comes_up_scales_and_goes_away() {
     assert!(w.machines("alpha").await.is_empty());
     let inv = w.inventory().await;
     assert!(
-        !inv.clusters.contains_key("alpha"),
+        !inv.clusters.contains_key(&w.cloud_key("alpha")),
         "{:?}",
-        inv.clusters.get("alpha")
+        inv.clusters.get(&w.cloud_key("alpha"))
     );
-    assert_eq!(inv.clusters["beta"].instances.len(), 5);
+    assert_eq!(inv.clusters[&w.cloud_key("beta")].instances.len(), 5);
     w.kubectl(&[
         "delete",
         "clusters.capw.dev",

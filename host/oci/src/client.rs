@@ -83,9 +83,6 @@ pub struct ClientSettings {
 
 impl ClientSettings {
     fn client(&self) -> Client {
-        // The HTTPS client takes the process's rustls crypto provider; the first caller
-        // installs ring (an error only says one is installed already).
-        let _ = rustls::crypto::ring::default_provider().install_default();
         Client::new(ClientConfig {
             protocol: ClientProtocol::HttpsExcept(self.insecure_registries.clone()),
             platform_resolver: None,

@@ -71,7 +71,7 @@ pub(crate) async fn with_deadline<R>(
 /// Turn a raw outcome into the provider's answer or a precise [`CallError`], and write the
 /// guest's captured output into the logs.
 pub(crate) fn finish<R>(
-    observer: Option<&dyn CallObserver>,
+    observer: Option<(&dyn CallObserver, &str)>,
     provider: &str,
     operation: &'static str,
     state: &CallState,
@@ -91,8 +91,8 @@ pub(crate) fn finish<R>(
         }
         Some(Ok(Ok(answer))) => {
             tracing::debug!(provider, operation, ?elapsed, "provider call succeeded");
-            if let Some(observer) = observer {
-                observer.call_finished(provider, operation, elapsed, Ok(()));
+            if let Some((observer, source)) = observer {
+                observer.call_finished(source, operation, elapsed, Ok(()));
             }
             return Ok(answer);
         }
@@ -108,8 +108,8 @@ pub(crate) fn finish<R>(
         (_, f) => f,
     };
     tracing::warn!(provider, operation, ?elapsed, reason = failure.reason(), error = %failure, "provider call failed");
-    if let Some(observer) = observer {
-        observer.call_finished(provider, operation, elapsed, Err(failure.reason()));
+    if let Some((observer, source)) = observer {
+        observer.call_finished(source, operation, elapsed, Err(failure.reason()));
     }
     Err(CallError {
         provider: provider.to_string(),

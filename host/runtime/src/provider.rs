@@ -79,6 +79,8 @@ struct Exports {
 pub struct Provider {
     runtime: Arc<Runtime>,
     name: String,
+    /// What it was loaded as (`source_name` of [`Runtime::load`]); the name observers see.
+    source: String,
     pre: InstancePre<CallState>,
     exports: Exports,
     grants: Arc<Grants>,
@@ -121,7 +123,7 @@ macro_rules! guest_call {
         .await;
         let _in_span = span.enter();
         finish(
-            $self.runtime.observer.as_deref(),
+            $self.runtime.observer.as_deref().map(|o| (o, $self.source.as_str())),
             &$self.name,
             $op,
             call.store.data(),
@@ -208,6 +210,7 @@ impl Runtime {
         let mut provider = Provider {
             runtime: self.clone(),
             name: name.clone(),
+            source: name.clone(),
             pre,
             exports,
             redactor: Redactor::new(&grants),
@@ -593,7 +596,7 @@ impl Provider {
         })
         .await;
         let instance = finish(
-            self.runtime.observer.as_deref(),
+            self.runtime.observer.as_deref().map(|o| (o, self.source.as_str())),
             &self.name,
             "instantiate",
             call.store.data(),
@@ -630,7 +633,7 @@ impl Session<'_> {
             .await;
         let _in_span = span.enter();
         finish(
-            p.runtime.observer.as_deref(),
+            p.runtime.observer.as_deref().map(|o| (o, p.source.as_str())),
             &p.name,
             operation,
             self.call.store.data(),

@@ -28,7 +28,9 @@ pub struct RuntimeConfig {
 /// Sees every provider call end: which provider, which contract function, how long it took
 /// and how it ended. Called on the calling task, after the call, so it must be quick.
 pub trait CallObserver: Send + Sync + std::fmt::Debug {
-    /// `outcome` is `Ok(())` for an answer, or the failure's reason
+    /// `provider` is the name the provider was loaded as (`source_name` of
+    /// [`crate::Runtime::load`]: in capw, the WasmProvider's name). `outcome` is `Ok(())` for
+    /// an answer, or the failure's reason
     /// ([`crate::CallFailure::reason`]: `DeadlineExceeded`, `Trap`, `ProviderError`, ...).
     fn call_finished(
         &self,

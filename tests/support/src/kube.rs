@@ -105,6 +105,7 @@ impl KubeEnv {
     ///
     /// When the kubeconfig cannot be read or the client cannot be built.
     pub async fn client(&self) -> kube::Client {
+        crate::install_crypto_provider();
         let kubeconfig = Kubeconfig::read_from(self.kubeconfig())
             .unwrap_or_else(|e| panic!("reading {}: {e}", self.kubeconfig().display()));
         let config =

@@ -50,6 +50,7 @@ pub fn component(name: &str) -> Vec<u8> {
 pub fn init_tracing() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
+        install_crypto_provider();
         let _ = tracing_subscriber::fmt()
             .with_env_filter(
                 tracing_subscriber::EnvFilter::try_from_env("CAPW_LOG")
@@ -58,4 +59,12 @@ pub fn init_tracing() {
             .with_test_writer()
             .try_init();
     });
+}
+
+/// Installs ring as the process's rustls crypto provider, as the capw binary does at start:
+/// the workspace enables both of rustls's providers (aws-lc through reqwest, ring through kube
+/// and wasmtime-wasi-http), and then rustls cannot pick one on its own.
+pub fn install_crypto_provider() {
+    // An error only says a provider is installed already.
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }

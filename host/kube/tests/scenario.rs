@@ -1,0 +1,493 @@
+//! One scenario, two modes: create, scale, upgrade, bad input and delete, run against the
+//! embedded local mode (redb store, executor passes) and against a real kube-apiserver
+//! (tests/kube-env, `make kube-env`) with the controller. Both read and write through
+//! [`ObjectStore`] and check the same things: the Cluster's conditions, its Machines, and the
+//! in-process simcloud's inventory (one instance per machine, nothing left after delete).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use capw_api::parse_manifests;
+use capw_kube::{ControllerConfig, KubeStore, RequeuePolicy};
+use capw_local::{Executor, LocalConfig, Progress, SecretSource};
+use capw_simcloud::model::Inventory;
+use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
+use capw_store::{ObjectKey, ObjectStore, Store};
+use capw_test_support::kube::KubeEnv;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+const TOKEN: &str = "scenario-token";
+const WAIT: Duration = Duration::from_secs(240);
+
+/// How the clusters are driven.
+enum Driver {
+    /// The local mode: each step ends with the executor's passes until everything settled.
+    Embedded(Executor),
+    /// The controller against the API server, running all along; each step waits.
+    Kube {
+        task: JoinHandle<Result<(), capw_kube::KubeModeError>>,
+        stop: oneshot::Sender<()>,
+    },
+}
+
+/// What a Cluster must look like when a step has settled.
+#[derive(Clone, Copy, Debug)]
+enum Expect<'a> {
+    /// Ready at its generation, with these machines, all at `version`.
+    Ready {
+        control_plane: usize,
+        workers: usize,
+        version: &'a str,
+    },
+    /// Blocked with `InvalidTopology`, the message naming `needle`, with no machines.
+    Blocked { needle: &'a str },
+    /// Gone from the store.
+    Gone,
+}
+
+struct Scenario {
+    mode: &'static str,
+    namespace: String,
+    store: Arc<dyn ObjectStore>,
+    sim: SimCloudHandle,
+    config: LocalConfig,
+    driver: Option<Driver>,
+    _tmp: tempfile::TempDir,
+}
+
+impl Scenario {
+    async fn embedded() -> Scenario {
+        capw_test_support::init_tracing();
+        let tmp = tempfile::tempdir().unwrap();
+        let state_dir = tmp.path().join(".capw");
+        std::fs::create_dir_all(state_dir.join("secrets/simcloud")).unwrap();
+        std::fs::write(state_dir.join("secrets/simcloud/token"), TOKEN).unwrap();
+        let config = local_config(&state_dir, SecretSource::Files);
+        let store: Arc<dyn ObjectStore> = Arc::new(Store::open(&config.state_file()).unwrap());
+        Scenario {
+            mode: "embedded",
+            namespace: "default".into(),
+            store,
+            sim: sim().await,
+            config,
+            driver: None,
+            _tmp: tmp,
+        }
+    }
+
+    async fn kube() -> Scenario {
+        capw_test_support::init_tracing();
+        let env = KubeEnv::shared();
+        env.apply_crds(capw_api::crds()).await;
+        let namespace = env.create_namespace("capw-scenario").await;
+        let client = env.client().await;
+        let store: Arc<dyn ObjectStore> = Arc::new(KubeStore::new(client.clone()));
+        // The token the sim-infra provider is granted, as a Kubernetes Secret.
+        store
+            .create(json!({
+                "apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": "simcloud", "namespace": namespace},
+                "stringData": {"token": TOKEN},
+            }))
+            .await
+            .unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let config = local_config(
+            &tmp.path().join("state"),
+            SecretSource::Store {
+                default_namespace: namespace.clone(),
+            },
+        );
+        let (stop, stopped) = oneshot::channel::<()>();
+        let controller = ControllerConfig {
+            local: config.clone(),
+            provider_namespace: namespace.clone(),
+            identity: "scenario".into(),
+            leader_election: None,
+            metrics_address: None,
+            health_address: None,
+            requeue: RequeuePolicy {
+                max_requeue: Duration::from_millis(500),
+                min_requeue: Duration::from_millis(20),
+                resync: Duration::from_secs(30),
+                error_requeue: Duration::from_millis(500),
+            },
+        };
+        let task = tokio::spawn(capw_kube::run(client, controller, async {
+            let _ = stopped.await;
+        }));
+        Scenario {
+            mode: "kube",
+            namespace,
+            store,
+            sim: sim().await,
+            config,
+            driver: Some(Driver::Kube { task, stop }),
+            _tmp: tmp,
+        }
+    }
+
+    /// The quickstart's providers, class and Cluster `alpha`, in this scenario's namespace,
+    /// with provider names of its own (WasmProviders are cluster-scoped).
+    fn quickstart(&self) -> Vec<Value> {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+        files.sort();
+        let text: String = files
+            .iter()
+            .map(|f| std::fs::read_to_string(f).unwrap() + "\n---\n")
+            .collect();
+        let ns = &self.namespace;
+        let text = text
+            .replace("http://127.0.0.1:7480", &self.sim.base_url())
+            .replace("namespace: default", &format!("namespace: {ns}"))
+            .replace("sim-infra", &format!("{ns}-sim-infra"))
+            .replace("kubeadm-bootstrap", &format!("{ns}-kubeadm-bootstrap"))
+            .replace(
+                "kubeadm-control-plane",
+                &format!("{ns}-kubeadm-control-plane"),
+            );
+        parse_manifests(&text)
+            .unwrap()
+            .iter()
+            .map(|o| o.to_json().unwrap())
+            .filter(|o| o["metadata"]["name"] != "beta")
+            .collect()
+    }
+
+    async fn apply(&self, objects: Vec<Value>) {
+        for mut object in objects {
+            object.as_object_mut().unwrap().remove("status");
+            self.store.apply(object).await.unwrap();
+        }
+    }
+
+    fn key(&self, name: &str) -> ObjectKey {
+        ObjectKey::namespaced("Cluster", &self.namespace, name)
+    }
+
+    async fn update_cluster(&self, name: &str, change: impl Fn(&mut Value) + Send + Sync) {
+        self.store
+            .update(
+                &self.key(name),
+                &mut |c: &mut Value| {
+                    change(c);
+                    Ok(())
+                },
+            )
+            .await
+            .unwrap();
+    }
+
+    /// simcloud's name of a cluster: its name in `default`, `<namespace>.<name>` elsewhere.
+    fn cloud_key(&self, cluster: &str) -> String {
+        if self.namespace == "default" {
+            cluster.to_owned()
+        } else {
+            format!("{}.{cluster}", self.namespace)
+        }
+    }
+
+    async fn machines(&self, cluster: &str) -> Vec<Value> {
+        self.store
+            .list("Machine", Some(&self.namespace))
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|m| m["spec"]["clusterName"] == cluster)
+            .collect()
+    }
+
+    async fn inventory(&self) -> Inventory {
+        reqwest::Client::new()
+            .get(format!("{}/v1/inventory", self.sim.base_url()))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// Why `name` is not yet as `expect` says, or `None` when it is.
+    async fn unmet(&self, name: &str, expect: Expect<'_>) -> Option<String> {
+        let cluster = self.store.get(&self.key(name)).await.unwrap();
+        let machines = self.machines(name).await;
+        match (expect, cluster) {
+            (Expect::Gone, None) => None,
+            (Expect::Gone, Some(_)) => Some("still there".into()),
+            (_, None) => Some("gone".into()),
+            (
+                Expect::Ready {
+                    control_plane,
+                    workers,
+                    version,
+                },
+                Some(c),
+            ) => {
+                let ready = condition(&c, "Ready")["status"] == "True"
+                    && c["status"]["observedGeneration"] == c["metadata"]["generation"];
+                let count = |worker: bool| {
+                    machines
+                        .iter()
+                        .filter(|m| (m["spec"]["role"] == "Worker") == worker)
+                        .count()
+                };
+                let versions_ok = machines.iter().all(|m| m["spec"]["version"] == version);
+                (!(ready
+                    && count(false) == control_plane
+                    && count(true) == workers
+                    && versions_ok))
+                    .then(|| {
+                        format!(
+                            "ready {ready}, {} control plane, {} workers, versions {:?}",
+                            count(false),
+                            count(true),
+                            machines
+                                .iter()
+                                .map(|m| m["spec"]["version"].clone())
+                                .collect::<Vec<_>>()
+                        )
+                    })
+            }
+            (Expect::Blocked { needle }, Some(c)) => {
+                let topology = condition(&c, "TopologyReconciled");
+                let blocked = topology["status"] == "False"
+                    && topology["reason"] == "InvalidTopology"
+                    && topology["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains(needle));
+                (!(blocked && machines.is_empty()))
+                    .then(|| format!("{topology}, {} machines", machines.len()))
+            }
+        }
+    }
+
+    /// Drives every cluster until each is as `expected` says: the embedded mode settles once
+    /// and must be there; the controller gets until [`WAIT`].
+    async fn settle(&mut self, expected: &[(&str, Expect<'_>)]) {
+        let started = Instant::now();
+        match &mut self.driver {
+            None => {
+                let executor = Executor::new(
+                    self.store.clone(),
+                    Arc::new(
+                        capw_local::ProviderRegistry::load_all(self.store.as_ref(), &self.config)
+                            .await
+                            .unwrap(),
+                    ),
+                    self.config.clone(),
+                );
+                self.driver = Some(Driver::Embedded(executor));
+                return Box::pin(self.settle(expected)).await;
+            }
+            Some(Driver::Embedded(executor)) => {
+                let progress = Arc::new(|p: Progress| eprintln!("{}: {}", p.cluster, p.line));
+                executor
+                    .reconcile_until_settled(WAIT, progress)
+                    .await
+                    .unwrap();
+                for (name, expect) in expected {
+                    if let Some(why) = self.unmet(name, *expect).await {
+                        panic!("{}: {name} is not {expect:?}: {why}", self.mode);
+                    }
+                }
+            }
+            Some(Driver::Kube { .. }) => loop {
+                let mut unmet = Vec::new();
+                for (name, expect) in expected {
+                    if let Some(why) = self.unmet(name, *expect).await {
+                        unmet.push(format!("{name} is not {expect:?}: {why}"));
+                    }
+                }
+                if unmet.is_empty() {
+                    break;
+                }
+                assert!(
+                    started.elapsed() < WAIT,
+                    "{}: timed out: {}",
+                    self.mode,
+                    unmet.join("; ")
+                );
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            },
+        }
+        eprintln!("{}: settled {expected:?} in {:?}", self.mode, started.elapsed());
+    }
+
+    /// The cloud holds exactly the machines of the store: one instance per idempotency key,
+    /// none without a machine.
+    async fn assert_cloud_matches(&self, clusters: &[&str]) {
+        let inventory = self.inventory().await;
+        for cluster in clusters {
+            let machines = self.machines(cluster).await;
+            let mut keys: Vec<&str> = machines
+                .iter()
+                .map(|m| m["spec"]["idempotencyKey"].as_str().unwrap())
+                .collect();
+            keys.sort_unstable();
+            let in_cloud = inventory
+                .clusters
+                .get(&self.cloud_key(cluster));
+            let mut tokens: Vec<&str> = in_cloud
+                .map(|c| c.instances.iter().map(|i| i.client_token.as_str()).collect())
+                .unwrap_or_default();
+            tokens.sort_unstable();
+            assert_eq!(tokens, keys, "{}: {cluster}'s instances", self.mode);
+        }
+    }
+
+    async fn stop(self) {
+        if let Some(Driver::Kube { task, stop }) = self.driver {
+            let _ = stop.send(());
+            task.await.unwrap().unwrap();
+        }
+    }
+}
+
+fn local_config(state_dir: &std::path::Path, secrets: SecretSource) -> LocalConfig {
+    let mut config = LocalConfig::new(state_dir);
+    config.plugin_dir = capw_test_support::plugin_dir();
+    config.cache_dir = Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
+    config.max_requeue = Duration::from_millis(200);
+    config.base_backoff = Duration::from_millis(50);
+    config.secrets = secrets;
+    config
+}
+
+async fn sim() -> SimCloudHandle {
+    SimCloud::start(SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(
+        Duration::from_millis(20),
+    )))
+    .await
+    .unwrap()
+}
+
+fn condition<'a>(object: &'a Value, type_: &str) -> &'a Value {
+    object["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .unwrap_or(&Value::Null)
+}
+
+/// The scenario itself, the same for both modes.
+async fn run(mut s: Scenario) {
+    // Create.
+    s.apply(s.quickstart()).await;
+    let v1 = "v1.34.1";
+    s.settle(&[(
+        "alpha",
+        Expect::Ready {
+            control_plane: 1,
+            workers: 2,
+            version: v1,
+        },
+    )])
+    .await;
+    s.assert_cloud_matches(&["alpha"]).await;
+
+    // Scale: three control-plane machines, three workers.
+    s.update_cluster("alpha", |c| {
+        c["spec"]["topology"]["controlPlane"]["replicas"] = 3.into();
+        c["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = 3.into();
+    })
+    .await;
+    s.settle(&[(
+        "alpha",
+        Expect::Ready {
+            control_plane: 3,
+            workers: 3,
+            version: v1,
+        },
+    )])
+    .await;
+    s.assert_cloud_matches(&["alpha"]).await;
+
+    // Upgrade: every machine replaced by one of the new version.
+    let v2 = "v1.34.2";
+    s.update_cluster("alpha", |c| c["spec"]["topology"]["version"] = v2.into())
+        .await;
+    s.settle(&[(
+        "alpha",
+        Expect::Ready {
+            control_plane: 3,
+            workers: 3,
+            version: v2,
+        },
+    )])
+    .await;
+    s.assert_cloud_matches(&["alpha"]).await;
+
+    // Bad input: a variable the class's schema refuses blocks that cluster alone.
+    let ns = s.namespace.clone();
+    s.apply(vec![json!({
+        "apiVersion": "capw.dev/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": "bad", "namespace": ns},
+        "spec": {"topology": {
+            "classRef": {"name": "sim-kubeadm"},
+            "version": v1,
+            "controlPlane": {"replicas": 1},
+            "variables": [{"name": "keyAlgorithm", "value": "dsa-1024"}],
+        }},
+    })])
+    .await;
+    s.settle(&[
+        (
+            "bad",
+            Expect::Blocked {
+                needle: "variable \"keyAlgorithm\"",
+            },
+        ),
+        (
+            "alpha",
+            Expect::Ready {
+                control_plane: 3,
+                workers: 3,
+                version: v2,
+            },
+        ),
+    ])
+    .await;
+    let inventory = s.inventory().await;
+    assert!(
+        !inventory.clusters.contains_key(&s.cloud_key("bad")),
+        "{}: the cloud holds something of the bad cluster: {:?}",
+        s.mode,
+        inventory.clusters.keys()
+    );
+
+    // Delete: nothing is left, in the store or in the cloud.
+    for name in ["alpha", "bad"] {
+        s.store.delete(&s.key(name)).await.unwrap();
+    }
+    s.settle(&[("alpha", Expect::Gone), ("bad", Expect::Gone)])
+        .await;
+    assert!(s.machines("alpha").await.is_empty());
+    let inventory = s.inventory().await;
+    assert!(
+        inventory.clusters.is_empty(),
+        "{}: simcloud still holds {:?}",
+        s.mode,
+        inventory.clusters.keys()
+    );
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn scenario_in_the_embedded_mode() {
+    run(Scenario::embedded().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn scenario_against_the_api_server() {
+    run(Scenario::kube().await).await;
+}
