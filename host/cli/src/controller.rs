@@ -44,6 +44,10 @@ pub struct ControllerArgs {
     /// Longest wait between passes over a cluster while work is under way, in seconds.
     #[arg(long, default_value_t = 10)]
     pub max_requeue_seconds: u64,
+    /// Reconcile only the Clusters of this namespace (and their Machines and ClusterClasses);
+    /// default: every namespace.
+    #[arg(long, env = "CAPW_WATCH_NAMESPACE")]
+    pub watch_namespace: Option<String>,
 }
 
 fn address(flag: &str, value: &str) -> anyhow::Result<Option<SocketAddr>> {
@@ -105,6 +109,7 @@ pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()
     let config = ControllerConfig {
         local,
         provider_namespace: args.lease_namespace.clone(),
+        watch_namespace: args.watch_namespace.clone(),
         identity: identity.clone(),
         leader_election: args.leader_elect.then(|| LeaseConfig {
             name: args.lease_name.clone(),

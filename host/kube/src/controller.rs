@@ -264,13 +264,24 @@ pub(crate) fn recorder(client: Client, identity: &str) -> Recorder {
 /// again then.
 pub(crate) async fn run(
     client: Client,
+    namespace: Option<&str>,
     ctx: Arc<Context>,
     mut reload: mpsc::Receiver<()>,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let clusters: Api<Cluster> = Api::all(client.clone());
-    let machines: Api<Machine> = Api::all(client.clone());
-    let classes: Api<ClusterClass> = Api::all(client);
+    let (clusters, machines, classes): (Api<Cluster>, Api<Machine>, Api<ClusterClass>) =
+        match namespace {
+            Some(ns) => (
+                Api::namespaced(client.clone(), ns),
+                Api::namespaced(client.clone(), ns),
+                Api::namespaced(client, ns),
+            ),
+            None => (
+                Api::all(client.clone()),
+                Api::all(client.clone()),
+                Api::all(client),
+            ),
+        };
     let controller = Controller::new(clusters, watcher::Config::default());
     let reader = controller.store();
     let (all_tx, all_rx) = futures::channel::mpsc::channel::<()>(1);

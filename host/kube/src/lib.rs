@@ -60,6 +60,9 @@ pub struct ControllerConfig {
     /// Namespace whose ConfigMaps are watched for provider changes, and where secret grants
     /// without a namespace are looked up.
     pub provider_namespace: String,
+    /// Reconcile only the Clusters of this namespace (with their Machines and
+    /// ClusterClasses); `None` for every namespace.
+    pub watch_namespace: Option<String>,
     /// This replica's name in Events and the Lease.
     pub identity: String,
     /// Leader election, when more than one replica may run.
@@ -180,7 +183,14 @@ pub async fn run(
             }
         }
     };
-    controller::run(client, ctx, reload_rx, stop).await;
+    controller::run(
+        client,
+        config.watch_namespace.as_deref(),
+        ctx,
+        reload_rx,
+        stop,
+    )
+    .await;
     drop(watch);
     metrics.leader.set(0);
     drop(holder);

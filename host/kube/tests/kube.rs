@@ -117,6 +117,7 @@ impl World {
         ControllerConfig {
             local,
             provider_namespace: self.namespace.clone(),
+            watch_namespace: Some(self.namespace.clone()),
             identity: identity.into(),
             leader_election: lease.map(|duration| LeaseConfig {
                 name: "capw-controller".into(),
@@ -344,7 +345,12 @@ async fn the_example_comes_up_scales_and_goes_away() {
         metrics.contains("capw_controller_reconciles_total{outcome=\"converged\"}"),
         "{metrics}"
     );
-    assert!(metrics.contains("capw_controller_provider_call_duration_seconds_bucket{provider="));
+    assert!(
+        metrics.contains(&format!(
+            "capw_controller_provider_call_duration_seconds_count{{provider=\"{ns}-sim-infra\",operation=\"infrastructure.reconcile-machine\"}}"
+        )),
+        "{metrics}"
+    );
     let providers = w.kubectl(&["get", "wasmproviders.capw.dev"]);
     assert!(
         providers.contains(&format!("{ns}-sim-infra")),
@@ -370,7 +376,7 @@ async fn the_example_comes_up_scales_and_goes_away() {
         "-n",
         &ns,
         "--field-selector",
-        "regarding.name=alpha",
+        "involvedObject.name=alpha",
     ]);
     assert!(events.contains("Provisioned"), "{events}");
 

@@ -105,6 +105,7 @@ impl Scenario {
         let controller = ControllerConfig {
             local: config.clone(),
             provider_namespace: namespace.clone(),
+            watch_namespace: Some(namespace.clone()),
             identity: "scenario".into(),
             leader_election: None,
             metrics_address: None,
@@ -175,13 +176,10 @@ impl Scenario {
 
     async fn update_cluster(&self, name: &str, change: impl Fn(&mut Value) + Send + Sync) {
         self.store
-            .update(
-                &self.key(name),
-                &mut |c: &mut Value| {
-                    change(c);
-                    Ok(())
-                },
-            )
+            .update(&self.key(name), &mut |c: &mut Value| {
+                change(c);
+                Ok(())
+            })
             .await
             .unwrap();
     }
@@ -242,10 +240,7 @@ impl Scenario {
                         .count()
                 };
                 let versions_ok = machines.iter().all(|m| m["spec"]["version"] == version);
-                (!(ready
-                    && count(false) == control_plane
-                    && count(true) == workers
-                    && versions_ok))
+                (!(ready && count(false) == control_plane && count(true) == workers && versions_ok))
                     .then(|| {
                         format!(
                             "ready {ready}, {} control plane, {} workers, versions {:?}",
@@ -320,7 +315,11 @@ impl Scenario {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             },
         }
-        eprintln!("{}: settled {expected:?} in {:?}", self.mode, started.elapsed());
+        eprintln!(
+            "{}: settled {expected:?} in {:?}",
+            self.mode,
+            started.elapsed()
+        );
     }
 
     /// The cloud holds exactly the machines of the store: one instance per idempotency key,
@@ -334,11 +333,14 @@ impl Scenario {
                 .map(|m| m["spec"]["idempotencyKey"].as_str().unwrap())
                 .collect();
             keys.sort_unstable();
-            let in_cloud = inventory
-                .clusters
-                .get(&self.cloud_key(cluster));
+            let in_cloud = inventory.clusters.get(&self.cloud_key(cluster));
             let mut tokens: Vec<&str> = in_cloud
-                .map(|c| c.instances.iter().map(|i| i.client_token.as_str()).collect())
+                .map(|c| {
+                    c.instances
+                        .iter()
+                        .map(|i| i.client_token.as_str())
+                        .collect()
+                })
                 .unwrap_or_default();
             tokens.sort_unstable();
             assert_eq!(tokens, keys, "{}: {cluster}'s instances", self.mode);
@@ -364,9 +366,9 @@ fn local_config(state_dir: &std::path::Path, secrets: SecretSource) -> LocalConf
 }
 
 async fn sim() -> SimCloudHandle {
-    SimCloud::start(SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(
-        Duration::from_millis(20),
-    )))
+    SimCloud::start(
+        SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(Duration::from_millis(20))),
+    )
     .await
     .unwrap()
 }

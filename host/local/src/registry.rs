@@ -311,7 +311,11 @@ impl ProviderRegistry {
 
 impl Loader {
     /// Fetches `wp`'s component and loads it.
-    async fn load(&self, wp: &WasmProvider, store: &dyn ObjectStore) -> Result<Loaded, LoadFailure> {
+    async fn load(
+        &self,
+        wp: &WasmProvider,
+        store: &dyn ObjectStore,
+    ) -> Result<Loaded, LoadFailure> {
         let (bytes, digest) = self.fetch(wp, store).await?;
         self.compile(wp, bytes, digest, store).await
     }

@@ -7,8 +7,8 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::error::{CallError, CallFailure};
 use crate::grants::Grants;
-use crate::runtime::CallObserver;
 use crate::limits::MAX_RESULT_BYTES;
+use crate::runtime::CallObserver;
 use crate::sandbox::{CallState, Redactor};
 use crate::types::ProviderError;
 

@@ -123,7 +123,11 @@ macro_rules! guest_call {
         .await;
         let _in_span = span.enter();
         finish(
-            $self.runtime.observer.as_deref().map(|o| (o, $self.source.as_str())),
+            $self
+                .runtime
+                .observer
+                .as_deref()
+                .map(|o| (o, $self.source.as_str())),
             &$self.name,
             $op,
             call.store.data(),
@@ -596,7 +600,10 @@ impl Provider {
         })
         .await;
         let instance = finish(
-            self.runtime.observer.as_deref().map(|o| (o, self.source.as_str())),
+            self.runtime
+                .observer
+                .as_deref()
+                .map(|o| (o, self.source.as_str())),
             &self.name,
             "instantiate",
             call.store.data(),
@@ -633,7 +640,10 @@ impl Session<'_> {
             .await;
         let _in_span = span.enter();
         finish(
-            p.runtime.observer.as_deref().map(|o| (o, p.source.as_str())),
+            p.runtime
+                .observer
+                .as_deref()
+                .map(|o| (o, p.source.as_str())),
             &p.name,
             operation,
             self.call.store.data(),
