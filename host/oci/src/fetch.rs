@@ -124,7 +124,7 @@ impl Fetcher {
         };
         if request.pull_policy == PullPolicy::IfNotPresent
             && let Some(digest) = &known
-            && let Some(fetched) = self.from_cache(reference, digest, Origin::Cache)?
+            && let Some(fetched) = self.cached(reference, digest, Origin::Cache)?
         {
             return Ok(fetched);
         }
@@ -132,7 +132,7 @@ impl Fetcher {
             Ok(d) => d,
             Err(e @ OciError::Unavailable { .. }) => {
                 let Some(digest) = &known else { return Err(e) };
-                return match self.from_cache(reference, digest, Origin::CacheFallback)? {
+                return match self.cached(reference, digest, Origin::CacheFallback)? {
                     Some(f) => {
                         tracing::warn!(%reference, %digest, error = %e, "registry unreachable; serving the cached component");
                         Ok(f)
@@ -151,7 +151,7 @@ impl Fetcher {
                 actual: current,
             });
         }
-        if let Some(fetched) = self.from_cache(reference, &current, Origin::Resolved)? {
+        if let Some(fetched) = self.cached(reference, &current, Origin::Resolved)? {
             self.cache.record(reference, &current)?;
             return Ok(fetched);
         }
@@ -184,7 +184,7 @@ impl Fetcher {
 
     /// The cached component of manifest `digest`, if both the manifest and the component are
     /// cached and sound.
-    fn from_cache(
+    fn cached(
         &self,
         reference: &str,
         digest: &str,

@@ -68,11 +68,18 @@ pub(crate) async fn with_deadline<R>(
     tokio::time::timeout(timeout, body).await.ok()
 }
 
+/// Who made a call: the provider's own name (logs and errors), the name it was loaded as
+/// and the runtime's observer (told how the call ended).
+pub(crate) struct Caller<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) source: &'a str,
+    pub(crate) observer: Option<&'a dyn CallObserver>,
+}
+
 /// Turn a raw outcome into the provider's answer or a precise [`CallError`], and write the
 /// guest's captured output into the logs.
 pub(crate) fn finish<R>(
-    observer: Option<(&dyn CallObserver, &str)>,
-    provider: &str,
+    caller: Caller<'_>,
     operation: &'static str,
     state: &CallState,
     timeout: Duration,
@@ -80,6 +87,7 @@ pub(crate) fn finish<R>(
     started: Instant,
     outcome: RawOutcome<R>,
 ) -> Result<R, CallError> {
+    let provider = caller.name;
     flush_output(state, provider, operation);
     let elapsed = started.elapsed();
     let failure = match outcome {
@@ -91,8 +99,8 @@ pub(crate) fn finish<R>(
         }
         Some(Ok(Ok(answer))) => {
             tracing::debug!(provider, operation, ?elapsed, "provider call succeeded");
-            if let Some((observer, source)) = observer {
-                observer.call_finished(source, operation, elapsed, Ok(()));
+            if let Some(observer) = caller.observer {
+                observer.call_finished(caller.source, operation, elapsed, Ok(()));
             }
             return Ok(answer);
         }
@@ -108,8 +116,8 @@ pub(crate) fn finish<R>(
         (_, f) => f,
     };
     tracing::warn!(provider, operation, ?elapsed, reason = failure.reason(), error = %failure, "provider call failed");
-    if let Some((observer, source)) = observer {
-        observer.call_finished(source, operation, elapsed, Err(failure.reason()));
+    if let Some(observer) = caller.observer {
+        observer.call_finished(caller.source, operation, elapsed, Err(failure.reason()));
     }
     Err(CallError {
         provider: provider.to_string(),

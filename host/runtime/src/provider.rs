@@ -11,7 +11,7 @@ use wasmtime::component::{Component, Instance, InstancePre};
 
 use crate::bindings::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata};
 use crate::cache::{CacheOutcome, CompileCache};
-use crate::call::{ActiveCall, finish, with_deadline};
+use crate::call::{ActiveCall, Caller, finish, with_deadline};
 use crate::contract::{self, ContractInfo, ExtensionPoint};
 use crate::error::{CallError, CallFailure, LoadError};
 use crate::grants::Grants;
@@ -123,12 +123,11 @@ macro_rules! guest_call {
         .await;
         let _in_span = span.enter();
         finish(
-            $self
-                .runtime
-                .observer
-                .as_deref()
-                .map(|o| (o, $self.source.as_str())),
-            &$self.name,
+            Caller {
+                name: &$self.name,
+                source: &$self.source,
+                observer: $self.runtime.observer.as_deref(),
+            },
             $op,
             call.store.data(),
             timeout,
@@ -600,11 +599,11 @@ impl Provider {
         })
         .await;
         let instance = finish(
-            self.runtime
-                .observer
-                .as_deref()
-                .map(|o| (o, self.source.as_str())),
-            &self.name,
+            Caller {
+                name: &self.name,
+                source: &self.source,
+                observer: self.runtime.observer.as_deref(),
+            },
             "instantiate",
             call.store.data(),
             timeout,
@@ -640,11 +639,11 @@ impl Session<'_> {
             .await;
         let _in_span = span.enter();
         finish(
-            p.runtime
-                .observer
-                .as_deref()
-                .map(|o| (o, p.source.as_str())),
-            &p.name,
+            Caller {
+                name: &p.name,
+                source: &p.source,
+                observer: p.runtime.observer.as_deref(),
+            },
             operation,
             self.call.store.data(),
             timeout,
