@@ -32,6 +32,15 @@ impl Provider for StarterProvider {
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     const DESCRIPTION: &'static str = "Bootstrap provider: cloud-config from a typed config.";
 
+    /// Bootstrap only: no control-plane shape, nothing to scale or upgrade itself.
+    fn capabilities() -> Capabilities {
+        Capabilities {
+            control_plane_shape: None,
+            control_plane_scalable: false,
+            version_upgrades: false,
+        }
+    }
+
     fn validate(config: &Config) -> Result<(), Vec<FieldError>> {
         let mut errors = Vec::new();
         let tz = &config.timezone;
@@ -143,4 +152,7 @@ impl Bootstrap for StarterProvider {
     }
 }
 
-capw_sdk::export_provider!(StarterProvider);
+capw_sdk::export_provider!(
+    StarterProvider,
+    unsupported: [Infrastructure, ControlPlane, LifecycleHooks]
+);
