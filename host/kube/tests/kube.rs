@@ -16,6 +16,8 @@ use tokio::task::JoinHandle;
 
 const TOKEN: &str = "kube-test-token";
 const WAIT: Duration = Duration::from_secs(240);
+/// How long a replica may take to stop or to end once aborted.
+const STOP: Duration = Duration::from_secs(60);
 
 /// One test's world: its namespace, simcloud and a client.
 struct World {
@@ -241,16 +243,24 @@ struct Replica {
 }
 
 impl Replica {
-    /// Asks it to stop and waits until it has.
+    /// Asks it to stop and waits until it has: running passes finish, the Lease is released.
     async fn stop(self) {
         let _ = self.stop.send(());
-        self.task.await.unwrap().unwrap();
+        tokio::time::timeout(STOP, self.task)
+            .await
+            .unwrap_or_else(|_| panic!("the controller did not stop within {STOP:?}"))
+            .unwrap()
+            .unwrap();
     }
 
     /// Kills it: the task is dropped mid-pass, nothing is released.
     async fn kill(self) {
         self.task.abort();
-        let _ = self.task.await;
+        let ended = tokio::time::timeout(STOP, self.task).await;
+        assert!(
+            ended.is_ok(),
+            "the aborted controller did not end within {STOP:?}"
+        );
     }
 }
 
