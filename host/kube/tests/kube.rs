@@ -1,6 +1,8 @@
 //! The Kubernetes mode against a real kube-apiserver (tests/kube-env, `make kube-env`), with
 //! simcloud in-process and the real provider components (`make plugins`).
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -9,6 +11,7 @@ use capw_local::{LocalConfig, SecretSource};
 use capw_simcloud::model::Inventory;
 use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
 use capw_store::{ObjectKey, ObjectStore};
+use capw_test_support::condition;
 use capw_test_support::kube::KubeEnv;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -63,33 +66,9 @@ impl World {
 
     /// The quickstart, in this test's namespace, its providers prefixed with it.
     fn example(&self) -> PathBuf {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart");
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-            .collect();
-        files.sort();
-        let text: String = files
-            .iter()
-            .map(|f| std::fs::read_to_string(f).unwrap() + "\n---\n")
-            .collect();
-        let text = self.localize(&text);
         let path = self.tmp.path().join("example.yaml");
-        std::fs::write(&path, text).unwrap();
+        std::fs::write(&path, common::quickstart_in(&self.namespace, &self.sim)).unwrap();
         path
-    }
-
-    fn localize(&self, text: &str) -> String {
-        let ns = &self.namespace;
-        text.replace("http://127.0.0.1:7480", &self.sim.base_url())
-            .replace("namespace: default", &format!("namespace: {ns}"))
-            .replace("sim-infra", &format!("{ns}-sim-infra"))
-            .replace("kubeadm-bootstrap", &format!("{ns}-kubeadm-bootstrap"))
-            .replace(
-                "kubeadm-control-plane",
-                &format!("{ns}-kubeadm-control-plane"),
-            )
     }
 
     fn kubectl(&self, args: &[&str]) -> String {
@@ -170,15 +149,7 @@ impl World {
     }
 
     async fn inventory(&self) -> Inventory {
-        reqwest::Client::new()
-            .get(format!("{}/v1/inventory", self.sim.base_url()))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        common::inventory(&self.sim, TOKEN).await
     }
 
     /// simcloud's name of a cluster: `<namespace>.<name>`.
@@ -270,13 +241,6 @@ fn free_address() -> std::net::SocketAddr {
         .unwrap()
         .local_addr()
         .unwrap()
-}
-
-fn condition<'a>(object: &'a Value, type_: &str) -> &'a Value {
-    object["status"]["conditions"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
-        .unwrap_or(&Value::Null)
 }
 
 async fn wait<T, F, Fut>(what: &str, mut check: F) -> T

@@ -4,6 +4,8 @@
 //! [`ObjectStore`] and check the same things: the Cluster's conditions, its Machines, and the
 //! in-process simcloud's inventory (one instance per machine, nothing left after delete).
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,6 +16,7 @@ use capw_local::{Executor, LocalConfig, Progress, SecretSource};
 use capw_simcloud::model::Inventory;
 use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
 use capw_store::{ObjectKey, ObjectStore, Store};
+use capw_test_support::condition;
 use capw_test_support::kube::KubeEnv;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -134,27 +137,7 @@ impl Scenario {
     /// The quickstart's providers, class and Cluster `alpha`, in this scenario's namespace,
     /// with provider names of its own (WasmProviders are cluster-scoped).
     fn quickstart(&self) -> Vec<Value> {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart");
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-            .collect();
-        files.sort();
-        let text: String = files
-            .iter()
-            .map(|f| std::fs::read_to_string(f).unwrap() + "\n---\n")
-            .collect();
-        let ns = &self.namespace;
-        let text = text
-            .replace("http://127.0.0.1:7480", &self.sim.base_url())
-            .replace("namespace: default", &format!("namespace: {ns}"))
-            .replace("sim-infra", &format!("{ns}-sim-infra"))
-            .replace("kubeadm-bootstrap", &format!("{ns}-kubeadm-bootstrap"))
-            .replace(
-                "kubeadm-control-plane",
-                &format!("{ns}-kubeadm-control-plane"),
-            );
+        let text = common::quickstart_in(&self.namespace, &self.sim);
         parse_manifests(&text)
             .unwrap()
             .iter()
@@ -204,15 +187,7 @@ impl Scenario {
     }
 
     async fn inventory(&self) -> Inventory {
-        reqwest::Client::new()
-            .get(format!("{}/v1/inventory", self.sim.base_url()))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        common::inventory(&self.sim, TOKEN).await
     }
 
     /// Why `name` is not yet as `expect` says, or `None` when it is.
@@ -371,13 +346,6 @@ async fn sim() -> SimCloudHandle {
     )
     .await
     .unwrap()
-}
-
-fn condition<'a>(object: &'a Value, type_: &str) -> &'a Value {
-    object["status"]["conditions"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
-        .unwrap_or(&Value::Null)
 }
 
 /// The scenario itself, the same for both modes.

@@ -68,3 +68,27 @@ pub fn install_crypto_provider() {
     // An error only says a provider is installed already.
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
+
+/// The quickstart's manifests (`examples/quickstart/*.yaml`, in file-name order) as one
+/// multi-document YAML text.
+pub fn quickstart() -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap() + "\n---\n")
+        .collect()
+}
+
+/// The condition of `type_` in an object's `status.conditions`, or `null`.
+pub fn condition<'a>(object: &'a serde_json::Value, type_: &str) -> &'a serde_json::Value {
+    object["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .unwrap_or(&serde_json::Value::Null)
+}

@@ -10,6 +10,7 @@ use capw_local::{Executor, LocalConfig, Progress, SettleReport};
 use capw_simcloud::model::Inventory;
 use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
 use capw_store::{ObjectKey, Store};
+pub use capw_test_support::condition;
 use serde_json::Value;
 
 pub const TOKEN: &str = "local-test-token";
@@ -17,17 +18,7 @@ pub const SETTLE: Duration = Duration::from_secs(120);
 
 /// The quickstart's manifests, pointed at `sim`, plus `extra` documents.
 pub fn manifests(sim: &SimCloudHandle, extra: &str) -> Vec<Value> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
-    let mut text: String = files
-        .iter()
-        .map(|f| std::fs::read_to_string(f).unwrap() + "\n---\n")
-        .collect();
+    let mut text = capw_test_support::quickstart();
     text.push_str(extra);
     let text = text.replace("http://127.0.0.1:7480", &sim.base_url());
     parse_manifests(&text)
@@ -73,13 +64,6 @@ pub fn machines(store: &Store, cluster: &str) -> Vec<Value> {
         .into_iter()
         .filter(|m| m["spec"]["clusterName"] == cluster)
         .collect()
-}
-
-pub fn condition<'a>(object: &'a Value, type_: &str) -> &'a Value {
-    object["status"]["conditions"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
-        .unwrap_or(&Value::Null)
 }
 
 pub fn set_workers(store: &Store, name: &str, replicas: i64) {
