@@ -15,7 +15,6 @@ pub(crate) use generated::capw::provider::{host_log, host_secrets};
 
 /// The `metadata` interface every provider exports.
 pub mod metadata {
-    pub(crate) use super::generated::exports::capw::provider::metadata::GuestIndices;
     pub use super::generated::exports::capw::provider::metadata::{
         Capabilities, ControlPlaneShape, ExtensionPoint, FieldError, ProviderMetadata,
         RequestedGrants,
@@ -24,7 +23,6 @@ pub mod metadata {
 
 /// The `infrastructure` extension point.
 pub mod infrastructure {
-    pub(crate) use super::generated::exports::capw::provider::infrastructure::GuestIndices;
     pub use super::generated::exports::capw::provider::infrastructure::{
         ClusterInfrastructure, ClusterState, FailureDomain, ListedMachine, MachinePhase,
         MachineSpec, MachineStatus,
@@ -33,7 +31,6 @@ pub mod infrastructure {
 
 /// The `bootstrap` extension point.
 pub mod bootstrap {
-    pub(crate) use super::generated::exports::capw::provider::bootstrap::GuestIndices;
     pub use super::generated::exports::capw::provider::bootstrap::{
         BootstrapData, BootstrapFormat, BootstrapRequest, ControlPlaneMember, SecretItem,
         SecretsState,
@@ -42,7 +39,6 @@ pub mod bootstrap {
 
 /// The `control-plane` extension point.
 pub mod control_plane {
-    pub(crate) use super::generated::exports::capw::provider::control_plane::GuestIndices;
     pub use super::generated::exports::capw::provider::control_plane::{
         MachineToCreate, Member, PlanInput, PlanOutput, Step,
     };
@@ -50,7 +46,6 @@ pub mod control_plane {
 
 /// The optional `lifecycle-hooks` extension point.
 pub mod lifecycle_hooks {
-    pub(crate) use super::generated::exports::capw::provider::lifecycle_hooks::GuestIndices;
     pub use super::generated::exports::capw::provider::lifecycle_hooks::{
         Hook, HookRequest, HookResponse,
     };

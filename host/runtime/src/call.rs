@@ -1,6 +1,8 @@
 //! One call: a fresh store and instance, its deadline, and the classification of how it ended.
 
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use wasmtime::{Store, Trap, UpdateDeadline};
@@ -35,9 +37,8 @@ impl ActiveCall {
         engine: &wasmtime::Engine,
         grants: Arc<Grants>,
         redactor: Redactor,
-        timeout: Duration,
+        deadline: Instant,
     ) -> Self {
-        let deadline = Instant::now() + timeout;
         let mut store = Store::new(engine, CallState::new(grants, redactor, deadline));
         store.limiter(|s| &mut s.limiter);
         // Bounds what wasmtime copies out of the guest in one go: an answer, or an argument
@@ -60,12 +61,30 @@ impl ActiveCall {
 /// What a guest call produced before classification: `None` when the deadline future fired.
 pub(crate) type RawOutcome<R> = Option<wasmtime::Result<Result<R, ProviderError>>>;
 
-/// Run `body` (instantiate, then call) under the call's deadline.
+/// Run `body` (instantiate, then call) until `deadline`.
+///
+/// The epoch deadline already stops wasm that runs past it; this bounds the time a call
+/// spends waiting in the host (a hung wasi:http request, a long `poll`). The timer is armed
+/// only when `body` first has to wait: most calls never do, and skip its cost.
 pub(crate) async fn with_deadline<R>(
-    timeout: Duration,
+    deadline: Instant,
     body: impl Future<Output = wasmtime::Result<Result<R, ProviderError>>>,
 ) -> RawOutcome<R> {
-    tokio::time::timeout(timeout, body).await.ok()
+    let mut body = pin!(body);
+    let mut timer = pin!(None::<tokio::time::Sleep>);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(out) = body.as_mut().poll(cx) {
+            return Poll::Ready(Some(out));
+        }
+        if timer.is_none() {
+            timer.set(Some(tokio::time::sleep_until(deadline.into())));
+        }
+        match timer.as_mut().as_pin_mut() {
+            Some(sleep) => sleep.poll(cx).map(|()| None),
+            None => Poll::Pending,
+        }
+    })
+    .await
 }
 
 /// Who made a call: the provider's own name (logs and errors), the name it was loaded as
@@ -175,7 +194,7 @@ fn is_hostcall_fuel_exhausted(error: &wasmtime::Error) -> bool {
 }
 
 fn flush_output(state: &CallState, provider: &str, operation: &'static str) {
-    for (stream, out) in [("stdout", &state.stdout), ("stderr", &state.stderr)] {
+    for (stream, out) in state.captured() {
         let (bytes, dropped) = out.take();
         if bytes.is_empty() && dropped == 0 {
             continue;

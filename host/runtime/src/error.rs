@@ -42,6 +42,13 @@ pub enum LoadError {
         #[source]
         source: wasmtime::Error,
     },
+    /// Instantiating it, to check its exports, failed.
+    #[error("{source_name}: instantiating it failed")]
+    Instantiate {
+        source_name: String,
+        #[source]
+        source: Box<CallError>,
+    },
     /// Its `metadata.describe` failed.
     #[error("{source_name}: describing itself failed")]
     Describe {

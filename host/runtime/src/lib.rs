@@ -17,6 +17,7 @@ mod cache;
 mod call;
 mod contract;
 mod error;
+mod exports;
 mod grants;
 mod limits;
 mod output;

@@ -14,6 +14,7 @@ use crate::cache::{CacheOutcome, CompileCache};
 use crate::call::{ActiveCall, Caller, finish, with_deadline};
 use crate::contract::{self, ContractInfo, ExtensionPoint};
 use crate::error::{CallError, CallFailure, LoadError};
+use crate::exports::{ExportFn, Exports, FoundExports};
 use crate::grants::Grants;
 use crate::limits::MAX_COMPONENT_BYTES;
 use crate::runtime::Runtime;
@@ -65,15 +66,6 @@ fn from_wit(p: metadata::ExtensionPoint) -> ExtensionPoint {
     }
 }
 
-/// The export indices of each interface the component has, resolved once at load.
-struct Exports {
-    metadata: metadata::GuestIndices,
-    infrastructure: Option<infrastructure::GuestIndices>,
-    bootstrap: Option<bootstrap::GuestIndices>,
-    control_plane: Option<control_plane::GuestIndices>,
-    lifecycle_hooks: Option<lifecycle_hooks::GuestIndices>,
-}
-
 /// A provider ready to be called. Calls take `&self` and may run concurrently: each has its
 /// own instance.
 pub struct Provider {
@@ -97,27 +89,31 @@ impl std::fmt::Debug for Provider {
     }
 }
 
-/// Run one guest function in a fresh instance under the provider's deadline.
+/// Run one contract function in a fresh instance under the provider's deadline.
 ///
-/// `$ix` is the interface's export indices, `$guest` names the loaded interface and `$store`
-/// the store inside `$body`, an expression giving the wasmtime call's future.
+/// `$export` is the function's [`ExportFn`], `($arg, ...)` its arguments and `$map` turns its
+/// result into `Result<_, ProviderError>` (the identity for every function but `metadata`'s).
 macro_rules! guest_call {
-    ($self:ident, $op:literal, $ix:expr, |$guest:ident, $store:ident| $body:expr) => {{
-        let ix = $ix;
+    ($self:ident, $op:expr, $export:expr, ($($arg:expr),*)) => {
+        guest_call!($self, $op, $export, ($($arg),*), std::convert::identity)
+    };
+    ($self:ident, $op:expr, $export:expr, ($($arg:expr),*), $map:expr) => {{
+        let export = $export;
         let timeout = $self.grants.limits.call_timeout;
         let started = Instant::now();
+        let deadline = started + timeout;
         let mut call = ActiveCall::new(
             &$self.runtime.engine,
             $self.grants.clone(),
             $self.redactor.clone(),
-            timeout,
+            deadline,
         );
         let span = $self.runtime.call_span(&$self.name, $op);
-        let outcome = with_deadline(timeout, async {
+        let outcome = with_deadline(deadline, async {
             let instance = $self.pre.instantiate_async(&mut call.store).await?;
-            let $guest = ix.load(&mut call.store, &instance)?;
-            let $store = &mut call.store;
-            $body.await
+            let func = export.typed(&mut call.store, &instance)?;
+            let (answer,) = func.call_async(&mut call.store, ($($arg,)*)).await?;
+            Ok($map(answer))
         })
         .instrument(span.clone())
         .await;
@@ -185,38 +181,24 @@ impl Runtime {
                 source_name: name.clone(),
                 source,
             })?;
-        let mismatch = |iface: &str, e: wasmtime::Error| LoadError::ContractMismatch {
-            source_name: name.clone(),
-            detail: format!("export {iface} does not match the contract: {e:#}"),
-        };
-        let exported = |p: ExtensionPoint| contract.exported.contains(&p);
-        let exports = Exports {
-            metadata: metadata::GuestIndices::new(&pre).map_err(|e| mismatch("metadata", e))?,
-            infrastructure: exported(ExtensionPoint::Infrastructure)
-                .then(|| infrastructure::GuestIndices::new(&pre))
-                .transpose()
-                .map_err(|e| mismatch("infrastructure", e))?,
-            bootstrap: exported(ExtensionPoint::Bootstrap)
-                .then(|| bootstrap::GuestIndices::new(&pre))
-                .transpose()
-                .map_err(|e| mismatch("bootstrap", e))?,
-            control_plane: exported(ExtensionPoint::ControlPlane)
-                .then(|| control_plane::GuestIndices::new(&pre))
-                .transpose()
-                .map_err(|e| mismatch("control-plane", e))?,
-            lifecycle_hooks: exported(ExtensionPoint::LifecycleHooks)
-                .then(|| lifecycle_hooks::GuestIndices::new(&pre))
-                .transpose()
-                .map_err(|e| mismatch("lifecycle-hooks", e))?,
-        };
+        let found = FoundExports::find(&component, &contract).map_err(|detail| {
+            LoadError::ContractMismatch {
+                source_name: name.clone(),
+                detail,
+            }
+        })?;
         let grants = Arc::new(grants);
+        let redactor = Redactor::new(&grants);
+        let exports = self
+            .check_exports(&name, &pre, found, &grants, &redactor)
+            .await?;
         let mut provider = Provider {
             runtime: self.clone(),
             name: name.clone(),
             source: name.clone(),
             pre,
             exports,
-            redactor: Redactor::new(&grants),
+            redactor,
             grants,
             info: ProviderInfo {
                 digest,
@@ -254,6 +236,49 @@ impl Runtime {
             "provider loaded"
         );
         Ok(provider)
+    }
+
+    /// Instantiates the component once, under the provider's limits, to check the types of
+    /// the contract functions it exports; calls then skip that check.
+    async fn check_exports(
+        &self,
+        name: &str,
+        pre: &InstancePre<CallState>,
+        found: FoundExports,
+        grants: &Arc<Grants>,
+        redactor: &Redactor,
+    ) -> Result<Exports, LoadError> {
+        let timeout = grants.limits.call_timeout;
+        let started = Instant::now();
+        let deadline = started + timeout;
+        let mut call = ActiveCall::new(&self.engine, grants.clone(), redactor.clone(), deadline);
+        let outcome = with_deadline(deadline, async {
+            let instance = pre.instantiate_async(&mut call.store).await?;
+            Ok(Ok(found.check(&mut call.store, &instance)))
+        })
+        .await;
+        let caller = Caller {
+            name,
+            source: name,
+            observer: None,
+        };
+        finish(
+            caller,
+            "instantiate",
+            call.store.data(),
+            timeout,
+            grants.limits.memory,
+            started,
+            outcome,
+        )
+        .map_err(|source| LoadError::Instantiate {
+            source_name: name.to_string(),
+            source: Box::new(source),
+        })?
+        .map_err(|detail| LoadError::ContractMismatch {
+            source_name: name.to_string(),
+            detail,
+        })
     }
 
     fn compile_or_load(
@@ -384,13 +409,13 @@ impl Provider {
         self.info.extension_points().contains(&point)
     }
 
-    fn export<'a, T>(
+    fn export<'a, S>(
         &self,
-        indices: &'a Option<T>,
+        export: &'a Option<ExportFn<S>>,
         point: ExtensionPoint,
         operation: &'static str,
-    ) -> Result<&'a T, CallError> {
-        indices.as_ref().ok_or_else(|| CallError {
+    ) -> Result<&'a ExportFn<S>, CallError> {
+        export.as_ref().ok_or_else(|| CallError {
             provider: self.name.clone(),
             operation,
             failure: CallFailure::ContractMismatch {
@@ -401,12 +426,7 @@ impl Provider {
 
     /// `metadata.describe`: ask the provider again to describe itself.
     pub async fn describe(&self) -> Result<metadata::ProviderMetadata, CallError> {
-        guest_call!(
-            self,
-            "metadata.describe",
-            &self.exports.metadata,
-            |g, s| async { g.call_describe(s).await.map(Ok) }
-        )
+        guest_call!(self, "metadata.describe", &self.exports.describe, (), Ok)
     }
 
     /// `metadata.validate-config`: `Ok(Err(errors))` when the provider rejects the config.
@@ -417,8 +437,9 @@ impl Provider {
         guest_call!(
             self,
             "metadata.validate-config",
-            &self.exports.metadata,
-            |g, s| async { g.call_validate_config(s, config).await.map(Ok) }
+            &self.exports.validate_config,
+            (config),
+            Ok
         )
     }
 
@@ -427,24 +448,24 @@ impl Provider {
         &self,
         ctx: &CallContext,
     ) -> Result<infrastructure::ClusterState, CallError> {
-        let ix = self.export(
-            &self.exports.infrastructure,
+        const OP: &str = "infrastructure.reconcile-cluster";
+        let f = self.export(
+            &self.exports.reconcile_cluster,
             ExtensionPoint::Infrastructure,
-            "infrastructure.reconcile-cluster",
+            OP,
         )?;
-        guest_call!(self, "infrastructure.reconcile-cluster", ix, |g, s| g
-            .call_reconcile_cluster(s, ctx))
+        guest_call!(self, OP, f, (ctx))
     }
 
     /// `infrastructure.delete-cluster`.
     pub async fn delete_cluster(&self, ctx: &CallContext) -> Result<Deletion, CallError> {
-        let ix = self.export(
-            &self.exports.infrastructure,
+        const OP: &str = "infrastructure.delete-cluster";
+        let f = self.export(
+            &self.exports.delete_cluster,
             ExtensionPoint::Infrastructure,
-            "infrastructure.delete-cluster",
+            OP,
         )?;
-        guest_call!(self, "infrastructure.delete-cluster", ix, |g, s| g
-            .call_delete_cluster(s, ctx))
+        guest_call!(self, OP, f, (ctx))
     }
 
     /// `infrastructure.reconcile-machine`.
@@ -453,13 +474,13 @@ impl Provider {
         ctx: &CallContext,
         spec: &infrastructure::MachineSpec,
     ) -> Result<infrastructure::MachineStatus, CallError> {
-        let ix = self.export(
-            &self.exports.infrastructure,
+        const OP: &str = "infrastructure.reconcile-machine";
+        let f = self.export(
+            &self.exports.reconcile_machine,
             ExtensionPoint::Infrastructure,
-            "infrastructure.reconcile-machine",
+            OP,
         )?;
-        guest_call!(self, "infrastructure.reconcile-machine", ix, |g, s| g
-            .call_reconcile_machine(s, ctx, spec))
+        guest_call!(self, OP, f, (ctx, spec))
     }
 
     /// `infrastructure.delete-machine`.
@@ -468,13 +489,13 @@ impl Provider {
         ctx: &CallContext,
         machine: &crate::types::MachineRef,
     ) -> Result<Deletion, CallError> {
-        let ix = self.export(
-            &self.exports.infrastructure,
+        const OP: &str = "infrastructure.delete-machine";
+        let f = self.export(
+            &self.exports.delete_machine,
             ExtensionPoint::Infrastructure,
-            "infrastructure.delete-machine",
+            OP,
         )?;
-        guest_call!(self, "infrastructure.delete-machine", ix, |g, s| g
-            .call_delete_machine(s, ctx, machine))
+        guest_call!(self, OP, f, (ctx, machine))
     }
 
     /// `infrastructure.list-machines`.
@@ -482,13 +503,13 @@ impl Provider {
         &self,
         ctx: &CallContext,
     ) -> Result<Vec<infrastructure::ListedMachine>, CallError> {
-        let ix = self.export(
-            &self.exports.infrastructure,
+        const OP: &str = "infrastructure.list-machines";
+        let f = self.export(
+            &self.exports.list_machines,
             ExtensionPoint::Infrastructure,
-            "infrastructure.list-machines",
+            OP,
         )?;
-        guest_call!(self, "infrastructure.list-machines", ix, |g, s| g
-            .call_list_machines(s, ctx))
+        guest_call!(self, OP, f, (ctx))
     }
 
     /// `bootstrap.cluster-secrets`.
@@ -496,13 +517,9 @@ impl Provider {
         &self,
         ctx: &CallContext,
     ) -> Result<bootstrap::SecretsState, CallError> {
-        let ix = self.export(
-            &self.exports.bootstrap,
-            ExtensionPoint::Bootstrap,
-            "bootstrap.cluster-secrets",
-        )?;
-        guest_call!(self, "bootstrap.cluster-secrets", ix, |g, s| g
-            .call_cluster_secrets(s, ctx))
+        const OP: &str = "bootstrap.cluster-secrets";
+        let f = self.export(&self.exports.cluster_secrets, ExtensionPoint::Bootstrap, OP)?;
+        guest_call!(self, OP, f, (ctx))
     }
 
     /// `bootstrap.generate`.
@@ -511,13 +528,9 @@ impl Provider {
         ctx: &CallContext,
         request: &bootstrap::BootstrapRequest,
     ) -> Result<bootstrap::BootstrapData, CallError> {
-        let ix = self.export(
-            &self.exports.bootstrap,
-            ExtensionPoint::Bootstrap,
-            "bootstrap.generate",
-        )?;
-        guest_call!(self, "bootstrap.generate", ix, |g, s| g
-            .call_generate(s, ctx, request))
+        const OP: &str = "bootstrap.generate";
+        let f = self.export(&self.exports.generate, ExtensionPoint::Bootstrap, OP)?;
+        guest_call!(self, OP, f, (ctx, request))
     }
 
     /// `bootstrap.kubeconfig`.
@@ -527,13 +540,9 @@ impl Provider {
         endpoint: &Endpoint,
         secrets: &[bootstrap::SecretItem],
     ) -> Result<String, CallError> {
-        let ix = self.export(
-            &self.exports.bootstrap,
-            ExtensionPoint::Bootstrap,
-            "bootstrap.kubeconfig",
-        )?;
-        guest_call!(self, "bootstrap.kubeconfig", ix, |g, s| g
-            .call_kubeconfig(s, ctx, endpoint, secrets))
+        const OP: &str = "bootstrap.kubeconfig";
+        let f = self.export(&self.exports.kubeconfig, ExtensionPoint::Bootstrap, OP)?;
+        guest_call!(self, OP, f, (ctx, endpoint, secrets))
     }
 
     /// `control-plane.plan`.
@@ -542,13 +551,9 @@ impl Provider {
         ctx: &CallContext,
         input: &control_plane::PlanInput,
     ) -> Result<control_plane::PlanOutput, CallError> {
-        let ix = self.export(
-            &self.exports.control_plane,
-            ExtensionPoint::ControlPlane,
-            "control-plane.plan",
-        )?;
-        guest_call!(self, "control-plane.plan", ix, |g, s| g
-            .call_plan(s, ctx, input))
+        const OP: &str = "control-plane.plan";
+        let f = self.export(&self.exports.plan, ExtensionPoint::ControlPlane, OP)?;
+        guest_call!(self, OP, f, (ctx, input))
     }
 
     /// `lifecycle-hooks.handle`.
@@ -557,13 +562,9 @@ impl Provider {
         ctx: &CallContext,
         request: &lifecycle_hooks::HookRequest,
     ) -> Result<lifecycle_hooks::HookResponse, CallError> {
-        let ix = self.export(
-            &self.exports.lifecycle_hooks,
-            ExtensionPoint::LifecycleHooks,
-            "lifecycle-hooks.handle",
-        )?;
-        guest_call!(self, "lifecycle-hooks.handle", ix, |g, s| g
-            .call_handle(s, ctx, *request))
+        const OP: &str = "lifecycle-hooks.handle";
+        let f = self.export(&self.exports.handle, ExtensionPoint::LifecycleHooks, OP)?;
+        guest_call!(self, OP, f, (ctx, *request))
     }
 }
 
@@ -588,13 +589,14 @@ impl Provider {
     pub async fn session(&self) -> Result<Session<'_>, CallError> {
         let timeout = self.grants.limits.call_timeout;
         let started = Instant::now();
+        let deadline = started + timeout;
         let mut call = ActiveCall::new(
             &self.runtime.engine,
             self.grants.clone(),
             self.redactor.clone(),
-            timeout,
+            deadline,
         );
-        let outcome = with_deadline(timeout, async {
+        let outcome = with_deadline(deadline, async {
             self.pre.instantiate_async(&mut call.store).await.map(Ok)
         })
         .await;
@@ -632,9 +634,10 @@ impl Session<'_> {
         let p = self.provider;
         let timeout = p.grants.limits.call_timeout;
         let started = Instant::now();
-        self.call.store.data_mut().set_deadline(started + timeout);
+        let deadline = started + timeout;
+        self.call.store.data_mut().set_deadline(deadline);
         let span = p.runtime.call_span(&p.name, operation);
-        let outcome = with_deadline(timeout, body(&mut self.call.store, &self.instance))
+        let outcome = with_deadline(deadline, body(&mut self.call.store, &self.instance))
             .instrument(span.clone())
             .await;
         let _in_span = span.enter();
@@ -661,11 +664,13 @@ impl Session<'_> {
     ) -> Result<control_plane::PlanOutput, CallError> {
         const OP: &str = "control-plane.plan";
         let p = self.provider;
-        let ix = p.export(&p.exports.control_plane, ExtensionPoint::ControlPlane, OP)?;
+        let f = p.export(&p.exports.plan, ExtensionPoint::ControlPlane, OP)?;
         self.run(OP, async |store, instance| {
-            ix.load(&mut *store, instance)?
-                .call_plan(store, ctx, input)
-                .await
+            let (answer,) = f
+                .typed(&mut *store, instance)?
+                .call_async(store, (ctx, input))
+                .await?;
+            Ok(answer)
         })
         .await
     }
@@ -678,15 +683,13 @@ impl Session<'_> {
     ) -> Result<lifecycle_hooks::HookResponse, CallError> {
         const OP: &str = "lifecycle-hooks.handle";
         let p = self.provider;
-        let ix = p.export(
-            &p.exports.lifecycle_hooks,
-            ExtensionPoint::LifecycleHooks,
-            OP,
-        )?;
+        let f = p.export(&p.exports.handle, ExtensionPoint::LifecycleHooks, OP)?;
         self.run(OP, async |store, instance| {
-            ix.load(&mut *store, instance)?
-                .call_handle(store, ctx, *request)
-                .await
+            let (answer,) = f
+                .typed(&mut *store, instance)?
+                .call_async(store, (ctx, *request))
+                .await?;
+            Ok(answer)
         })
         .await
     }

@@ -171,6 +171,16 @@ fn engine_config(pool: &PoolConfig) -> Config {
 fn sandbox_linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    // The clocks again, from the call's own clock context rather than its WASI context: most
+    // calls read a clock and use nothing else of WASI.
+    linker.allow_shadowing(true);
+    {
+        use wasmtime_wasi::clocks::WasiClocks;
+        use wasmtime_wasi::p2::bindings::clocks::{monotonic_clock, wall_clock};
+        wall_clock::add_to_linker::<_, WasiClocks>(&mut linker, CallState::clocks)?;
+        monotonic_clock::add_to_linker::<_, WasiClocks>(&mut linker, CallState::clocks)?;
+    }
+    linker.allow_shadowing(false);
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     bindings::host_log::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
         &mut linker,

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, Result as WasmResult};
+use wasmtime_wasi::clocks::{WasiClocksCtx, WasiClocksCtxView};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
@@ -120,7 +121,12 @@ impl Redactor {
 
 /// Store data of one call.
 pub(crate) struct CallState {
-    wasi: Option<WasiCtx>,
+    /// Made on the call's first use of WASI (other than its clocks).
+    wasi: Option<Wasi>,
+    /// Made on the call's first clock read. Apart from [`Wasi`]: providers read the clock on
+    /// most calls (the Rust SDK does, to time the call's deadline), and a clock is much
+    /// cheaper to make than a whole WASI context.
+    clocks: Option<WasiClocksCtx>,
     http: WasiHttpCtx,
     table: ResourceTable,
     hooks: HttpGrantHooks,
@@ -130,8 +136,13 @@ pub(crate) struct CallState {
     redactor: Redactor,
     log_records: u32,
     log_dropped: u32,
-    pub(crate) stdout: CapturedOutput,
-    pub(crate) stderr: CapturedOutput,
+}
+
+/// A call's WASI context and the guest's stdout and stderr it writes to.
+struct Wasi {
+    ctx: WasiCtx,
+    stdout: CapturedOutput,
+    stderr: CapturedOutput,
 }
 
 impl CallState {
@@ -139,6 +150,7 @@ impl CallState {
         let journal = Arc::new(CallJournal::default());
         CallState {
             wasi: None,
+            clocks: None,
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
             hooks: HttpGrantHooks {
@@ -157,8 +169,21 @@ impl CallState {
             redactor,
             log_records: 0,
             log_dropped: 0,
-            stdout: CapturedOutput::new(MAX_CAPTURED_OUTPUT),
-            stderr: CapturedOutput::new(MAX_CAPTURED_OUTPUT),
+        }
+    }
+
+    /// What the guest wrote to stdout and stderr, by stream; none when it never used WASI.
+    pub(crate) fn captured(&self) -> impl Iterator<Item = (&'static str, &CapturedOutput)> {
+        self.wasi
+            .iter()
+            .flat_map(|w| [("stdout", &w.stdout), ("stderr", &w.stderr)])
+    }
+
+    /// `wasi:clocks`, linked in place of the clocks of the WASI context.
+    pub(crate) fn clocks(&mut self) -> WasiClocksCtxView<'_> {
+        WasiClocksCtxView {
+            ctx: self.clocks.get_or_insert_with(WasiClocksCtx::default),
+            table: &mut self.table,
         }
     }
 
@@ -183,13 +208,11 @@ impl CallState {
 
 /// The WASI context of a call, made on its first WASI call: most provider calls make none,
 /// and a context (clocks, random sources, stdio) costs about a microsecond to build.
-fn deny_all_wasi(
-    stdout: &CapturedOutput,
-    stderr: &CapturedOutput,
-    journal: &Arc<CallJournal>,
-) -> WasiCtx {
+fn deny_all_wasi(journal: &Arc<CallJournal>) -> Wasi {
     let journal = journal.clone();
-    WasiCtx::builder()
+    let stdout = CapturedOutput::new(MAX_CAPTURED_OUTPUT);
+    let stderr = CapturedOutput::new(MAX_CAPTURED_OUTPUT);
+    let ctx = WasiCtx::builder()
         .stdout(stdout.clone())
         .stderr(stderr.clone())
         .allow_ip_name_lookup(false)
@@ -201,16 +224,21 @@ fn deny_all_wasi(
             journal.deny(Capability::Socket, addr.to_string());
             Box::pin(async { false })
         })
-        .build()
+        .build();
+    Wasi {
+        ctx,
+        stdout,
+        stderr,
+    }
 }
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        let ctx = self
+        let wasi = self
             .wasi
-            .get_or_insert_with(|| deny_all_wasi(&self.stdout, &self.stderr, &self.journal));
+            .get_or_insert_with(|| deny_all_wasi(&self.journal));
         WasiCtxView {
-            ctx,
+            ctx: &mut wasi.ctx,
             table: &mut self.table,
         }
     }

@@ -71,6 +71,24 @@ async fn an_endless_loop_ends_at_its_deadline() {
     still_healthy(&p).await;
 }
 
+/// The epoch deadline stops running wasm only; a guest waiting in the host (here a 30 s
+/// sleep) is stopped by the call's timer, armed when the call first waits.
+#[tokio::test]
+async fn waiting_in_the_host_ends_at_the_deadline() {
+    let (_rt, p) = setup(grants()).await;
+    let started = Instant::now();
+    let err = misbehave(&p, json!({"behaviour": "sleep", "millis": 30_000})).await;
+    let elapsed = started.elapsed();
+    assert!(
+        matches!(err.failure(), CallFailure::DeadlineExceeded { timeout } if *timeout == TIMEOUT),
+        "{err:?}"
+    );
+    assert!(elapsed >= TIMEOUT, "stopped early: {elapsed:?}");
+    let bound = TIMEOUT + Duration::from_millis(400);
+    assert!(elapsed <= bound, "took {elapsed:?}, over {bound:?}");
+    still_healthy(&p).await;
+}
+
 #[tokio::test]
 async fn unbounded_memory_growth_hits_the_memory_limit() {
     let (_rt, p) = setup(grants()).await;
