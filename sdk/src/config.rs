@@ -51,6 +51,16 @@ impl From<ConfigError> for ProviderError {
 ///
 /// [`ConfigError`] when `json` is not JSON or does not match `C`.
 pub fn parse<C: DeserializeOwned>(json: &str) -> Result<C, ConfigError> {
+    // Every call parses its config, and nearly every config parses: take the plain parser
+    // first, and track the path only to explain a failure (the same input fails the same
+    // way, at the same place).
+    if let Ok(parsed) = serde_json::from_str(json) {
+        return Ok(parsed);
+    }
+    parse_with_path(json)
+}
+
+fn parse_with_path<C: DeserializeOwned>(json: &str) -> Result<C, ConfigError> {
     let mut deserializer = serde_json::Deserializer::from_str(json);
     let parsed: C = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
         let pointer = pointer_of(e.path());

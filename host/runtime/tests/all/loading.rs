@@ -52,6 +52,19 @@ async fn a_component_of_contract_9_is_refused_naming_both_versions() {
 }
 
 #[tokio::test]
+async fn a_function_of_the_wrong_type_is_refused_at_load_naming_it() {
+    let err = load_err("wrong.wasm", fixture("wrong-signature.wat")).await;
+    let LoadError::ContractMismatch { detail, .. } = &err else {
+        panic!("expected a contract mismatch, got {err:?}");
+    };
+    assert!(
+        detail.contains("capw:provider/metadata.describe does not match the contract"),
+        "{detail}"
+    );
+    assert!(err.to_string().starts_with("wrong.wasm:"), "{err}");
+}
+
+#[tokio::test]
 async fn a_truncated_component_is_refused_as_invalid() {
     let bytes = component("capw_example_provider");
     let err = load_err("cut.wasm", Arc::from(&bytes[..bytes.len() / 2])).await;
