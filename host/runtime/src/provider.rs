@@ -140,7 +140,8 @@ impl Runtime {
     /// `source_name` names where the bytes came from (a path, a ConfigMap, an OCI reference)
     /// in errors and logs. The component is checked to be a component of a contract version
     /// this host serves, compiled (or taken from the compile cache), linked against the
-    /// sandbox, pre-instantiated and asked to describe itself.
+    /// sandbox and pre-instantiated; the types of the contract functions it exports are
+    /// checked once, in a first instance; then it is asked to describe itself.
     ///
     /// # Errors
     /// A [`LoadError`] naming the source and what is wrong with it; nothing is kept.
