@@ -10,7 +10,7 @@ PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plan
 	capw-sim-infra capw-kubeadm-bootstrap capw-broken-provider capw-broken-metadata-provider
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
-.PHONY: setup plugins build demo test lint fmt-check clippy bench kube-env crds test-deps-oci toolchains examples
+.PHONY: setup plugins build demo test lint fmt-check clippy bench bench-runs kube-env crds test-deps-oci toolchains examples
 
 # The example providers in other languages (plugins/examples/) and their toolchains.
 EXAMPLES := c python js go
@@ -92,3 +92,11 @@ clippy: setup
 bench: plugins
 	$(CARGO) bench -p capw-runtime --bench calls
 	@python3 scripts/bench-summary.py $(TARGET_DIR)/criterion
+
+## bench-runs: the same benchmarks RUNS times (default 7), each run a new process pinned to
+## one core; prints each benchmark's median over the runs and their range, as
+## docs/performance.md reports them.
+RUNS ?= 7
+bench-runs: plugins
+	$(CARGO) bench -p capw-runtime --bench calls --no-run --message-format=json \
+		| python3 scripts/bench-runs.py --runs $(RUNS) --criterion $(TARGET_DIR)/criterion
