@@ -10,6 +10,9 @@
 //!   typed context built, answer built).
 //!
 //! `make bench` runs it and prints the medians; docs/performance.md records them.
+//!
+//! With `CAPW_BENCH_LOG` set (e.g. `info`), the calls run under a log subscriber like the one
+//! `capw` installs, filtered by that directive and writing nowhere: what logging costs a call.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -174,6 +177,14 @@ macro_rules! compare {
 }
 
 fn calls(c: &mut Criterion) {
+    if let Ok(filter) = std::env::var("CAPW_BENCH_LOG") {
+        // Process-wide, as `capw` does: a scoped subscriber would make tracing ask it about
+        // every disabled callsite on every call instead of caching the answer.
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::sink)
+            .init();
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
