@@ -120,15 +120,7 @@ spec:
     }
 
     async fn inventory(&self) -> Inventory {
-        reqwest::Client::new()
-            .get(format!("{}/v1/inventory", self.sim.base_url()))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        capw_test_support::simcloud_inventory(&self.sim.base_url(), TOKEN).await
     }
 
     /// alpha's instances by client token; fails on two instances of one token.

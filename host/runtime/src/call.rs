@@ -1,6 +1,6 @@
 //! One call: a fresh store and instance, its deadline, and the classification of how it ended.
 
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -71,18 +71,16 @@ pub(crate) async fn with_deadline<R>(
     body: impl Future<Output = wasmtime::Result<Result<R, ProviderError>>>,
 ) -> RawOutcome<R> {
     let mut body = pin!(body);
-    let mut timer = pin!(None::<tokio::time::Sleep>);
+    let mut timer: Option<Pin<Box<tokio::time::Sleep>>> = None;
     std::future::poll_fn(|cx| {
         if let Poll::Ready(out) = body.as_mut().poll(cx) {
             return Poll::Ready(Some(out));
         }
-        if timer.is_none() {
-            timer.set(Some(tokio::time::sleep_until(deadline.into())));
-        }
-        match timer.as_mut().as_pin_mut() {
-            Some(sleep) => sleep.poll(cx).map(|()| None),
-            None => Poll::Pending,
-        }
+        timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline.into())))
+            .as_mut()
+            .poll(cx)
+            .map(|()| None)
     })
     .await
 }

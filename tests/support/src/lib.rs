@@ -61,6 +61,26 @@ pub fn init_tracing() {
     });
 }
 
+/// simcloud's `GET /v1/inventory` at `base_url` (its `SimCloudHandle::base_url`), decoded into
+/// `T` (its `model::Inventory`): everything alive, by cluster.
+///
+/// # Panics
+///
+/// When simcloud does not answer, refuses, or answers something else.
+pub async fn simcloud_inventory<T: serde::de::DeserializeOwned>(base_url: &str, token: &str) -> T {
+    reqwest::Client::new()
+        .get(format!("{base_url}/v1/inventory"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("simcloud's inventory answers")
+        .error_for_status()
+        .expect("simcloud's inventory succeeds")
+        .json()
+        .await
+        .expect("simcloud's inventory is JSON")
+}
+
 /// Installs ring as the process's rustls crypto provider, as the capw binary does at start:
 /// the workspace enables both of rustls's providers (aws-lc through reqwest, ring through kube
 /// and wasmtime-wasi-http), and then rustls cannot pick one on its own.

@@ -20,13 +20,5 @@ pub fn quickstart_in(ns: &str, sim: &SimCloudHandle) -> String {
 
 /// Everything `sim` holds, by cluster.
 pub async fn inventory(sim: &SimCloudHandle, token: &str) -> Inventory {
-    reqwest::Client::new()
-        .get(format!("{}/v1/inventory", sim.base_url()))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    capw_test_support::simcloud_inventory(&sim.base_url(), token).await
 }

@@ -29,15 +29,7 @@ pub fn manifests(sim: &SimCloudHandle, extra: &str) -> Vec<Value> {
 }
 
 pub async fn inventory(sim: &SimCloudHandle) -> Inventory {
-    reqwest::Client::new()
-        .get(format!("{}/v1/inventory", sim.base_url()))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    capw_test_support::simcloud_inventory(&sim.base_url(), TOKEN).await
 }
 
 pub async fn settle(executor: &Executor) -> SettleReport {

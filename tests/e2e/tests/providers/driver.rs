@@ -446,15 +446,5 @@ fn requeue(ms: impl Into<Option<u32>>) -> Duration {
 
 /// simcloud's inventory, read over its API.
 pub async fn inventory(sim: &SimCloudHandle) -> Inventory {
-    reqwest::Client::new()
-        .get(format!("{}/v1/inventory", sim.base_url()))
-        .bearer_auth(SIM_TOKEN)
-        .send()
-        .await
-        .expect("inventory answers")
-        .error_for_status()
-        .expect("inventory succeeds")
-        .json()
-        .await
-        .expect("inventory is JSON")
+    capw_test_support::simcloud_inventory(&sim.base_url(), SIM_TOKEN).await
 }
