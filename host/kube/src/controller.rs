@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use capw_api::{Cluster, ClusterClass, Machine};
 use capw_local::{Executor, PassOutcome};
 use capw_store::{ObjectKey, ObjectStore};
-use futures::StreamExt;
+use futures::{FutureExt as _, StreamExt};
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -262,6 +262,10 @@ pub(crate) fn recorder(client: Client, identity: &str) -> Recorder {
 ///
 /// `reload` carries a message whenever providers were reloaded: every Cluster is reconciled
 /// again then.
+///
+/// A shutdown before the first list of Clusters is in ends the controller at once. kube-runtime
+/// holds every reconcile until its store is ready and stops watching when a shutdown starts,
+/// so it would wait for a list that never comes; and nothing runs yet that could be cut short.
 pub(crate) async fn run(
     client: Client,
     namespace: Option<&str>,
@@ -282,8 +286,10 @@ pub(crate) async fn run(
                 Api::all(client),
             ),
         };
+    let shutdown = shutdown.shared();
     let controller = Controller::new(clusters, watcher::Config::default());
     let reader = controller.store();
+    let listed = controller.store();
     let (all_tx, all_rx) = futures::channel::mpsc::channel::<()>(1);
     tokio::spawn(async move {
         let mut all_tx = all_tx;
@@ -291,7 +297,7 @@ pub(crate) async fn run(
             let _ = all_tx.try_send(());
         }
     });
-    controller
+    let passes = controller
         .owns(machines, watcher::Config::default())
         .watches(classes, watcher::Config::default(), move |class| {
             let name = class.name_any();
@@ -307,14 +313,23 @@ pub(crate) async fn run(
                 .collect::<Vec<_>>()
         })
         .reconcile_all_on(all_rx)
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
+        .graceful_shutdown_on(shutdown.clone())
+        .run(reconcile, error_policy, ctx);
+    let before_first_list = async move {
+        shutdown.await;
+        if let Some(Ok(())) = listed.wait_until_ready().now_or_never() {
+            // Passes may be running: let the graceful shutdown finish them.
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        () = passes.for_each(|result| async move {
             if let Err(e) = result {
                 tracing::debug!(error = %e, "controller");
             }
-        })
-        .await;
+        }) => {}
+        () = before_first_list => tracing::debug!("stopped before the first list of Clusters"),
+    }
 }
 
 #[cfg(test)]

@@ -575,3 +575,24 @@ async fn a_killed_leader_hands_over_mid_scale_up_and_nothing_is_done_twice() {
     w.wait_workers("alpha", 4).await;
     second.stop().await;
 }
+
+/// A shutdown that comes while the controller is still starting (before its first list of
+/// Clusters is in, say a SIGTERM right after the Lease was won) ends it at once: nothing
+/// reconciles yet, and no list will come once watching has stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_shutdown_while_starting_stops_the_controller() {
+    let w = World::new("capw-early-stop").await;
+    w.kubectl(&["apply", "-f", w.example().to_str().unwrap()]);
+    let run = capw_kube::run(
+        w.client.clone(),
+        w.config("early", None),
+        std::future::ready(()),
+    );
+    match tokio::time::timeout(STOP, run).await {
+        Ok(result) => result.unwrap(),
+        Err(_) => panic!("the controller did not stop within {STOP:?}"),
+    }
+    // It stopped before any pass: nothing was created.
+    assert!(w.machines("alpha").await.is_empty());
+    assert!(w.inventory().await.clusters.is_empty());
+}
