@@ -25,7 +25,9 @@ use crate::json::{JsonObject, free_object};
 pub struct ClusterInfrastructureSpec {}
 
 /// What the infrastructure provider last said, as the host records it (`state`,
-/// `clusterUid`, `endpoint`, `failureDomains`, `controlPlaneDomains`).
+/// `clusterUid`, `endpoint`, `failureDomains`, `controlPlaneDomains`), and `applied`: the
+/// last valid desired state the host acted on, with which a deleted Cluster is taken down
+/// when its topology no longer resolves.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(transparent)]
 pub struct ClusterInfrastructureStatus(#[schemars(schema_with = "free_object")] pub JsonObject);

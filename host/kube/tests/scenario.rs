@@ -45,8 +45,8 @@ enum Expect<'a> {
         workers: usize,
         version: &'a str,
     },
-    /// Blocked with `InvalidTopology`, the message naming `needle`, with no machines.
-    Blocked { needle: &'a str },
+    /// Blocked with `InvalidTopology`, the message naming `needle`, with `machines` machines.
+    Blocked { needle: &'a str, machines: usize },
     /// Gone from the store.
     Gone,
 }
@@ -228,14 +228,20 @@ impl Scenario {
                         )
                     })
             }
-            (Expect::Blocked { needle }, Some(c)) => {
+            (
+                Expect::Blocked {
+                    needle,
+                    machines: count,
+                },
+                Some(c),
+            ) => {
                 let topology = condition(&c, "TopologyReconciled");
                 let blocked = topology["status"] == "False"
                     && topology["reason"] == "InvalidTopology"
                     && topology["message"]
                         .as_str()
                         .is_some_and(|m| m.contains(needle));
-                (!(blocked && machines.is_empty()))
+                (!(blocked && machines.len() == count))
                     .then(|| format!("{topology}, {} machines", machines.len()))
             }
         }
@@ -415,6 +421,7 @@ async fn run(mut s: Scenario) {
             "bad",
             Expect::Blocked {
                 needle: "variable \"keyAlgorithm\"",
+                machines: 0,
             },
         ),
         (
@@ -435,7 +442,24 @@ async fn run(mut s: Scenario) {
         inventory.clusters.keys()
     );
 
-    // Delete: nothing is left, in the store or in the cloud.
+    // A topology that stops resolving once machines exist (here a variable the class
+    // refuses) blocks the cluster where it is: nothing is changed, nothing is lost.
+    s.update_cluster("alpha", |c| {
+        c["spec"]["topology"]["variables"] = json!([{"name": "keyAlgorithm", "value": "dsa-1024"}]);
+    })
+    .await;
+    s.settle(&[(
+        "alpha",
+        Expect::Blocked {
+            needle: "variable \"keyAlgorithm\"",
+            machines: 6,
+        },
+    )])
+    .await;
+    s.assert_cloud_matches(&["alpha"]).await;
+
+    // Delete: nothing is left, in the store or in the cloud. alpha, whose topology no longer
+    // resolves, is taken down with the providers and configs that made it.
     for name in ["alpha", "bad"] {
         s.store.delete(&s.key(name)).await.unwrap();
     }

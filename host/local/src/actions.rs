@@ -107,18 +107,24 @@ async fn write_record(
     s: &Snapshot,
     record: &InfrastructureRecord,
 ) -> Result<(), ActionNote> {
+    store_record(env, s, record)
+        .await
+        .map_err(|e| Env::store_failed(INFRA, &e))
+}
+
+/// Stores the infrastructure record of the cluster of `s`: the object, then its status.
+pub(crate) async fn store_record(
+    env: &Env,
+    s: &Snapshot,
+    record: &InfrastructureRecord,
+) -> Result<(), StoreError> {
     env.store
         .apply(record.to_object(&s.namespace, &s.name))
-        .await
-        .map(|_| ())
-        .map_err(|e| Env::store_failed(INFRA, &e))?;
+        .await?;
     let key = ObjectKey::namespaced(INFRASTRUCTURE_KIND, &s.namespace, &s.name);
     let status = serde_json::to_value(record).unwrap_or_default();
-    env.store
-        .update_status(&key, status, None)
-        .await
-        .map(|_| ())
-        .map_err(|e| Env::store_failed(INFRA, &e))
+    env.store.update_status(&key, status, None).await?;
+    Ok(())
 }
 
 /// `ReconcileInfrastructure`: record the provider's answer.
@@ -129,6 +135,7 @@ pub(crate) async fn reconcile_infrastructure(env: &Env, s: &Snapshot) -> ActionN
     };
     let mut record = InfrastructureRecord {
         cluster_uid: s.uid.clone(),
+        applied: s.desired.as_ref().ok().cloned(),
         ..InfrastructureRecord::default()
     };
     let note = match provider.provider.reconcile_cluster(&ctx).await {
@@ -167,9 +174,11 @@ pub(crate) async fn delete_infrastructure(env: &Env, s: &Snapshot) -> ActionNote
     };
     match provider.provider.delete_cluster(&ctx).await {
         Ok(Deletion::Deleted) => {
+            // The applied state stays: the passes that finish the deletion may still need it.
             let record = InfrastructureRecord {
                 state: "Deleted".into(),
                 cluster_uid: s.uid.clone(),
+                applied: s.desired.as_ref().ok().cloned(),
                 ..InfrastructureRecord::default()
             };
             write_record(env, s, &record)

@@ -3,6 +3,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use capw_api::Time;
+use capw_topology::DesiredState;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -69,6 +70,11 @@ pub struct InfrastructureRecord {
     /// Those that may hold control-plane machines.
     #[serde(default)]
     pub control_plane_domains: Vec<String>,
+    /// The last valid desired state the host acted on: the providers and configs that made
+    /// what exists. A Cluster deleted after its topology stopped resolving (its ClusterClass
+    /// gone or changed, a variable refused) is taken down with these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<DesiredState>,
 }
 
 impl InfrastructureRecord {

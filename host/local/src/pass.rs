@@ -75,7 +75,21 @@ async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalE
         ))
         .await?
         .and_then(|o| secret_items(&o, &uid));
-    let desired = desired_state(env, &cluster).await;
+    let mut desired = desired_state(env, &cluster).await;
+    // A Cluster being deleted is taken down with what made it, when its topology no longer
+    // resolves: deleting must not need a valid ClusterClass.
+    if let Err(problems) = &desired
+        && cluster.metadata.deletion_timestamp.is_some()
+        && let Some(applied) = infrastructure.as_ref().and_then(|r| r.applied.clone())
+    {
+        tracing::info!(
+            cluster = %name,
+            namespace = %namespace,
+            problems = %problems.join("; "),
+            "deleting with the last valid topology",
+        );
+        desired = Ok(applied);
+    }
     Ok(Some(Snapshot {
         cluster,
         namespace,
@@ -110,6 +124,23 @@ async fn ensure_finalizer(env: &Env, key: &ObjectKey) -> Result<(), StoreError> 
     Ok(())
 }
 
+/// Keeps the infrastructure record's last valid desired state up to date once there is a
+/// record (nothing exists before it), so a deletion can go on after the topology broke.
+async fn remember_applied(env: &Env, s: &Snapshot) -> Result<(), LocalError> {
+    let (Ok(desired), Some(record)) = (&s.desired, &s.infrastructure) else {
+        return Ok(());
+    };
+    if record.applied.as_ref() == Some(desired) {
+        return Ok(());
+    }
+    let record = InfrastructureRecord {
+        applied: Some(desired.clone()),
+        ..record.clone()
+    };
+    actions::store_record(env, s, &record).await?;
+    Ok(())
+}
+
 /// One pass over the cluster at `key`.
 ///
 /// # Errors
@@ -126,6 +157,7 @@ pub(crate) async fn pass(env: &Env, key: &ObjectKey) -> Result<PassOutcome, Loca
     if !s.deleting() {
         ensure_finalizer(env, key).await?;
     }
+    remember_applied(env, &s).await?;
 
     // Observe what the core asks to observe, then decide again.
     let mut view = s.view();

@@ -3,13 +3,13 @@
 use std::fmt;
 
 use capw_api::JsonObject;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::variables::Variables;
 
 /// Where a provider config comes from, for error messages and for the caller's own
 /// `validate-config` calls.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigOrigin {
     /// The ClusterClass field the config was taken from (before patches), for example
@@ -32,7 +32,7 @@ impl fmt::Display for ConfigOrigin {
 
 /// A provider and the final config to pass it: patched, and valid against its schema when
 /// that schema was known.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderConfig {
     /// `WasmProvider` name.
@@ -44,7 +44,7 @@ pub struct ProviderConfig {
 }
 
 /// The desired control plane.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DesiredControlPlane {
     /// The control-plane provider and its config.
@@ -61,7 +61,7 @@ pub struct DesiredControlPlane {
 }
 
 /// One desired worker pool.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DesiredPool {
     /// Pool name (unique, a DNS label).
@@ -83,7 +83,7 @@ pub struct DesiredPool {
 }
 
 /// What a Cluster should look like, computed from it and its ClusterClass.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DesiredState {
     /// The cluster's infrastructure provider and config.
