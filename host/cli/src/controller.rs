@@ -10,6 +10,8 @@ use capw_kube::{ControllerConfig, LeaseConfig, RequeuePolicy};
 use capw_local::SecretSource;
 use clap::Args;
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::cli::GlobalArgs;
 
@@ -76,21 +78,52 @@ async fn client(args: &ControllerArgs) -> anyhow::Result<kube::Client> {
     kube::Client::try_from(config).context("building the Kubernetes client")
 }
 
-/// SIGTERM or Ctrl-C.
-async fn shutdown_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+/// Every SIGTERM and Ctrl-C, as they come.
+fn signals() -> anyhow::Result<mpsc::Receiver<()>> {
+    let mut term = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+    let mut interrupt = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
+    let (tx, rx) = mpsc::channel(4);
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                Some(()) = term.recv() => {}
+                Some(()) = interrupt.recv() => {}
+                else => break,
             }
-            Err(_) => std::future::pending::<()>().await,
+            if tx.send(()).await.is_err() {
+                break;
+            }
         }
-    };
+    });
+    Ok(rx)
+}
+
+/// Runs the controller that `start` makes from its shutdown signal: the first signal stops it
+/// gracefully (running passes finish, the Lease is released), a second one at once. Passes
+/// cut short that way are safe: every machine's intent is stored before it is created.
+async fn until_signalled<F, E>(
+    start: impl FnOnce(oneshot::Receiver<()>) -> F,
+    mut signals: mpsc::Receiver<()>,
+) -> anyhow::Result<()>
+where
+    F: Future<Output = Result<(), E>>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let (stop, stopped) = oneshot::channel();
+    let running = start(stopped);
+    tokio::pin!(running);
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = term => {}
+        result = &mut running => return result.context("the controller stopped"),
+        Some(()) = signals.recv() => {}
     }
-    tracing::info!("shutting down");
+    tracing::info!("shutting down: running passes finish first; a second signal stops at once");
+    let _ = stop.send(());
+    tokio::select! {
+        result = &mut running => result.context("the controller stopped"),
+        Some(()) = signals.recv() => {
+            anyhow::bail!("stopped by a second signal before the running passes finished")
+        }
+    }
 }
 
 pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()> {
@@ -126,7 +159,69 @@ pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()
         },
     };
     let client = client(&args).await?;
-    capw_kube::run(client, config, shutdown_signal())
+    let signals = signals()?;
+    until_signalled(
+        |stopped| {
+            capw_kube::run(client, config, async {
+                let _ = stopped.await;
+            })
+        },
+        signals,
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Outcome = Result<(), std::io::Error>;
+
+    /// A controller whose passes, once stopping, take `finishing` to finish.
+    fn controller(
+        finishing: Duration,
+    ) -> impl FnOnce(oneshot::Receiver<()>) -> std::pin::Pin<Box<dyn Future<Output = Outcome>>>
+    {
+        move |stopped| {
+            Box::pin(async move {
+                let _ = stopped.await;
+                tokio::time::sleep(finishing).await;
+                Ok(())
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn one_signal_lets_running_passes_finish() {
+        let (tx, rx) = mpsc::channel(4);
+        tx.send(()).await.unwrap();
+        until_signalled(controller(Duration::from_millis(50)), rx)
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_second_signal_stops_at_once() {
+        let (tx, rx) = mpsc::channel(4);
+        tx.send(()).await.unwrap();
+        tx.send(()).await.unwrap();
+        let started = tokio::time::Instant::now();
+        let err = until_signalled(controller(Duration::from_secs(3600)), rx)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("second signal"), "{err:#}");
+        assert!(started.elapsed() < Duration::from_secs(3600));
+    }
+
+    #[tokio::test]
+    async fn a_controller_that_fails_says_so_without_a_signal() {
+        let (_tx, rx) = mpsc::channel(4);
+        let err = until_signalled(
+            |_stopped| async { Err::<(), _>(std::io::Error::other("lease lost")) },
+            rx,
+        )
         .await
-        .context("the controller stopped")
+        .unwrap_err();
+        assert_eq!(format!("{err:#}"), "the controller stopped: lease lost");
+    }
 }
