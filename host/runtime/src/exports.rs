@@ -8,13 +8,14 @@
 
 use std::marker::PhantomData;
 
-use wasmtime::AsContextMut;
 use wasmtime::component::{
-    Component, ComponentExportIndex, ComponentNamedList, Instance, Lift, Lower, TypedFunc,
+    Component, ComponentExportIndex, ComponentNamedList, Func, Instance, Lift, Lower, TypedFunc,
 };
+use wasmtime::{AsContextMut, Store};
 
 use crate::bindings::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata};
 use crate::contract::{CONTRACT_PACKAGE, CONTRACT_VERSION, ContractInfo, ExtensionPoint};
+use crate::sandbox::CallState;
 use crate::types::{CallContext, Deletion, Endpoint, MachineRef, ProviderError};
 
 /// The host's view of one contract function: its interface, its name and its Rust types.
@@ -79,24 +80,42 @@ pub(crate) struct ExportFn<S> {
 }
 
 impl<S: Signature> ExportFn<S> {
-    /// The function in an instance of the component it was checked for.
+    /// Calls the function in an instance of the component it was checked for, and returns its
+    /// answer.
     ///
     /// # Errors
-    /// When `instance` lacks the export, which only an instance of another component can.
-    pub(crate) fn typed<'a>(
+    /// When the call traps or fails in the host, or `instance` lacks the export (which only
+    /// an instance of another component can).
+    pub(crate) async fn call<'a, R>(
         &self,
-        store: impl AsContextMut,
+        store: &mut Store<CallState>,
         instance: &Instance,
-    ) -> wasmtime::Result<TypedFunc<S::Params<'a>, S::Results>> {
-        let func = instance.get_func(store, self.index).ok_or_else(|| {
-            wasmtime::format_err!("the instance has no export {}.{}", S::INTERFACE, S::NAME)
-        })?;
+        params: S::Params<'a>,
+    ) -> wasmtime::Result<R>
+    where
+        S: Signature<Results = (R,)>,
+        R: Lift + Send + Sync + 'static,
+    {
+        let func = lookup::<S>(&mut *store, instance, self.index)?;
         // SAFETY: `FoundExports::check` checked `S::Params<'_>` and `S::Results` against
         // this export's type with `Func::typed`. Every instance the provider calls comes from
         // the same `InstancePre`, so from the same component and the same types; lifetimes
         // play no part in the check.
-        Ok(unsafe { TypedFunc::new_unchecked(func) })
+        let typed = unsafe { TypedFunc::<S::Params<'a>, S::Results>::new_unchecked(func) };
+        let (answer,) = typed.call_async(store, params).await?;
+        Ok(answer)
     }
+}
+
+/// The function at `index` in `instance`.
+fn lookup<S: Signature>(
+    store: impl AsContextMut,
+    instance: &Instance,
+    index: ComponentExportIndex,
+) -> wasmtime::Result<Func> {
+    instance.get_func(store, index).ok_or_else(|| {
+        wasmtime::format_err!("the instance has no export {}.{}", S::INTERFACE, S::NAME)
+    })
 }
 
 /// A function found by name, its type not yet checked.
@@ -127,9 +146,7 @@ impl<S: Signature> Found<S> {
         mut store: impl AsContextMut,
         instance: &Instance,
     ) -> Result<ExportFn<S>, String> {
-        let func = instance
-            .get_func(&mut store, self.index)
-            .ok_or_else(|| format!("the instance has no export {}.{}", S::INTERFACE, S::NAME))?;
+        let func = lookup::<S>(&mut store, instance, self.index).map_err(|e| e.to_string())?;
         func.typed::<S::Params<'_>, S::Results>(&store)
             .map_err(|e| {
                 format!(

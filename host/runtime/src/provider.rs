@@ -111,8 +111,7 @@ macro_rules! guest_call {
         let span = $self.runtime.call_span(&$self.name, $op);
         let outcome = with_deadline(deadline, async {
             let instance = $self.pre.instantiate_async(&mut call.store).await?;
-            let func = export.typed(&mut call.store, &instance)?;
-            let (answer,) = func.call_async(&mut call.store, ($($arg,)*)).await?;
+            let answer = export.call(&mut call.store, &instance, ($($arg,)*)).await?;
             Ok($map(answer))
         })
         .instrument(span.clone())
@@ -249,37 +248,23 @@ impl Runtime {
         grants: &Arc<Grants>,
         redactor: &Redactor,
     ) -> Result<Exports, LoadError> {
-        let timeout = grants.limits.call_timeout;
-        let started = Instant::now();
-        let deadline = started + timeout;
-        let mut call = ActiveCall::new(&self.engine, grants.clone(), redactor.clone(), deadline);
-        let outcome = with_deadline(deadline, async {
-            let instance = pre.instantiate_async(&mut call.store).await?;
-            Ok(Ok(found.check(&mut call.store, &instance)))
-        })
-        .await;
         let caller = Caller {
             name,
             source: name,
             observer: None,
         };
-        finish(
-            caller,
-            "instantiate",
-            call.store.data(),
-            timeout,
-            grants.limits.memory,
-            started,
-            outcome,
-        )
-        .map_err(|source| LoadError::Instantiate {
-            source_name: name.to_string(),
-            source: Box::new(source),
-        })?
-        .map_err(|detail| LoadError::ContractMismatch {
-            source_name: name.to_string(),
-            detail,
-        })
+        let (mut call, instance) = instantiate(&self.engine, pre, caller, grants, redactor)
+            .await
+            .map_err(|source| LoadError::Instantiate {
+                source_name: name.to_string(),
+                source: Box::new(source),
+            })?;
+        found
+            .check(&mut call.store, &instance)
+            .map_err(|detail| LoadError::ContractMismatch {
+                source_name: name.to_string(),
+                detail,
+            })
     }
 
     fn compile_or_load(
@@ -588,38 +573,54 @@ impl Provider {
     /// # Errors
     /// When instantiation fails or runs past the deadline.
     pub async fn session(&self) -> Result<Session<'_>, CallError> {
-        let timeout = self.grants.limits.call_timeout;
-        let started = Instant::now();
-        let deadline = started + timeout;
-        let mut call = ActiveCall::new(
+        let caller = Caller {
+            name: &self.name,
+            source: &self.source,
+            observer: self.runtime.observer.as_deref(),
+        };
+        let (call, instance) = instantiate(
             &self.runtime.engine,
-            self.grants.clone(),
-            self.redactor.clone(),
-            deadline,
-        );
-        let outcome = with_deadline(deadline, async {
-            self.pre.instantiate_async(&mut call.store).await.map(Ok)
-        })
-        .await;
-        let instance = finish(
-            Caller {
-                name: &self.name,
-                source: &self.source,
-                observer: self.runtime.observer.as_deref(),
-            },
-            "instantiate",
-            call.store.data(),
-            timeout,
-            self.grants.limits.memory,
-            started,
-            outcome,
-        )?;
+            &self.pre,
+            caller,
+            &self.grants,
+            &self.redactor,
+        )
+        .await?;
         Ok(Session {
             provider: self,
             call,
             instance,
         })
     }
+}
+
+/// An instance of `pre` in a fresh store under the limits and deadline of `grants`; a failure
+/// is a [`CallError`] of the operation `instantiate`.
+async fn instantiate(
+    engine: &wasmtime::Engine,
+    pre: &InstancePre<CallState>,
+    caller: Caller<'_>,
+    grants: &Arc<Grants>,
+    redactor: &Redactor,
+) -> Result<(ActiveCall, Instance), CallError> {
+    let timeout = grants.limits.call_timeout;
+    let started = Instant::now();
+    let deadline = started + timeout;
+    let mut call = ActiveCall::new(engine, grants.clone(), redactor.clone(), deadline);
+    let outcome = with_deadline(deadline, async {
+        pre.instantiate_async(&mut call.store).await.map(Ok)
+    })
+    .await;
+    let instance = finish(
+        caller,
+        "instantiate",
+        call.store.data(),
+        timeout,
+        grants.limits.memory,
+        started,
+        outcome,
+    )?;
+    Ok((call, instance))
 }
 
 impl Session<'_> {
@@ -667,11 +668,7 @@ impl Session<'_> {
         let p = self.provider;
         let f = p.export(&p.exports.plan, ExtensionPoint::ControlPlane, OP)?;
         self.run(OP, async |store, instance| {
-            let (answer,) = f
-                .typed(&mut *store, instance)?
-                .call_async(store, (ctx, input))
-                .await?;
-            Ok(answer)
+            f.call(store, instance, (ctx, input)).await
         })
         .await
     }
@@ -686,11 +683,7 @@ impl Session<'_> {
         let p = self.provider;
         let f = p.export(&p.exports.handle, ExtensionPoint::LifecycleHooks, OP)?;
         self.run(OP, async |store, instance| {
-            let (answer,) = f
-                .typed(&mut *store, instance)?
-                .call_async(store, (ctx, *request))
-                .await?;
-            Ok(answer)
+            f.call(store, instance, (ctx, *request)).await
         })
         .await
     }

@@ -13,6 +13,14 @@ async fn load_err(name: &str, bytes: Arc<[u8]>) -> LoadError {
         .expect_err("load should fail")
 }
 
+/// The detail of a contract mismatch; any other error fails the test.
+fn mismatch_detail(err: &LoadError) -> &str {
+    let LoadError::ContractMismatch { detail, .. } = err else {
+        panic!("expected a contract mismatch, got {err:?}");
+    };
+    detail
+}
+
 #[tokio::test]
 async fn a_core_module_is_refused_as_not_a_component() {
     let err = load_err("core.wasm", fixture("core-module.wat")).await;
@@ -31,9 +39,7 @@ async fn bytes_that_are_not_wasm_are_refused() {
 #[tokio::test]
 async fn a_component_of_another_world_is_refused_naming_its_exports() {
     let err = load_err("other.wasm", fixture("other-world.wat")).await;
-    let LoadError::ContractMismatch { detail, .. } = &err else {
-        panic!("expected a contract mismatch, got {err:?}");
-    };
+    let detail = mismatch_detail(&err);
     assert!(
         detail.contains("exports no capw:provider interface"),
         "{detail}"
@@ -44,9 +50,7 @@ async fn a_component_of_another_world_is_refused_naming_its_exports() {
 #[tokio::test]
 async fn a_component_of_contract_9_is_refused_naming_both_versions() {
     let err = load_err("nine.wasm", fixture("contract-9.wat")).await;
-    let LoadError::ContractMismatch { detail, .. } = &err else {
-        panic!("expected a contract mismatch, got {err:?}");
-    };
+    let detail = mismatch_detail(&err);
     assert!(detail.contains("capw:provider@9.0.0"), "{detail}");
     assert!(detail.contains("serves capw:provider@0.1.x"), "{detail}");
 }
@@ -54,9 +58,7 @@ async fn a_component_of_contract_9_is_refused_naming_both_versions() {
 #[tokio::test]
 async fn a_function_of_the_wrong_type_is_refused_at_load_naming_it() {
     let err = load_err("wrong.wasm", fixture("wrong-signature.wat")).await;
-    let LoadError::ContractMismatch { detail, .. } = &err else {
-        panic!("expected a contract mismatch, got {err:?}");
-    };
+    let detail = mismatch_detail(&err);
     assert!(
         detail.contains("capw:provider/metadata.describe does not match the contract"),
         "{detail}"
