@@ -76,13 +76,14 @@ kube_digest() {
 	} | sha256sum | cut -d' ' -f1
 }
 
-# capw-node's fingerprint: the main module's go.mod and go.sum and every file of ./node.
+# capw-node's fingerprint: the main module's go.mod and go.sum and every file of ./node, by
+# name and content (names relative to the module, so every checkout agrees).
 node_digest() {
-	local module=${modules[0]}
-	{
-		cat "$module/go.mod" "$module/go.sum"
-		find "$module/node" -type f -print0 | sort -z | xargs -0 cat
-	} | sha256sum | cut -d' ' -f1
+	(
+		cd "${modules[0]}"
+		cat go.mod go.sum
+		find node -type f -print0 | sort -z | xargs -0 sha256sum
+	) | sha256sum | cut -d' ' -f1
 }
 
 has_node() {
