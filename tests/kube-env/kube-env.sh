@@ -353,16 +353,22 @@ cmd_env() {
 	echo "export KUBECONFIG=$dir/kubeconfig PATH=$bin_dir:\$PATH"
 }
 
-case ${1:-} in
-build) cmd_build ;;
-start) cmd_start "${2:-}" ;;
-stop) cmd_stop "${2:-}" ;;
-env) cmd_env "${2:-}" ;;
-bin-root) echo "$cache_root" ;;
-bin-dir) cmd_bin_dir "${2:-}" ;;
-versions) cmd_versions ;;
-*)
-	sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2
-	exit 2
-	;;
-esac
+# Bash reads a script while it runs it: with the dispatch in a function and the call and
+# `exit` on one last line, a build that outlives a checkout of this file ends as it began.
+main() {
+	case ${1:-} in
+	build) cmd_build ;;
+	start) cmd_start "${2:-}" ;;
+	stop) cmd_stop "${2:-}" ;;
+	env) cmd_env "${2:-}" ;;
+	bin-root) echo "$cache_root" ;;
+	bin-dir) cmd_bin_dir "${2:-}" ;;
+	versions) cmd_versions ;;
+	*)
+		sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2
+		exit 2
+		;;
+	esac
+}
+
+main "$@"; exit
