@@ -38,19 +38,20 @@ fn processes_naming(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn an_init_instance_runs_a_real_control_plane_behind_its_load_balancer() {
-    let bins = kube_binaries("capw-node");
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let machines = dir.path().join("machines");
-    let _guard = MachinesGuard(machines.clone());
-    let sim = Sim::with(real_config(&bins, &machines)).await;
-    let machines = sim
-        .handle
-        .machines_dir()
-        .unwrap_or_else(|| panic!("a real-boot sim has a machines directory"))
-        .to_owned();
-
+/// A real-boot sim on `state`, with the cluster `e2e`'s network and load balancer, and an
+/// init instance created from the kubeadm bootstrap provider's data: the sim, the load
+/// balancer, the instance and the secret items.
+async fn boot_init(
+    bins: &Path,
+    machines: &Path,
+    state: &Path,
+) -> (
+    Sim,
+    LoadBalancer,
+    Instance,
+    Vec<capw_sdk::bootstrap::SecretItem>,
+) {
+    let sim = Sim::with(real_config(bins, machines).with_state_file(state)).await;
     let r = sim
         .post("/v1/networks", json!({"cluster": "e2e", "name": "e2e-net"}))
         .await;
@@ -63,13 +64,8 @@ async fn an_init_instance_runs_a_real_control_plane_behind_its_load_balancer() {
         .await;
     assert_eq!(r.status(), StatusCode::CREATED);
     let lb: LoadBalancer = body(r).await;
-    let endpoint = Endpoint {
-        host: lb.endpoint.host.clone(),
-        port: lb.endpoint.port,
-    };
-
-    let now = SystemTime::now();
-    let pki = ClusterPki::generate(KeyAlgorithm::EcdsaP256, now).unwrap_or_else(|e| panic!("{e}"));
+    let pki = ClusterPki::generate(KeyAlgorithm::EcdsaP256, SystemTime::now())
+        .unwrap_or_else(|e| panic!("{e}"));
     let token = BootstrapToken::generate().unwrap_or_else(|e| panic!("{e}"));
     let items = secrets::to_items(&pki, &token).unwrap_or_else(|e| panic!("{e}"));
     let config = KubeadmBootstrapConfig {
@@ -87,7 +83,10 @@ async fn an_init_instance_runs_a_real_control_plane_behind_its_load_balancer() {
             minor: 35,
             patch: 4,
         },
-        endpoint: endpoint.clone(),
+        endpoint: Endpoint {
+            host: lb.endpoint.host.clone(),
+            port: lb.endpoint.port,
+        },
         secrets: items.clone(),
         control_plane_members: Vec::new(),
     };
@@ -95,23 +94,111 @@ async fn an_init_instance_runs_a_real_control_plane_behind_its_load_balancer() {
     let (_, instance) = sim
         .create_instance("cp-0", "e2e", "control-plane", &data)
         .await;
+    (sim, lb, instance, items)
+}
 
-    let deadline = Instant::now() + BOOT_LIMIT;
-    let running = loop {
-        let r = sim.get(&format!("/v1/instances/{}", instance.id)).await;
+/// Polls instance `id` until it is `state`; fails on another final state or after `limit`.
+async fn wait_state(sim: &Sim, id: &str, state: InstanceState, limit: Duration) -> Instance {
+    let deadline = Instant::now() + limit;
+    loop {
+        let r = sim.get(&format!("/v1/instances/{id}")).await;
         let now: Instance = body(r).await;
-        match now.state {
-            InstanceState::Running => break now,
-            InstanceState::Failed => panic!("the instance failed: {}", now.reason),
-            _ => {}
+        if now.state == state {
+            return now;
         }
         assert!(
+            now.state != InstanceState::Failed || state == InstanceState::Failed,
+            "the instance failed: {}",
+            now.reason
+        );
+        assert!(
             Instant::now() < deadline,
-            "still {:?} after {BOOT_LIMIT:?}",
+            "still {:?} after {limit:?}",
             now.state
         );
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_restarted_sim_adopts_its_machines_and_fails_one_whose_agent_died() {
+    let bins = kube_binaries("capw-node");
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let machines = dir.path().join("machines");
+    let _guard = MachinesGuard(machines.clone());
+    let state = dir.path().join("state.json");
+    let (sim, _lb, instance, _) = boot_init(&bins, &machines, &state).await;
+    wait_state(&sim, &instance.id, InstanceState::Running, BOOT_LIMIT).await;
+    let machines = sim
+        .handle
+        .machines_dir()
+        .unwrap_or_else(|| panic!("a real-boot sim has a machines directory"))
+        .to_owned();
+    sim.handle
+        .shutdown()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    // The machine outlives the sim, and the next sim adopts it.
+    let instance_dir = machines.join(&instance.id);
+    assert!(!processes_naming(&instance_dir).is_empty());
+    let sim = Sim::with(real_config(&bins, &machines).with_state_file(&state)).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let r = sim.get(&format!("/v1/instances/{}", instance.id)).await;
+    let adopted: Instance = body(r).await;
+    assert_eq!(adopted.state, InstanceState::Running, "{}", adopted.reason);
+
+    // Its agent dies: the instance fails, saying so.
+    let pid: i32 = fs::read_to_string(instance_dir.join("agent.pid"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let killed = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(killed.success());
+    let failed = wait_state(
+        &sim,
+        &instance.id,
+        InstanceState::Failed,
+        Duration::from_secs(20),
+    )
+    .await;
+    assert!(
+        failed.reason.starts_with("the machine's agent exited"),
+        "{}",
+        failed.reason
+    );
+    let r = sim.delete(&format!("/v1/instances/{}", instance.id)).await;
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    assert_eq!(processes_naming(&instance_dir), Vec::<String>::new());
+    sim.handle
+        .destroy_machines()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(processes_naming(&machines), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn an_init_instance_runs_a_real_control_plane_behind_its_load_balancer() {
+    let bins = kube_binaries("capw-node");
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let machines = dir.path().join("machines");
+    let _guard = MachinesGuard(machines.clone());
+    let (sim, lb, instance, items) =
+        boot_init(&bins, &machines, &dir.path().join("state.json")).await;
+    let machines = sim
+        .handle
+        .machines_dir()
+        .unwrap_or_else(|| panic!("a real-boot sim has a machines directory"))
+        .to_owned();
+    let endpoint = Endpoint {
+        host: lb.endpoint.host.clone(),
+        port: lb.endpoint.port,
     };
+    let running = wait_state(&sim, &instance.id, InstanceState::Running, BOOT_LIMIT).await;
     assert_eq!(running.addresses, instance.addresses);
 
     // Through the load balancer, with the cluster's CA and an admin certificate from it.
@@ -120,7 +207,7 @@ async fn an_init_instance_runs_a_real_control_plane_behind_its_load_balancer() {
         &endpoint,
         SecretSet::new(&items),
         KeyAlgorithm::EcdsaP256,
-        now,
+        SystemTime::now(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let kubeconfig_file = dir.path().join("admin.conf");
