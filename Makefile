@@ -54,10 +54,11 @@ examples: toolchains
 build:
 	$(CARGO) build --release -p capw
 
-## demo: the main job: build the providers and capw from source, then bring up the
-## quickstart's two clusters in the embedded local mode (state in .capw/, simcloud in-process).
-## Running it again changes nothing.
-demo: plugins build
+## demo: the main job: build the providers, capw and the Kubernetes binaries from source, then
+## bring up the quickstart's two clusters in the embedded local mode (state in .capw/, simcloud
+## in-process) with real control planes (docs/workload-clusters.md). Running it again changes
+## nothing; the clusters keep running after it ends.
+demo: plugins build kube-env
 	$(TARGET_DIR)/release/capw apply -f examples/quickstart
 	$(TARGET_DIR)/release/capw up
 
@@ -80,6 +81,7 @@ test: plugins examples kube-env test-deps-oci lint
 	env $$(cat $(TOOLCHAINS_ENV)) $(CARGO) test --workspace --exclude capw-hostile-provider \
 		--exclude capw-broken-provider --exclude capw-broken-metadata-provider
 	$(CARGO) test --doc -p capw-sdk
+	cd tests/kube-env && CAPW_NODE_E2E_BIN_DIR=$$(./kube-env.sh bin-dir) go test -count=1 ./node
 
 lint: fmt-check clippy
 

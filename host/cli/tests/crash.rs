@@ -12,18 +12,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use capw_simcloud::model::Inventory;
-use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
+use capw_simcloud::{RealBoot, SimCloud, SimCloudConfig, SimCloudHandle, Timings};
 use capw_store::Store;
 
 const TOKEN: &str = "crash-test-token";
-
-/// The first killed run lives this long; each next one [`KILL_STEP_MS`] longer, so the kills
-/// land while providers load, while the infrastructure comes up, during machine creates and
-/// deletes, and while status is written, until a run finishes before its kill.
-const FIRST_KILL_MS: u64 = 80;
-const KILL_STEP_MS: u64 = 80;
-/// At most this many kills per phase.
-const KILLS_PER_PHASE: u64 = 25;
 
 /// Control-plane machines, workers, version.
 type Topology = (u32, u32, &'static str);
@@ -160,41 +152,36 @@ spec:
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn killing_capw_anywhere_never_duplicates_or_orphans_and_it_converges() {
-    capw_test_support::init_tracing();
-    let tmp = tempfile::tempdir().unwrap();
-    let state_dir = tmp.path().join(".capw");
-    std::fs::create_dir_all(state_dir.join("secrets/simcloud")).unwrap();
-    std::fs::write(state_dir.join("secrets/simcloud/token"), TOKEN).unwrap();
-    let sim = SimCloud::start(
-        SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(Duration::from_millis(800))),
-    )
-    .await
-    .unwrap();
-    let setup = Setup {
-        manifest: tmp.path().join("alpha.yaml"),
-        _tmp: tmp,
-        state_dir,
-        sim,
-    };
+/// The kill schedule of a campaign: the first kill after `first_ms`, each next one `step_ms`
+/// later, at most `per_phase` a phase, so the kills land while providers load, while the
+/// infrastructure comes up, during machine creates and deletes, and while status is written,
+/// until a run finishes before its kill.
+#[derive(Clone, Copy)]
+struct Kills {
+    first_ms: u64,
+    step_ms: u64,
+    per_phase: u64,
+}
 
-    let mut kills = 0;
+/// Applies each phase's topology (or deletes alpha), kills `capw up` on `kills`' schedule
+/// until a run finishes before its kill, checks no orphan or duplicate after every kill, and
+/// that the converged counts are exact. `after_phase` checks what the cloud itself holds.
+/// Returns the number of kills that landed while capw ran.
+async fn campaign(
+    setup: &Setup,
+    phases: &[(&str, Option<Topology>)],
+    kills: Kills,
+    after_phase: impl AsyncFn(&Setup, &str, Option<Topology>),
+) -> u64 {
+    let mut landed = 0;
     let mut points = BTreeSet::new();
-    let phases: [(&str, Option<Topology>); 5] = [
-        ("create 1+2", Some((1, 2, "v1.34.1"))),
-        ("scale up to 3+4", Some((3, 4, "v1.34.1"))),
-        ("upgrade to v1.34.2", Some((3, 4, "v1.34.2"))),
-        ("scale down to 1+1", Some((1, 1, "v1.34.2"))),
-        ("delete", None),
-    ];
-    for (phase, topology) in phases {
+    for &(phase, topology) in phases {
         match topology {
             Some(topology) => setup.apply(topology),
             None => setup.run_ok(&["delete", "cluster", "alpha"]),
         }
-        for k in 0..KILLS_PER_PHASE {
-            let ms = FIRST_KILL_MS + k * KILL_STEP_MS;
+        for k in 0..kills.per_phase {
+            let ms = kills.first_ms + k * kills.step_ms;
             let killed = setup.up_and_kill(Duration::from_millis(ms)).await;
             let seen = setup
                 .check_no_orphans(&format!("{phase}, killed after {ms} ms"))
@@ -203,7 +190,7 @@ async fn killing_capw_anywhere_never_duplicates_or_orphans_and_it_converges() {
                 eprintln!("{phase}: finished within {ms} ms: (machines, instances) = {seen:?}");
                 break;
             }
-            kills += 1;
+            landed += 1;
             eprintln!("{phase}: killed after {ms} ms: (machines, instances) = {seen:?}");
             points.insert((phase, seen));
         }
@@ -212,6 +199,7 @@ async fn killing_capw_anywhere_never_duplicates_or_orphans_and_it_converges() {
         let (machines, instances) = setup.check_no_orphans(&format!("{phase}, converged")).await;
         let want = topology.map_or(0, |(cp, w, _)| (cp + w) as usize);
         assert_eq!((machines, instances), (want, want), "{phase}");
+        after_phase(setup, phase, topology).await;
     }
     let inv = setup.inventory().await;
     assert!(
@@ -222,8 +210,155 @@ async fn killing_capw_anywhere_never_duplicates_or_orphans_and_it_converges() {
     let store = Store::open(&setup.state_dir.join("state.redb")).unwrap();
     assert!(store.list("Cluster", None).unwrap().is_empty());
     eprintln!(
-        "{kills} kills of a running capw; {} distinct (phase, machines, instances) points",
+        "{landed} kills of a running capw; {} distinct (phase, machines, instances) points",
         points.len()
     );
-    assert!(kills >= 20, "only {kills} kills landed while capw ran");
+    landed
+}
+
+/// A setup around `sim`, with simcloud's token where the quickstart's grant reads it.
+fn setup(tmp: tempfile::TempDir, sim: SimCloudHandle) -> Setup {
+    let state_dir = tmp.path().join(".capw");
+    std::fs::create_dir_all(state_dir.join("secrets/simcloud")).unwrap();
+    std::fs::write(state_dir.join("secrets/simcloud/token"), TOKEN).unwrap();
+    Setup {
+        manifest: tmp.path().join("alpha.yaml"),
+        _tmp: tmp,
+        state_dir,
+        sim,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_capw_anywhere_never_duplicates_or_orphans_and_it_converges() {
+    capw_test_support::init_tracing();
+    let sim = SimCloud::start(
+        SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(Duration::from_millis(800))),
+    )
+    .await
+    .unwrap();
+    let setup = setup(tempfile::tempdir().unwrap(), sim);
+    let phases: [(&str, Option<Topology>); 5] = [
+        ("create 1+2", Some((1, 2, "v1.34.1"))),
+        ("scale up to 3+4", Some((3, 4, "v1.34.1"))),
+        ("upgrade to v1.34.2", Some((3, 4, "v1.34.2"))),
+        ("scale down to 1+1", Some((1, 1, "v1.34.2"))),
+        ("delete", None),
+    ];
+    let kills = Kills {
+        first_ms: 80,
+        step_ms: 80,
+        per_phase: 25,
+    };
+    let landed = campaign(&setup, &phases, kills, async |_, _, _| {}).await;
+    assert!(landed >= 20, "only {landed} kills landed while capw ran");
+}
+
+/// The same with real boot: the instances run real etcd, kube-apiserver and
+/// kube-controller-manager, so a kill can land while a member joins or leaves etcd. After
+/// every phase, etcd has exactly one member per control-plane machine (none left for a
+/// deleted machine), and after the delete no process or directory of a machine is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_capw_during_real_boots_never_duplicates_or_leaves_etcd_members() {
+    use capw_test_support::real_boot::{
+        KUBE_VERSIONS, MachinesGuard, kube_binaries, processes_naming,
+    };
+    capw_test_support::init_tracing();
+    let tmp = tempfile::tempdir().unwrap();
+    let machines = tmp.path().join("machines");
+    let _guard = MachinesGuard(machines.clone());
+    let sim = SimCloud::start(
+        SimCloudConfig::new(TOKEN)
+            .with_timings(Timings::uniform(Duration::from_millis(200)))
+            .with_real_boot(RealBoot {
+                kube_binaries: kube_binaries(),
+                machines_dir: machines.clone(),
+            }),
+    )
+    .await
+    .unwrap();
+    let setup = setup(tmp, sim);
+    let [v1, v2] = KUBE_VERSIONS;
+    let phases: [(&str, Option<Topology>); 5] = [
+        ("create 1+1", Some((1, 1, v1))),
+        ("scale up to 3+1", Some((3, 1, v1))),
+        ("upgrade", Some((3, 1, v2))),
+        ("scale down to 1+1", Some((1, 1, v2))),
+        ("delete", None),
+    ];
+    let kills = Kills {
+        first_ms: 500,
+        step_ms: 700,
+        per_phase: 8,
+    };
+    let landed = campaign(&setup, &phases, kills, async |setup, phase, topology| {
+        let cp = topology.map_or(0, |(cp, _, _)| cp as usize);
+        let inv = setup.inventory().await;
+        let control_plane: Vec<_> = inv
+            .clusters
+            .get("alpha")
+            .map(|c| c.instances.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|i| i.role == capw_simcloud::model::Role::ControlPlane)
+            .collect();
+        assert_eq!(control_plane.len(), cp, "{phase}: control-plane instances");
+        if let Some(first) = control_plane.first() {
+            let members = etcd_members(&machines, &first.id, &first.addresses[0].address);
+            assert_eq!(
+                members.len(),
+                cp,
+                "{phase}: etcd members {members:?} for {cp} control-plane machine(s)"
+            );
+        }
+        if topology.is_none() {
+            let left = std::fs::read_dir(&machines)
+                .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
+                .unwrap_or_else(|_| Vec::new());
+            assert!(
+                left.iter().all(|n| n.to_string_lossy().starts_with("lb-")),
+                "instance directories left: {left:?}"
+            );
+            let procs: Vec<String> = processes_naming(&machines)
+                .into_iter()
+                .filter(|p| !p.contains(" lb "))
+                .collect();
+            assert!(procs.is_empty(), "processes left: {procs:?}");
+        }
+    })
+    .await;
+    assert!(landed >= 10, "only {landed} kills landed while capw ran");
+    setup.sim.destroy_machines().await.unwrap();
+}
+
+/// The etcd member names of the cluster, asked with etcd's own client through the
+/// control-plane instance `id` at `address`, with the certificates in its directory.
+fn etcd_members(machines: &Path, id: &str, address: &str) -> Vec<String> {
+    let pki = machines.join(id).join("rootfs/etc/kubernetes/pki/etcd");
+    let bin = capw_test_support::real_boot::kube_binaries()
+        .join(capw_test_support::real_boot::KUBE_VERSIONS[0])
+        .join("bin/etcdctl");
+    let out = Command::new(bin)
+        .arg(format!("--endpoints=https://{address}:2379"))
+        .arg(format!("--cacert={}", pki.join("ca.crt").display()))
+        .arg(format!(
+            "--cert={}",
+            pki.join("healthcheck-client.crt").display()
+        ))
+        .arg(format!(
+            "--key={}",
+            pki.join("healthcheck-client.key").display()
+        ))
+        .args(["member", "list", "-w", "simple"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "etcdctl member list: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split(", ").nth(2).map(str::to_owned))
+        .collect()
 }

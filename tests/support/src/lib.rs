@@ -5,6 +5,7 @@
 pub mod big;
 #[cfg(feature = "kube")]
 pub mod kube;
+pub mod real_boot;
 pub mod registry;
 
 use std::path::PathBuf;
