@@ -61,8 +61,10 @@ demo: plugins build
 	$(TARGET_DIR)/release/capw apply -f examples/quickstart
 	$(TARGET_DIR)/release/capw up
 
-## kube-env: the Kubernetes test environment's kube-apiserver, etcd and kubectl, built from
-## source once into $$HOME/.cache/capw-kube-env/<version>/bin (openssl and Go must be there).
+## kube-env: the Kubernetes binaries, built from source into
+## $$HOME/.cache/capw-kube-env/<version>/bin for each version tests/kube-env builds (v1.35.4 and
+## v1.34.4): kube-apiserver, kube-controller-manager, kubeadm, kubectl, etcd, etcdctl and the
+## capw-node machine agent; rebuilt only when their inputs change (openssl and Go must be there).
 kube-env:
 	@command -v openssl >/dev/null || (apt-get update -qq && apt-get install -y -qq openssl)
 	tests/kube-env/kube-env.sh build

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# capw's Kubernetes test environment: a real kube-apiserver and etcd on loopback, built from
-# source (the Go module beside this script), with generated serving certificates, a
-# service-account key pair and a static admin token; kubectl of the same version beside them.
+# capw's Kubernetes binaries and test environment. `build` builds, from source, for each
+# Kubernetes version below (each its own Go module beside this script): kube-apiserver,
+# kube-controller-manager, kubeadm, kubectl, etcd and etcdctl (etcd's own commands, of the etcd
+# release that Kubernetes version builds against), and capw-node (the machine agent of
+# ./node, version-independent, copied into every version's directory). `start` runs a real
+# kube-apiserver and etcd of the main (first) version on loopback, with generated serving
+# certificates, a service-account key pair and a static admin token.
 #
-#   kube-env.sh build          build kube-apiserver, etcd and kubectl once into the cache
-#   kube-env.sh start [DIR]    start both; state, logs and kubeconfig in DIR
-#   kube-env.sh stop  [DIR]    stop both and remove DIR
-#   kube-env.sh env   [DIR]    print `export KUBECONFIG=... PATH=...` for a started DIR
-#   kube-env.sh bin-dir        print the directory of the cached binaries
+#   kube-env.sh build            build what changed into the cache (nothing when up to date)
+#   kube-env.sh start [DIR]      start etcd and kube-apiserver; state, logs, kubeconfig in DIR
+#   kube-env.sh stop  [DIR]      stop both and remove DIR
+#   kube-env.sh env   [DIR]      print `export KUBECONFIG=... PATH=...` for a started DIR
+#   kube-env.sh bin-root         print the cache root (one <version>/bin directory per version)
+#   kube-env.sh bin-dir [VER]    print the binaries' directory of VER (default: the main version)
+#   kube-env.sh versions         print the built versions, one a line, the main version first
 #
 # DIR defaults to $CAPW_KUBE_ENV_DIR, else .kube-env in the current directory.
 # $CAPW_KUBE_ENV_OWNER_PID: when set, `start` also leaves a watcher that stops the
@@ -17,9 +23,10 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-k8s_version=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$here/go.mod")
+# One Go module per Kubernetes version; the first is the main version: the test
+# environment's, and the module that holds capw-node.
+modules=("$here" "$here/v1.34")
 cache_root=${CAPW_KUBE_ENV_CACHE:-$HOME/.cache/capw-kube-env}
-bin_dir=$cache_root/$k8s_version/bin
 start_timeout=${CAPW_KUBE_ENV_START_TIMEOUT:-180}
 
 die() {
@@ -27,35 +34,164 @@ die() {
 	exit 1
 }
 
-# The build inputs' fingerprint: a change to the module or the etcd wrapper rebuilds.
-inputs_digest() {
-	cat "$here/go.mod" "$here/go.sum" "$here"/etcd/*.go | sha256sum | cut -d' ' -f1
+module_version() {
+	awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$1/go.mod"
 }
 
-built() {
-	[[ -x $bin_dir/kube-apiserver && -x $bin_dir/etcd && -x $bin_dir/kubectl && -f $bin_dir/inputs.sha256 ]] &&
-		[[ $(cat "$bin_dir/inputs.sha256") == "$(inputs_digest)" ]]
+k8s_version=$(module_version "${modules[0]}")
+bin_dir=$cache_root/$k8s_version/bin
+
+# The Kubernetes commands of a module and how they are built; part of the fingerprint, so a
+# change here rebuilds. kubeadm, kubectl and the API server's /version read the version
+# from these variables (kubeadm refuses configurations for versions it does not support).
+kube_packages=(
+	k8s.io/kubernetes/cmd/kube-apiserver
+	k8s.io/kubernetes/cmd/kube-controller-manager
+	k8s.io/kubernetes/cmd/kubeadm
+	k8s.io/kubernetes/cmd/kubectl
+	go.etcd.io/etcd/etcdctl/v3
+	./etcd
+)
+kube_binaries=(kube-apiserver kube-controller-manager kubeadm kubectl etcd etcdctl)
+
+kube_ldflags() {
+	local version=$1 major minor pkg flags="-s -w"
+	major=${version#v}
+	major=${major%%.*}
+	minor=${version#v*.}
+	minor=${minor%%.*}
+	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		flags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+		flags+=" -X $pkg.gitTreeState=clean"
+	done
+	echo "$flags"
+}
+
+# A module's fingerprint: its go.mod, go.sum, its etcd program and the build recipe.
+kube_digest() {
+	local module=$1
+	{
+		cat "$module/go.mod" "$module/go.sum" "$module"/etcd/*.go
+		echo "${kube_packages[*]}" "$(kube_ldflags "$(module_version "$module")")"
+	} | sha256sum | cut -d' ' -f1
+}
+
+# capw-node's fingerprint: the main module's go.mod and go.sum and every file of ./node, by
+# name and content (names relative to the module, so every checkout agrees).
+node_digest() {
+	(
+		cd "${modules[0]}"
+		cat go.mod go.sum
+		find node -type f -print0 | sort -z | xargs -0 sha256sum
+	) | sha256sum | cut -d' ' -f1
+}
+
+has_node() {
+	[[ -d ${modules[0]}/node ]]
+}
+
+kube_built() {
+	local module=$1 dir name
+	dir=$cache_root/$(module_version "$module")/bin
+	for name in "${kube_binaries[@]}"; do
+		[[ -x $dir/$name ]] || return 1
+	done
+	[[ -f $dir/inputs.sha256 && $(cat "$dir/inputs.sha256") == "$(kube_digest "$module")" ]]
+}
+
+node_built() {
+	local dir=$1
+	[[ -x $dir/capw-node && -f $dir/capw-node.sha256 && $(cat "$dir/capw-node.sha256") == "$(node_digest)" ]]
+}
+
+require_go() {
+	command -v go >/dev/null || die "go is not installed (needed to build the Kubernetes binaries)"
+}
+
+build_kube() {
+	local module=$1 version dir staging
+	version=$(module_version "$module")
+	dir=$cache_root/$version/bin
+	kube_built "$module" && return 0
+	require_go
+	echo "kube-env: building ${kube_binaries[*]} $version into $dir (first time: many minutes)" >&2
+	staging=$dir.tmp.$$
+	rm -rf "$staging"
+	mkdir -p "$staging"
+	(
+		cd "$module"
+		CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$(kube_ldflags "$version")" \
+			-o "$staging/" "${kube_packages[@]}"
+	) || {
+		rm -rf "$staging"
+		die "building the binaries of $version failed"
+	}
+	kube_digest "$module" >"$staging/inputs.sha256"
+	rm -rf "$dir"
+	mv "$staging" "$dir"
+}
+
+# capw-node is built once, from the main module, and copied into every version's directory.
+build_node() {
+	has_node || return 0
+	local module dir built_once=""
+	for module in "${modules[@]}"; do
+		dir=$cache_root/$(module_version "$module")/bin
+		node_built "$dir" && continue
+		if [[ -z $built_once ]]; then
+			require_go
+			echo "kube-env: building capw-node" >&2
+			built_once=$cache_root/capw-node.tmp.$$
+			(cd "${modules[0]}" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "-s -w" \
+				-o "$built_once" ./node) || {
+				rm -f "$built_once"
+				die "building capw-node failed"
+			}
+		fi
+		cp "$built_once" "$dir/capw-node.tmp.$$"
+		mv "$dir/capw-node.tmp.$$" "$dir/capw-node"
+		node_digest >"$dir/capw-node.sha256"
+	done
+	[[ -z $built_once ]] || rm -f "$built_once"
 }
 
 cmd_build() {
-	if built; then
-		return 0
-	fi
-	command -v go >/dev/null || die "go is not installed (needed to build kube-apiserver and etcd)"
-	echo "kube-env: building kube-apiserver and kubectl $k8s_version and etcd into $bin_dir (first time: several minutes)" >&2
-	local staging=$bin_dir.tmp.$$
-	mkdir -p "$staging"
-	trap 'rm -rf "$staging"' RETURN
-	(
-		cd "$here"
-		CGO_ENABLED=0 go build -trimpath -buildvcs=false \
-			-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/client-go/pkg/version.gitVersion=$k8s_version" \
-			-o "$staging/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl ./etcd
-	)
-	inputs_digest >"$staging/inputs.sha256"
-	mkdir -p "$(dirname "$bin_dir")"
-	rm -rf "$bin_dir"
-	mv "$staging" "$bin_dir"
+	mkdir -p "$cache_root"
+	# One build at a time (several worktrees or test runs may share the cache).
+	exec 9>"$cache_root/build.lock"
+	flock 9
+	local module
+	for module in "${modules[@]}"; do
+		build_kube "$module"
+	done
+	build_node
+	exec 9>&-
+}
+
+cmd_bin_dir() {
+	local version=${1:-$k8s_version} module
+	for module in "${modules[@]}"; do
+		if [[ $(module_version "$module") == "$version" ]]; then
+			echo "$cache_root/$version/bin"
+			return 0
+		fi
+	done
+	die "no Kubernetes version $version here (known: $(known_versions | paste -sd' '))"
+}
+
+known_versions() {
+	local module
+	for module in "${modules[@]}"; do
+		module_version "$module"
+	done
+}
+
+cmd_versions() {
+	local module
+	for module in "${modules[@]}"; do
+		kube_built "$module" && module_version "$module"
+	done
+	return 0
 }
 
 free_port() {
@@ -118,7 +254,8 @@ running() {
 }
 
 cmd_start() {
-	built || die "the binaries for $k8s_version are not built: run \`make kube-env\` (or \`$0 build\`)"
+	kube_built "${modules[0]}" ||
+		die "the binaries for $k8s_version are not built: run \`make kube-env\` (or \`$0 build\`)"
 	local dir
 	dir=$(state_dir "${1:-}")
 	if running "$dir/kube-apiserver.pid" || running "$dir/etcd.pid"; then
@@ -134,9 +271,14 @@ cmd_start() {
 	peer_port=$(free_port)
 	api_port=$(free_port)
 
-	setsid "$bin_dir/etcd" --data-dir "$dir/etcd-data" \
-		--listen-client-url "http://127.0.0.1:$etcd_port" \
-		--listen-peer-url "http://127.0.0.1:$peer_port" \
+	# Test data is thrown away with the environment: skipping fsync keeps writes fast.
+	setsid "$bin_dir/etcd" --name capw-test --data-dir "$dir/etcd-data" \
+		--listen-client-urls "http://127.0.0.1:$etcd_port" \
+		--advertise-client-urls "http://127.0.0.1:$etcd_port" \
+		--listen-peer-urls "http://127.0.0.1:$peer_port" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+		--initial-cluster "capw-test=http://127.0.0.1:$peer_port" \
+		--unsafe-no-fsync --log-level warn \
 		</dev/null >"$dir/logs/etcd.log" 2>&1 &
 	echo $! >"$dir/etcd.pid"
 
@@ -211,14 +353,22 @@ cmd_env() {
 	echo "export KUBECONFIG=$dir/kubeconfig PATH=$bin_dir:\$PATH"
 }
 
-case ${1:-} in
-build) cmd_build ;;
-start) cmd_start "${2:-}" ;;
-stop) cmd_stop "${2:-}" ;;
-env) cmd_env "${2:-}" ;;
-bin-dir) echo "$bin_dir" ;;
-*)
-	sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
-	exit 2
-	;;
-esac
+# Bash reads a script while it runs it: with the dispatch in a function and the call and
+# `exit` on one last line, a build that outlives a checkout of this file ends as it began.
+main() {
+	case ${1:-} in
+	build) cmd_build ;;
+	start) cmd_start "${2:-}" ;;
+	stop) cmd_stop "${2:-}" ;;
+	env) cmd_env "${2:-}" ;;
+	bin-root) echo "$cache_root" ;;
+	bin-dir) cmd_bin_dir "${2:-}" ;;
+	versions) cmd_versions ;;
+	*)
+		sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2
+		exit 2
+		;;
+	esac
+}
+
+main "$@"; exit

@@ -191,6 +191,25 @@ pub struct UpArgs {
     /// milliseconds each; its defaults when absent.
     #[arg(long)]
     pub simcloud_delay_ms: Option<u64>,
+    /// How simcloud boots its instances: `real` runs each cluster's etcd, kube-apiserver and
+    /// kube-controller-manager and registers its Nodes, from the Kubernetes binaries that
+    /// `make kube-env` builds; `simulated` only checks the bootstrap data (nothing runs, no
+    /// cluster to reach).
+    #[arg(long, value_enum, default_value_t = BootArg::Real)]
+    pub boot: BootArg,
+    /// Real boot: the directory holding `<version>/bin/` for each Kubernetes version the cloud
+    /// has; default `$HOME/.cache/capw-kube-env`, where `make kube-env` builds them.
+    #[arg(long, env = "CAPW_KUBE_BINARIES")]
+    pub kube_binaries: Option<std::path::PathBuf>,
+}
+
+/// How the in-process simcloud boots instances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BootArg {
+    /// Real control planes and Nodes as local processes.
+    Real,
+    /// The bootstrap data checked, nothing run.
+    Simulated,
 }
 
 /// `90s`, `10m`, `1h`, or plain seconds.

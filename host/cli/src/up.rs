@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use capw_local::{ClusterOutcome, Executor, Progress};
-use capw_simcloud::{SimCloud, SimCloudConfig, Timings};
+use capw_simcloud::{RealBoot, SimCloud, SimCloudConfig, Timings};
+use std::path::PathBuf;
 
-use crate::cli::{GlobalArgs, UpArgs};
+use crate::cli::{BootArg, GlobalArgs, UpArgs};
 
 /// Writes simcloud's token where the quickstart's sim-infra grant reads it:
 /// `<state-dir>/secrets/simcloud/token`.
@@ -18,6 +19,31 @@ fn write_token(config: &capw_local::LocalConfig, token: &str) -> anyhow::Result<
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let path = dir.join("token");
     std::fs::write(&path, token).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Where the real boot finds the Kubernetes binaries and keeps its machines
+/// (`<state-dir>/machines`).
+fn real_boot(config: &capw_local::LocalConfig, args: &UpArgs) -> anyhow::Result<RealBoot> {
+    let kube_binaries = match &args.kube_binaries {
+        Some(dir) => dir.clone(),
+        None => std::env::var_os("CAPW_KUBE_ENV_CACHE")
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/capw-kube-env"))
+            })
+            .context("no --kube-binaries and no HOME to find the default")?,
+    };
+    if !kube_binaries.is_dir() {
+        bail!(
+            "no Kubernetes binaries in {}: run `make kube-env` (it builds them there), pass \
+             --kube-binaries, or run with --boot simulated",
+            kube_binaries.display()
+        );
+    }
+    Ok(RealBoot {
+        kube_binaries,
+        machines_dir: config.state_dir.join("machines"),
+    })
 }
 
 pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
@@ -33,6 +59,9 @@ pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
         sim_config.listen = args.simcloud_listen;
         if let Some(ms) = args.simcloud_delay_ms {
             sim_config = sim_config.with_timings(Timings::uniform(Duration::from_millis(ms)));
+        }
+        if args.boot == BootArg::Real {
+            sim_config = sim_config.with_real_boot(real_boot(&config, &args)?);
         }
         let sim = SimCloud::start(sim_config)
             .await

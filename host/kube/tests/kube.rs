@@ -339,7 +339,7 @@ async fn the_example_comes_up_scales_and_goes_away() {
     }
     let alpha = table.lines().find(|l| l.starts_with("alpha")).unwrap();
     assert!(
-        alpha.contains("Provisioned") && alpha.contains("v1.34.1"),
+        alpha.contains("Provisioned") && alpha.contains("v1.34.4"),
         "{table}"
     );
 

@@ -27,6 +27,32 @@ pub struct SimCloudConfig {
     pub timings: Timings,
     /// Faults injected from the start; adjustable at runtime through `/v1/admin/faults`.
     pub faults: FaultConfig,
+    /// How instances boot: checked and simulated (the default), or run as real local
+    /// processes.
+    pub boot: BootMode,
+}
+
+/// How the sim boots its instances.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum BootMode {
+    /// Instances get addresses from their cluster's network and a booting instance only has
+    /// its bootstrap data checked ([`crate::boot_check`]); nothing runs.
+    #[default]
+    Simulated,
+    /// Instances and load balancers are local processes on loopback addresses, started from
+    /// their bootstrap data ([`crate::machines`]).
+    Real(RealBoot),
+}
+
+/// Where a real-boot sim finds its Kubernetes binaries and keeps its machines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RealBoot {
+    /// The root holding `<version>/bin/` for each Kubernetes version the cloud has an image
+    /// for (`kubeadm`, `kube-apiserver`, `etcd`, `capw-node`...), e.g. `v1.35.4/bin/kubeadm`.
+    pub kube_binaries: PathBuf,
+    /// The directory holding one directory per instance and load balancer (`i-3/`, `lb-1/`);
+    /// created when missing. Give each cloud its own.
+    pub machines_dir: PathBuf,
 }
 
 impl SimCloudConfig {
@@ -41,7 +67,14 @@ impl SimCloudConfig {
             domain: "sim".into(),
             timings: Timings::default(),
             faults: FaultConfig::default(),
+            boot: BootMode::Simulated,
         }
+    }
+
+    /// The same, booting instances for real with `real`.
+    pub fn with_real_boot(mut self, real: RealBoot) -> Self {
+        self.boot = BootMode::Real(real);
+        self
     }
 
     /// The same, keeping its state in `path`.
@@ -66,8 +99,8 @@ impl SimCloudConfig {
     ///
     /// # Errors
     ///
-    /// An empty token, no zones, an empty or duplicate zone name, an empty domain, or invalid
-    /// fault rates.
+    /// An empty token, no zones, an empty or duplicate zone name, an empty domain, invalid
+    /// fault rates, or a real boot with an empty path.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.token.is_empty() {
             return Err(ConfigError::EmptyToken);
@@ -82,6 +115,12 @@ impl SimCloudConfig {
         }
         if self.domain.is_empty() {
             return Err(ConfigError::EmptyDomain);
+        }
+        if let BootMode::Real(real) = &self.boot
+            && (real.kube_binaries.as_os_str().is_empty()
+                || real.machines_dir.as_os_str().is_empty())
+        {
+            return Err(ConfigError::EmptyRealBootPath);
         }
         self.faults.validate()
     }
@@ -205,6 +244,9 @@ pub enum ConfigError {
     /// The domain is empty.
     #[error("the domain is empty")]
     EmptyDomain,
+    /// A real boot names an empty binaries root or machines directory.
+    #[error("real boot needs a Kubernetes binaries root and a machines directory")]
+    EmptyRealBootPath,
     /// A fault rate is not a probability (or the rates add up to more than 1).
     #[error(
         "{field} is {rate}; want a probability in [0, 1] (error, throttle and hang rates add up to at most 1)"

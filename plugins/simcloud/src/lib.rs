@@ -14,19 +14,23 @@
 //! - creates are idempotent by client token;
 //! - faults (latency, 500s, 429s, hung requests) are injected deterministically under a seed
 //!   ([`FaultConfig`]);
-//! - state survives a restart ([`SimCloudConfig::state_file`]).
+//! - state survives a restart ([`SimCloudConfig::state_file`]);
+//! - with [`BootMode::Real`], instances boot for real: their bootstrap data starts a real
+//!   control plane or node as local processes on loopback addresses, and load balancers are
+//!   real TCP proxies ([`machines`]).
 
 mod api;
 pub mod boot_check;
 pub mod config;
 pub mod faults;
 pub mod fixtures;
+pub mod machines;
 pub mod model;
 mod server;
 mod state;
 mod store;
 
-pub use config::{ConfigError, FaultConfig, SimCloudConfig, Timings};
+pub use config::{BootMode, ConfigError, FaultConfig, RealBoot, SimCloudConfig, Timings};
 pub use server::{ServeError, SimCloud, SimCloudHandle, StartError};
 pub use store::StoreError;
 

@@ -7,8 +7,18 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use capw_simcloud::{FaultConfig, SimCloud, SimCloudConfig, Timings};
-use clap::Parser;
+use capw_simcloud::{BootMode, FaultConfig, RealBoot, SimCloud, SimCloudConfig, Timings};
+use clap::{Parser, ValueEnum};
+
+/// How instances boot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Boot {
+    /// Check the bootstrap data and pretend: nothing runs.
+    Simulated,
+    /// Run each instance's control plane or node as local processes on loopback addresses
+    /// (needs --kube-binaries and --machines-dir).
+    Real,
+}
 
 /// A simulated cloud for capw's providers and tests.
 #[derive(Debug, Parser)]
@@ -66,10 +76,28 @@ struct Args {
     /// Probability that a request never answers.
     #[arg(long, default_value_t = 0.0)]
     hang_rate: f64,
+    /// How instances boot.
+    #[arg(long, value_enum, default_value = "simulated")]
+    boot: Boot,
+    /// Real boot: the root holding <version>/bin/ for each Kubernetes version the cloud has
+    /// (e.g. `tests/kube-env/kube-env.sh bin-root`).
+    #[arg(long, required_if_eq("boot", "real"))]
+    kube_binaries: Option<PathBuf>,
+    /// Real boot: the directory of the machines' directories; machines outlive the sim and
+    /// are adopted when it starts again on the same state.
+    #[arg(long, required_if_eq("boot", "real"))]
+    machines_dir: Option<PathBuf>,
 }
 
 impl Args {
     fn into_config(self) -> SimCloudConfig {
+        let boot = match (self.boot, self.kube_binaries, self.machines_dir) {
+            (Boot::Real, Some(kube_binaries), Some(machines_dir)) => BootMode::Real(RealBoot {
+                kube_binaries,
+                machines_dir,
+            }),
+            _ => BootMode::Simulated,
+        };
         let defaults = Timings::default();
         let ms = |flag: Option<u64>, default: Duration| flag.map_or(default, Duration::from_millis);
         SimCloudConfig {
@@ -94,6 +122,7 @@ impl Args {
                 retry_after_secs: self.retry_after_secs,
                 hang_rate: self.hang_rate,
             },
+            boot,
         }
     }
 }

@@ -11,8 +11,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::api::{self, ApiError};
-use crate::config::{ConfigError, SimCloudConfig};
+use crate::config::{BootMode, ConfigError, SimCloudConfig};
 use crate::faults::FaultInjector;
+use crate::machines::{self, Machines, MachinesError};
 use crate::state::{CloudSettings, CloudState, StateError};
 use crate::store::{self, StoreError};
 
@@ -24,11 +25,20 @@ impl SimCloud {
     /// Validates `config`, loads the state file when it exists, binds `config.listen` and
     /// serves the API on the current tokio runtime until the handle is shut down or dropped.
     ///
+    /// With [`BootMode::Real`], it also runs the cloud's machines ([`crate::machines`]):
+    /// what still runs from an earlier start on the same state is adopted, a load balancer
+    /// that is gone is started again, an instance whose agent is gone fails.
+    ///
     /// # Errors
     ///
-    /// An invalid config, an unreadable state file, or an address that cannot be bound.
+    /// An invalid config, an unreadable state file, an unusable machines directory, or an
+    /// address that cannot be bound.
     pub async fn start(config: SimCloudConfig) -> Result<SimCloudHandle, StartError> {
         config.validate()?;
+        let machines = match &config.boot {
+            BootMode::Simulated => None,
+            BootMode::Real(real) => Some(Arc::new(Machines::open(real)?)),
+        };
         let state = match &config.state_file {
             Some(path) => store::load(path)?.unwrap_or_default(),
             None => CloudState::default(),
@@ -50,6 +60,8 @@ impl SimCloud {
                 zones: config.zones,
                 domain: config.domain,
                 timings: config.timings,
+                real_boot: machines.is_some(),
+                loopback_seed: loopback_seed(),
             },
             token: config.token,
             live: Mutex::new(Live {
@@ -60,6 +72,14 @@ impl SimCloud {
             state_file: config.state_file,
             faults: Mutex::new(FaultInjector::new(config.faults)),
             stopped: stopped.clone(),
+            machines: machines.clone(),
+        });
+        let driver = machines.as_ref().map(|m| {
+            tokio::spawn(machines::driver::run(
+                app.clone(),
+                m.clone(),
+                stopped.clone(),
+            ))
         });
         let router = api::router(app.clone());
         let mut stopping = stopped;
@@ -80,6 +100,8 @@ impl SimCloud {
             addr,
             stop,
             task: Some(task),
+            driver,
+            machines_dir: machines.map(|m| m.dir().to_owned()),
         })
     }
 }
@@ -96,6 +118,9 @@ pub struct SimCloudHandle {
     addr: SocketAddr,
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<Result<(), ServeError>>>,
+    /// The machines loop of a real-boot cloud.
+    driver: Option<JoinHandle<()>>,
+    machines_dir: Option<PathBuf>,
 }
 
 impl SimCloudHandle {
@@ -109,19 +134,55 @@ impl SimCloudHandle {
         format!("http://{}", self.addr)
     }
 
+    /// The machines directory of a real-boot cloud, canonical; `None` when boot is
+    /// simulated.
+    pub fn machines_dir(&self) -> Option<&std::path::Path> {
+        self.machines_dir.as_deref()
+    }
+
     /// Stops accepting connections, answers hung requests 503, waits for open requests to
     /// finish, writes the state file a last time if a change is not on disk yet, and returns
     /// once the server is gone.
+    ///
+    /// # Guarantees
+    ///
+    /// A real-boot cloud's machines and load balancers keep running: they are the cloud's,
+    /// and a sim started again on the same state file adopts them. Launches under way finish
+    /// first. [`SimCloudHandle::destroy_machines`] stops them too.
     ///
     /// # Errors
     ///
     /// [`ServeError`] when the server had failed, the last write failed, or its task panicked.
     pub async fn shutdown(mut self) -> Result<(), ServeError> {
         self.stop.send_replace(true);
+        if let Some(driver) = self.driver.take() {
+            driver.await.map_err(ServeError::Task)?;
+        }
         match self.task.take() {
             Some(task) => task.await.map_err(ServeError::Task)?,
             None => Ok(()),
         }
+    }
+
+    /// Shuts the sim down as [`SimCloudHandle::shutdown`] does, then stops every machine
+    /// and load balancer of a real-boot cloud and removes their directories
+    /// ([`machines::destroy_all`]): the teardown of tests. Its records stay in the state
+    /// file, whose machines are then gone.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError`] from the shutdown, or [`ServeError::Machines`] when a machine's
+    /// directory cannot be removed.
+    pub async fn destroy_machines(mut self) -> Result<(), ServeError> {
+        let dir = self.machines_dir.take();
+        let stopped = self.shutdown().await;
+        if let Some(dir) = dir {
+            tokio::task::spawn_blocking(move || machines::destroy_all(&dir))
+                .await
+                .map_err(ServeError::Task)?
+                .map_err(ServeError::Machines)?;
+        }
+        stopped
     }
 }
 
@@ -140,6 +201,9 @@ pub enum StartError {
     /// The state file could not be loaded.
     #[error("load state")]
     Load(#[from] StoreError),
+    /// The machines directory of a real boot cannot be used.
+    #[error("machines directory")]
+    Machines(#[from] MachinesError),
     /// The listen address could not be bound.
     #[error("bind {addr}")]
     Bind {
@@ -163,6 +227,9 @@ pub enum ServeError {
     /// The last write of the state file failed.
     #[error("write the state a last time")]
     Persist(#[source] StoreError),
+    /// A machine could not be destroyed.
+    #[error("destroy machines")]
+    Machines(#[source] MachinesError),
 }
 
 /// The state behind the lock, with a generation counting its changes.
@@ -183,6 +250,8 @@ pub(crate) struct App {
     pub(crate) faults: Mutex<FaultInjector>,
     /// Turns `true` when the sim stops.
     pub(crate) stopped: watch::Receiver<bool>,
+    /// The machines of a real-boot cloud.
+    pub(crate) machines: Option<Arc<Machines>>,
 }
 
 /// Whether an operation changes the state (and so must be persisted when it succeeds).
@@ -276,6 +345,16 @@ impl App {
 /// Locks `mutex`, recovering from poisoning: every critical section leaves the data valid.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A seed that differs between sims on one host: the process-random hasher keys, the pid
+/// and the time.
+fn loopback_seed() -> u64 {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    hasher.write_u64(now_ms());
+    hasher.finish()
 }
 
 fn now_ms() -> u64 {

@@ -16,7 +16,7 @@ metadata: {name: bad, namespace: default}
 spec:
   topology:
     classRef: {name: sim-kubeadm}
-    version: v1.34.1
+    version: v1.34.4
     variables:
       - {name: podSubnet, value: not-a-cidr}
 ";

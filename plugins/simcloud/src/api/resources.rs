@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::ApiError;
 use super::extract::{ApiJson, ApiQuery};
+use crate::machines::driver;
 use crate::model::{
     BootstrapRegistration, CreateInstance, CreateLoadBalancer, CreateManagedControlPlane,
     CreateNetwork, Instance, InstanceList, LoadBalancer, LoadBalancerList, ManagedControlPlane,
@@ -20,7 +21,7 @@ use crate::model::{
     ZoneList,
 };
 use crate::server::{Access, App};
-use crate::state::{CloudState, InstanceFilter, Outcome};
+use crate::state::{CloudState, InstanceFilter, Kind, Outcome};
 
 type Shared = State<Arc<App>>;
 
@@ -134,14 +135,17 @@ pub async fn get_load_balancer(
     .map(Json)
 }
 
-/// `DELETE /v1/load-balancers/{id}`.
+/// `DELETE /v1/load-balancers/{id}`; in a real-boot cloud, answers once its process is gone.
 pub async fn delete_load_balancer(
     State(app): Shared,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     app.run(Access::Write, |s, _, _| Ok(s.delete_load_balancer(&id)))
-        .await
-        .map(|_| StatusCode::NO_CONTENT)
+        .await?;
+    if let Some(machines) = &app.machines {
+        driver::destroy(machines, Kind::LoadBalancer, &id).await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// `POST /v1/instances`.
@@ -199,14 +203,19 @@ pub async fn get_instance(
         .map(Json)
 }
 
-/// `DELETE /v1/instances/{id}`: 204 also when it is already gone.
+/// `DELETE /v1/instances/{id}`: 204 also when it is already gone. In a real-boot cloud, it
+/// answers once the machine is destroyed (seconds: it leaves etcd, then stops), and a
+/// repeated delete finishes a destroy an earlier one left.
 pub async fn delete_instance(
     State(app): Shared,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     app.run(Access::Write, |s, _, _| Ok(s.delete_instance(&id)))
-        .await
-        .map(|_| StatusCode::NO_CONTENT)
+        .await?;
+    if let Some(machines) = &app.machines {
+        driver::destroy(machines, Kind::Instance, &id).await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// `POST /v1/managed-control-planes`.

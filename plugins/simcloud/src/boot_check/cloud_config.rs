@@ -157,7 +157,7 @@ pub(super) fn written_file(
         .map(|h| h.body))
 }
 
-fn decode_content(
+pub(super) fn decode_content(
     path: &str,
     encoding: Option<&str>,
     content: &str,

@@ -31,10 +31,12 @@
 
 mod cloud_config;
 mod error;
+mod machine_data;
 #[cfg(test)]
 mod tests;
 
 pub use error::BootCheckError;
+pub use machine_data::{DEFAULT_BIND_PORT, FileToWrite, MachineData, machine_data};
 
 use cloud_config::{
     KubeadmDocuments, Verb, kubeadm_command, kubeadm_documents, runcmd_lines, string_at, value_at,

@@ -163,6 +163,11 @@ impl CloudState {
                 id: Kind::LoadBalancer.id(existing.id),
             });
         }
+        let address = if settings.real_boot {
+            Some(self.allocate_loopback(settings.loopback_seed)?)
+        } else {
+            None
+        };
         self.counters.load_balancer += 1;
         let record = LoadBalancerRecord {
             id: self.counters.load_balancer,
@@ -172,6 +177,7 @@ impl CloudState {
             port,
             state: LoadBalancerState::Provisioning,
             created_at_ms: now_ms,
+            address,
         };
         let view = lb_view(&record, settings);
         self.load_balancers.insert(record.id, record);
@@ -233,9 +239,15 @@ pub(super) fn network_view(n: &NetworkRecord) -> Network {
     }
 }
 
+/// `lb-<n>.<domain>:<port>`, or `<its loopback address>:<port>` in a real-boot cloud, where
+/// clients must reach it without DNS.
 pub(super) fn lb_endpoint(lb: &LoadBalancerRecord, settings: &CloudSettings) -> Endpoint {
+    let host = match lb.address {
+        Some(address) => address.to_string(),
+        None => format!("{}.{}", Kind::LoadBalancer.id(lb.id), settings.domain),
+    };
     Endpoint {
-        host: format!("{}.{}", Kind::LoadBalancer.id(lb.id), settings.domain),
+        host,
         port: lb.port,
     }
 }

@@ -100,14 +100,20 @@ impl CloudState {
             .ok_or_else(|| StateError::NoNetwork {
                 cluster: req.cluster.clone(),
             })?;
-        if network.next_host > LAST_HOST {
-            return Err(StateError::Exhausted {
-                what: format!("addresses of network {}", Kind::Network.id(network.id)),
-            });
-        }
-        let address = Ipv4Addr::from(network_base(network.id) + network.next_host);
-        network.next_host += 1;
         let network_id = network.id;
+        let address = if settings.real_boot {
+            // A machine on this host: its own loopback address instead of one of the network.
+            self.allocate_loopback(settings.loopback_seed)?
+        } else {
+            if network.next_host > LAST_HOST {
+                return Err(StateError::Exhausted {
+                    what: format!("addresses of network {}", Kind::Network.id(network.id)),
+                });
+            }
+            let address = Ipv4Addr::from(network_base(network.id) + network.next_host);
+            network.next_host += 1;
+            address
+        };
 
         self.counters.instance += 1;
         let record = InstanceRecord {
@@ -124,6 +130,7 @@ impl CloudState {
             reason: String::new(),
             bootstrap_data: req.bootstrap_data,
             created_at_ms: now_ms,
+            api_port: None,
         };
         let view = instance_view(&record);
         self.instance_tokens

@@ -20,12 +20,15 @@ mod clusters;
 mod control_planes;
 mod infrastructure;
 mod instances;
+mod loopback;
+mod machines;
 #[cfg(test)]
 mod tests;
 
 use control_planes::cp_endpoint;
 use infrastructure::lb_endpoint;
 pub use instances::InstanceFilter;
+pub use machines::{LaunchOrder, LoadBalancerPlan, MachineOutcome, MachinePlan};
 
 /// Decoded bootstrap data larger than this is refused: cloud user data is small (16 KiB on
 /// some clouds), and the sim keeps every instance's data in its state file.
@@ -59,6 +62,13 @@ pub struct CloudSettings {
     pub domain: String,
     /// Transition delays.
     pub timings: Timings,
+    /// Real boot: instances and load balancers get loopback addresses, and instances stay
+    /// `booting` until the machines side reports their outcome ([`CloudState::settle_machine`])
+    /// instead of finishing on a timer with the boot check.
+    pub real_boot: bool,
+    /// Picks the loopback blocks of a real-boot cloud, so that clouds on one host rarely pick
+    /// the same; any value works.
+    pub loopback_seed: u64,
 }
 
 /// An operation the state refuses.
@@ -178,12 +188,12 @@ impl Kind {
         }
     }
 
-    fn id(self, n: u64) -> String {
+    pub(crate) fn id(self, n: u64) -> String {
         format!("{}{n}", self.prefix())
     }
 
     /// The number in `id`, when it is an id of this kind.
-    fn parse(self, id: &str) -> Option<u64> {
+    pub(crate) fn parse(self, id: &str) -> Option<u64> {
         id.strip_prefix(self.prefix())?.parse().ok()
     }
 
@@ -234,6 +244,9 @@ struct LoadBalancerRecord {
     port: u16,
     state: LoadBalancerState,
     created_at_ms: u64,
+    /// Its own loopback address in a real-boot cloud.
+    #[serde(default)]
+    address: Option<Ipv4Addr>,
 }
 
 /// An instance as stored, with its bootstrap data.
@@ -253,6 +266,9 @@ struct InstanceRecord {
     /// Base64, as received: checked when the instance boots.
     bootstrap_data: String,
     created_at_ms: u64,
+    /// The port its API server listens on, once a real-boot control-plane instance runs.
+    #[serde(default)]
+    api_port: Option<u16>,
 }
 
 /// A managed control plane as stored.
@@ -290,6 +306,9 @@ pub struct CloudState {
     instance_tokens: BTreeMap<String, u64>,
     /// Bootstrap registrations by cluster.
     bootstrap: BTreeMap<String, Registration>,
+    /// The loopback blocks real-boot addresses come from.
+    #[serde(default)]
+    loopback: loopback::LoopbackPool,
 }
 
 impl CloudState {
@@ -345,9 +364,11 @@ impl CloudState {
                 changed = true;
             }
         }
+        // A real boot ends when its machine says so, not on a timer.
         let finished: Vec<u64> = self
             .instances
             .values()
+            .filter(|_| !settings.real_boot)
             .filter(|i| i.state == InstanceState::Booting && now_ms >= booted_at(i))
             .map(|i| i.id)
             .collect();
@@ -388,6 +409,16 @@ impl CloudState {
         instance: &InstanceRecord,
         settings: &CloudSettings,
     ) -> Result<Option<boot_check::LearnedSecrets>, String> {
+        self.boot_verdict(instance, settings)
+            .map(|verdict| verdict.registers)
+    }
+
+    /// The full verdict of the boot check of `instance`, or the failure reason.
+    fn boot_verdict(
+        &self,
+        instance: &InstanceRecord,
+        settings: &CloudSettings,
+    ) -> Result<boot_check::Verdict, String> {
         let data = BASE64
             .decode(&instance.bootstrap_data)
             .map_err(|_| "bootstrap: data is not valid base64".to_owned())?;
@@ -405,9 +436,7 @@ impl CloudState {
             endpoint: endpoint.as_ref(),
             secrets,
         };
-        boot_check::check(&data, &expect)
-            .map(|verdict| verdict.registers)
-            .map_err(|e| format!("bootstrap: {e}"))
+        boot_check::check(&data, &expect).map_err(|e| format!("bootstrap: {e}"))
     }
 
     /// The cluster's endpoint: its load balancer's, else its managed control plane's once that

@@ -13,6 +13,8 @@ fn settings() -> CloudSettings {
         zones: vec!["zone-a".into(), "zone-b".into()],
         domain: "sim".into(),
         timings: Timings::uniform(Duration::from_millis(10)),
+        real_boot: false,
+        loopback_seed: 0,
     }
 }
 

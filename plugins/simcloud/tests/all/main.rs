@@ -7,5 +7,7 @@ mod faults;
 mod instances;
 mod inventory;
 mod managed;
+mod real_boot;
+mod real_boot_e2e;
 mod restart;
 mod support;

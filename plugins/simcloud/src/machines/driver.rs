@@ -1,0 +1,196 @@
+//! The loop that keeps a real-boot cloud's processes in line with its state, a few times a
+//! second: launches `booting` instances, reports how their machines end up, keeps load
+//! balancers running with the right backends; and the destroys the delete routes wait for.
+//!
+//! The state lock is never held across a process wait: each pass reads a plan from the
+//! state, does the slow work in blocking tasks, and writes outcomes back.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::Machines;
+use super::agent::Observation;
+use crate::api::ApiError;
+use crate::server::{Access, App, lock};
+use crate::state::{Kind, MachineOutcome, MachinePlan};
+
+/// Time between passes.
+const TICK: Duration = Duration::from_millis(200);
+
+/// Runs passes until `stopped` turns true, then waits for the launches under way.
+pub(crate) async fn run(
+    app: Arc<App>,
+    machines: Arc<Machines>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    if let Ok(known) = app.run(Access::Read, |s, _, _| Ok(s.machine_ids())).await {
+        let m = machines.clone();
+        let _ = tokio::task::spawn_blocking(move || m.destroy_orphans(&known)).await;
+    }
+    let in_flight: Arc<Mutex<BTreeSet<String>>> = Arc::default();
+    let mut launches = JoinSet::new();
+    let mut reported_lb_errors = BTreeSet::new();
+    loop {
+        tokio::select! {
+            _ = stopped.wait_for(|stop| *stop) => break,
+            () = tokio::time::sleep(TICK) => {}
+        }
+        while launches.try_join_next().is_some() {}
+        let Ok(plan) = app.run(Access::Read, |s, _, _| Ok(s.machine_plan())).await else {
+            continue;
+        };
+        let busy = lock(&in_flight).clone();
+        let m = machines.clone();
+        let Ok(pass) = tokio::task::spawn_blocking(move || observe(&m, &plan, &busy)).await else {
+            continue;
+        };
+        for (id, outcome) in pass.outcomes {
+            if let MachineOutcome::Failed(reason) = &outcome {
+                tracing::warn!(instance = %id, %reason, "machine failed");
+            }
+            let _ = app
+                .run(Access::Write, |s, _, _| Ok(s.settle_machine(&id, outcome)))
+                .await;
+        }
+        for (id, error) in pass.lb_errors {
+            if reported_lb_errors.insert(id.clone()) {
+                tracing::warn!(load_balancer = %id, %error, "load balancer not running");
+            }
+        }
+        for id in pass.to_launch {
+            lock(&in_flight).insert(id.clone());
+            launches.spawn(launch(app.clone(), machines.clone(), id, in_flight.clone()));
+        }
+    }
+    while launches.join_next().await.is_some() {}
+}
+
+/// What one pass found.
+#[derive(Default)]
+struct Pass {
+    outcomes: Vec<(String, MachineOutcome)>,
+    to_launch: Vec<String>,
+    lb_errors: Vec<(String, String)>,
+}
+
+/// Compares the plan with the machines' files and processes; starts missing balancers.
+fn observe(machines: &Machines, plan: &MachinePlan, busy: &BTreeSet<String>) -> Pass {
+    let mut pass = Pass::default();
+    for id in plan.booting.iter().filter(|id| !busy.contains(*id)) {
+        match machines.observe(id) {
+            Observation::NotStarted => pass.to_launch.push(id.clone()),
+            Observation::Booting => {}
+            Observation::Ready => pass.outcomes.push((id.clone(), MachineOutcome::Ready)),
+            Observation::Failed(reason) | Observation::Exited(reason) => {
+                pass.outcomes
+                    .push((id.clone(), MachineOutcome::Failed(reason)));
+            }
+        }
+    }
+    for id in &plan.running {
+        let failed = match machines.observe(id) {
+            Observation::Ready | Observation::Booting => continue,
+            Observation::NotStarted => {
+                "the machine's agent is gone (its pid file is missing)".into()
+            }
+            Observation::Failed(reason) | Observation::Exited(reason) => reason,
+        };
+        pass.outcomes
+            .push((id.clone(), MachineOutcome::Failed(failed)));
+    }
+    for lb in &plan.load_balancers {
+        if let Err(e) = machines.ensure_load_balancer(lb) {
+            pass.lb_errors.push((lb.id.clone(), crate::error_chain(&e)));
+        }
+    }
+    pass
+}
+
+/// Launches instance `id`'s machine under its lock and records the outcome.
+async fn launch(
+    app: Arc<App>,
+    machines: Arc<Machines>,
+    id: String,
+    in_flight: Arc<Mutex<BTreeSet<String>>>,
+) {
+    struct Done(Arc<Mutex<BTreeSet<String>>>, String);
+    impl Drop for Done {
+        fn drop(&mut self) {
+            lock(&self.0).remove(&self.1);
+        }
+    }
+    let _done = Done(in_flight, id.clone());
+    let _guard = machines.lock_of(&id).lock_owned().await;
+    // Read again under the lock: a delete may have come first.
+    let order = app
+        .run(Access::Read, |s, _, settings| {
+            Ok(s.launch_order(&id, settings))
+        })
+        .await;
+    let Ok(Some(order)) = order else {
+        return;
+    };
+    let m = machines.clone();
+    let Ok((order, result)) = tokio::task::spawn_blocking(move || {
+        let result = m.launch(&order);
+        (order, result)
+    })
+    .await
+    else {
+        return;
+    };
+    let _ = match result {
+        Ok(()) => {
+            let registers = order.verdict.ok().and_then(|(_, registers)| registers);
+            app.run(Access::Write, |s, _, _| Ok(s.record_launch(&id, registers)))
+                .await
+        }
+        Err(e) => {
+            let reason = crate::error_chain(&e);
+            tracing::warn!(instance = %id, %reason, "machine did not boot");
+            app.run(Access::Write, |s, _, _| {
+                Ok(s.settle_machine(&id, MachineOutcome::Failed(reason)))
+            })
+            .await
+        }
+    };
+}
+
+/// Destroys the machine of `id` (an instance or load balancer id) once it is out of the
+/// state, and waits for it. The destroy goes on if the caller stops waiting.
+///
+/// # Errors
+///
+/// [`ApiError`] `internal` when the machine's directory cannot be removed.
+pub(crate) async fn destroy(
+    machines: &Arc<Machines>,
+    kind: Kind,
+    id: &str,
+) -> Result<(), ApiError> {
+    // Only ids of the kind: nothing else may name a path.
+    let Some(id) = kind.parse(id).map(|n| kind.id(n)) else {
+        return Ok(());
+    };
+    let m = machines.clone();
+    let task = tokio::spawn(async move {
+        let _guard = m.lock_of(&id).lock_owned().await;
+        let m2 = m.clone();
+        let id2 = id.clone();
+        let result = tokio::task::spawn_blocking(move || match kind {
+            Kind::LoadBalancer => m2.destroy_load_balancer(&id2),
+            _ => m2.destroy_instance(&id2),
+        })
+        .await;
+        m.forget(&id);
+        result
+    });
+    match task.await {
+        Ok(Ok(Ok(()))) => Ok(()),
+        Ok(Ok(Err(e))) => Err(ApiError::internal(crate::error_chain(&e))),
+        Ok(Err(e)) | Err(e) => Err(ApiError::internal(format!("destroy machine: {e}"))),
+    }
+}

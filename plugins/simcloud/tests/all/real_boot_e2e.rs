@@ -1,0 +1,167 @@
+//! Real boot end to end through the HTTP API: a cluster's network and load balancer, an
+//! `init` instance booted from the kubeadm bootstrap provider's data, its API answering
+//! through the load balancer, and a delete that leaves nothing behind.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime};
+
+use capw_kubeadm_bootstrap::pki::ClusterPki;
+use capw_kubeadm_bootstrap::secrets::{self, SecretSet};
+use capw_kubeadm_bootstrap::token::BootstrapToken;
+use capw_kubeadm_bootstrap::{KeyAlgorithm, KubeadmBootstrapConfig, cloud_init, kubeconfig};
+use capw_sdk::bootstrap::BootstrapRequest;
+use capw_sdk::types::{Endpoint, KubernetesVersion, MachineRef, MachineRole};
+use capw_simcloud::model::{Instance, InstanceState, LoadBalancer};
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::real_boot::{MachinesGuard, kube_binaries, real_config};
+use crate::support::{Sim, body};
+
+/// How long a control plane may take to come up on a busy machine.
+const BOOT_LIMIT: Duration = Duration::from_secs(180);
+
+/// Processes whose command line mentions `dir`.
+fn processes_naming(dir: &Path) -> Vec<String> {
+    let dir = dir.to_string_lossy().into_owned();
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter_map(|e| fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&dir))
+        .collect()
+}
+
+#[tokio::test]
+async fn an_init_instance_runs_a_real_control_plane_behind_its_load_balancer() {
+    let bins = kube_binaries("capw-node");
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let machines = dir.path().join("machines");
+    let _guard = MachinesGuard(machines.clone());
+    let sim = Sim::with(real_config(&bins, &machines)).await;
+    let machines = sim
+        .handle
+        .machines_dir()
+        .unwrap_or_else(|| panic!("a real-boot sim has a machines directory"))
+        .to_owned();
+
+    let r = sim
+        .post("/v1/networks", json!({"cluster": "e2e", "name": "e2e-net"}))
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let r = sim
+        .post(
+            "/v1/load-balancers",
+            json!({"cluster": "e2e", "name": "e2e-lb"}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let lb: LoadBalancer = body(r).await;
+    let endpoint = Endpoint {
+        host: lb.endpoint.host.clone(),
+        port: lb.endpoint.port,
+    };
+
+    let now = SystemTime::now();
+    let pki = ClusterPki::generate(KeyAlgorithm::EcdsaP256, now).unwrap_or_else(|e| panic!("{e}"));
+    let token = BootstrapToken::generate().unwrap_or_else(|e| panic!("{e}"));
+    let items = secrets::to_items(&pki, &token).unwrap_or_else(|e| panic!("{e}"));
+    let config = KubeadmBootstrapConfig {
+        key_algorithm: KeyAlgorithm::EcdsaP256,
+        ..KubeadmBootstrapConfig::default()
+    };
+    let request = BootstrapRequest {
+        machine: MachineRef {
+            name: "e2e-cp-0".into(),
+            uid: "uid-e2e-cp-0".into(),
+        },
+        role: MachineRole::Init,
+        version: KubernetesVersion {
+            major: 1,
+            minor: 35,
+            patch: 4,
+        },
+        endpoint: endpoint.clone(),
+        secrets: items.clone(),
+        control_plane_members: Vec::new(),
+    };
+    let data = cloud_init::generate(&config, "e2e", &request).unwrap_or_else(|e| panic!("{e}"));
+    let (_, instance) = sim
+        .create_instance("cp-0", "e2e", "control-plane", &data)
+        .await;
+
+    let deadline = Instant::now() + BOOT_LIMIT;
+    let running = loop {
+        let r = sim.get(&format!("/v1/instances/{}", instance.id)).await;
+        let now: Instance = body(r).await;
+        match now.state {
+            InstanceState::Running => break now,
+            InstanceState::Failed => panic!("the instance failed: {}", now.reason),
+            _ => {}
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still {:?} after {BOOT_LIMIT:?}",
+            now.state
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert_eq!(running.addresses, instance.addresses);
+
+    // Through the load balancer, with the cluster's CA and an admin certificate from it.
+    let admin = kubeconfig::admin_kubeconfig(
+        "e2e",
+        &endpoint,
+        SecretSet::new(&items),
+        KeyAlgorithm::EcdsaP256,
+        now,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let kubeconfig_file = dir.path().join("admin.conf");
+    fs::write(&kubeconfig_file, admin).unwrap_or_else(|e| panic!("{e}"));
+    let kubectl = bins
+        .join(crate::real_boot::KUBE_VERSION)
+        .join("bin/kubectl");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = Command::new(&kubectl)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig_file)
+            .args(["get", "--raw", "/readyz", "--request-timeout=5s"])
+            .output()
+            .unwrap_or_else(|e| panic!("run kubectl: {e}"));
+        if out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} /readyz through the load balancer: {}",
+            lb.endpoint,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    let instance_dir = machines.join(&instance.id);
+    let r = sim.delete(&format!("/v1/instances/{}", instance.id)).await;
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    assert!(!instance_dir.exists(), "{} is left", instance_dir.display());
+    assert_eq!(processes_naming(&instance_dir), Vec::<String>::new());
+
+    let lb_dir = machines.join(&lb.id);
+    assert!(lb_dir.exists());
+    let r = sim.delete(&format!("/v1/load-balancers/{}", lb.id)).await;
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    assert!(!lb_dir.exists(), "{} is left", lb_dir.display());
+    assert_eq!(processes_naming(&machines), Vec::<String>::new());
+    sim.handle
+        .destroy_machines()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"runtime"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/kubernetes/pkg/kubelet/certificate/bootstrap"
+	"k8s.io/utils/ptr"
+)
+
+// heartbeatInterval is how often the stand-in renews its Lease and reports the Node Ready, the
+// kubelet's default (nodeStatusUpdateFrequency and the lease renew interval are both 10 s).
+const heartbeatInterval = 10 * time.Second
+
+// leaseDuration is the kubelet's default nodeLeaseDurationSeconds.
+const leaseDuration = 40
+
+// kubeletStandIn stands in for the kubelet, which cannot run here (no container runtime, no
+// cgroups to manage). It does the kubelet's part in the cluster's eyes: it registers the
+// machine's Node with its credentials (so NodeRestriction applies), reports it Ready with a
+// heartbeat every 10 s and renews its Lease in kube-node-lease. It runs no pods and no
+// containers, reports no real capacity or images, and serves no kubelet API (logs, exec, metrics).
+type kubeletStandIn struct {
+	client     kubernetes.Interface
+	name       string
+	providerID string
+	address    string
+	version    string
+}
+
+// tlsBootstrap is the kubelet's TLS bootstrap, with the kubelet's own code: with the bootstrap
+// kubeconfig, it posts a CSR for signer kubernetes.io/kube-apiserver-client-kubelet as
+// system:node:<name> in system:nodes, waits for the controller manager to approve and sign
+// it, and writes kubeconfigPath naming the client certificate in certDir.
+func tlsBootstrap(ctx context.Context, kubeconfigPath, bootstrapPath, certDir, nodeName string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	if err := bootstrap.LoadClientCert(ctx, kubeconfigPath, bootstrapPath, certDir, types.NodeName(nodeName)); err != nil {
+		return fmt.Errorf("TLS bootstrap of node %s with %s: %w", nodeName, bootstrapPath, err)
+	}
+	return nil
+}
+
+// register creates the Node (or finds the one this machine made before a restart) and reports
+// it Ready once.
+func (k *kubeletStandIn) register(ctx context.Context) error {
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: k.name,
+			Labels: map[string]string{
+				"kubernetes.io/hostname":  k.name,
+				"kubernetes.io/os":        runtime.GOOS,
+				"kubernetes.io/arch":      runtime.GOARCH,
+				"beta.kubernetes.io/os":   runtime.GOOS,
+				"beta.kubernetes.io/arch": runtime.GOARCH,
+			},
+		},
+		Spec: corev1.NodeSpec{ProviderID: k.providerID},
+	}
+	var lastErr error
+	for i := 0; i < 60; i++ {
+		_, err := k.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			lastErr = nil
+			break
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+	if lastErr != nil {
+		return fmt.Errorf("registering Node %s: %w", k.name, lastErr)
+	}
+	if err := k.heartbeat(ctx); err != nil {
+		return fmt.Errorf("reporting Node %s Ready: %w", k.name, err)
+	}
+	return nil
+}
+
+// run sends a heartbeat every heartbeatInterval until ctx ends; a failed heartbeat is logged
+// and retried at the next tick, as the kubelet does.
+func (k *kubeletStandIn) run(ctx context.Context) {
+	t := time.NewTicker(heartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := k.heartbeat(ctx); err != nil && ctx.Err() == nil {
+				log.Printf("node %s heartbeat: %v", k.name, err)
+			}
+		}
+	}
+}
+
+func (k *kubeletStandIn) heartbeat(ctx context.Context) error {
+	if err := k.updateStatus(ctx); err != nil {
+		return err
+	}
+	return k.renewLease(ctx)
+}
+
+// updateStatus reports the Node Ready, retrying on a conflict with the controllers that write
+// the Node too (the CIDR allocator, the node lifecycle controller).
+func (k *kubeletStandIn) updateStatus(ctx context.Context) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error { return k.tryUpdateStatus(ctx) })
+}
+
+func (k *kubeletStandIn) tryUpdateStatus(ctx context.Context) error {
+	node, err := k.client.CoreV1().Nodes().Get(ctx, k.name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	now := metav1.Now()
+	setCondition(&node.Status, corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet stand-in is posting ready status", now)
+	setCondition(&node.Status, corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet stand-in has sufficient memory available", now)
+	setCondition(&node.Status, corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet stand-in has no disk pressure", now)
+	setCondition(&node.Status, corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet stand-in has sufficient PID available", now)
+	node.Status.Addresses = []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: k.address},
+		{Type: corev1.NodeHostName, Address: k.name},
+	}
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("2"),
+		corev1.ResourceMemory: resource.MustParse("4Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	node.Status.Capacity = capacity
+	node.Status.Allocatable = capacity
+	node.Status.NodeInfo.KubeletVersion = k.version
+	node.Status.NodeInfo.OperatingSystem = runtime.GOOS
+	node.Status.NodeInfo.Architecture = runtime.GOARCH
+	_, err = k.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	return err
+}
+
+func setCondition(status *corev1.NodeStatus, t corev1.NodeConditionType, s corev1.ConditionStatus, reason, message string, now metav1.Time) {
+	for i := range status.Conditions {
+		c := &status.Conditions[i]
+		if c.Type == t {
+			if c.Status != s {
+				c.LastTransitionTime = now
+			}
+			c.Status, c.Reason, c.Message, c.LastHeartbeatTime = s, reason, message, now
+			return
+		}
+	}
+	status.Conditions = append(status.Conditions, corev1.NodeCondition{
+		Type: t, Status: s, Reason: reason, Message: message, LastHeartbeatTime: now, LastTransitionTime: now,
+	})
+}
+
+func (k *kubeletStandIn) renewLease(ctx context.Context) error {
+	leases := k.client.CoordinationV1().Leases("kube-node-lease")
+	now := metav1.NewMicroTime(time.Now())
+	lease, err := leases.Get(ctx, k.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: k.name, Namespace: "kube-node-lease"},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity:       ptr.To(k.name),
+				LeaseDurationSeconds: ptr.To(int32(leaseDuration)),
+				RenewTime:            &now,
+			},
+		}, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	lease.Spec.RenewTime = &now
+	lease.Spec.HolderIdentity = ptr.To(k.name)
+	lease.Spec.LeaseDurationSeconds = ptr.To(int32(leaseDuration))
+	_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+	return err
+}
