@@ -133,6 +133,10 @@ pub enum Resource {
     Providers,
     #[value(alias = "clusterclass", alias = "cc")]
     Clusterclasses,
+    /// A cluster's admin kubeconfig (`get` only, with the cluster's name): its
+    /// `<cluster>-kubeconfig` Secret's `value`.
+    #[value(alias = "kubeconfigs")]
+    Kubeconfig,
 }
 
 #[derive(Debug, Args)]
@@ -140,7 +144,9 @@ pub struct GetArgs {
     /// What to list.
     #[arg(value_enum)]
     pub resource: Resource,
-    /// Only this namespace (all when absent).
+    /// The cluster whose kubeconfig to print (`get kubeconfig CLUSTER`).
+    pub name: Option<String>,
+    /// Only this namespace (all when absent; `default` for a kubeconfig).
     #[arg(short, long)]
     pub namespace: Option<String>,
 }
@@ -201,6 +207,33 @@ pub struct UpArgs {
     /// has; default `$HOME/.cache/capw-kube-env`, where `make kube-env` builds them.
     #[arg(long, env = "CAPW_KUBE_BINARIES")]
     pub kube_binaries: Option<std::path::PathBuf>,
+    /// Whether to reach each workload cluster through its kubeconfig (`connect`) or not
+    /// (`off`).
+    #[arg(long, value_enum, default_value_t = WorkloadClustersArg::Off)]
+    pub workload_clusters: WorkloadClustersArg,
+}
+
+/// Whether the host reaches workload clusters (`--workload-clusters`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum WorkloadClustersArg {
+    /// Store each cluster's admin kubeconfig and reach the cluster through it: nodeRef,
+    /// NodeHealthy and ControlPlaneAvailable come from the workload cluster itself.
+    Connect,
+    /// Reach no workload cluster (simulated boots, whose endpoints are not real hosts).
+    #[default]
+    Off,
+}
+
+impl WorkloadClustersArg {
+    /// The engine's setting for this flag.
+    pub fn access(self) -> capw_local::WorkloadClusterAccess {
+        match self {
+            WorkloadClustersArg::Connect => {
+                capw_local::WorkloadClusterAccess::Connect(capw_local::ClusterCacheConfig::default())
+            }
+            WorkloadClustersArg::Off => capw_local::WorkloadClusterAccess::Off,
+        }
+    }
 }
 
 /// How the in-process simcloud boots instances.

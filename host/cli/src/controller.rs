@@ -18,6 +18,10 @@ use crate::cli::GlobalArgs;
 /// Flags of `capw controller`; the names follow controller-runtime's, as deploy/ uses them.
 #[derive(Debug, Args)]
 pub struct ControllerArgs {
+    /// Whether to reach each workload cluster through its kubeconfig Secret (`connect`) or
+    /// not (`off`).
+    #[arg(long, value_enum, default_value_t = crate::cli::WorkloadClustersArg::Off)]
+    pub workload_clusters: crate::cli::WorkloadClustersArg,
     /// Kubeconfig to use; default: $KUBECONFIG, ~/.kube/config, or the pod's service account.
     #[arg(long, env = "KUBECONFIG")]
     pub kubeconfig: Option<PathBuf>,
@@ -132,6 +136,7 @@ pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()
         default_namespace: args.lease_namespace.clone(),
     };
     local.max_requeue = Duration::from_secs(args.max_requeue_seconds.max(1));
+    local.workload_clusters = args.workload_clusters.access();
     let identity = match &args.identity {
         Some(id) => id.clone(),
         None => {

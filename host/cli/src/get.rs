@@ -1,6 +1,9 @@
 //! `capw get`: objects as a table.
 
-use capw_store::Store;
+use std::io::Write as _;
+
+use anyhow::Context as _;
+use capw_store::{ObjectKey, Store};
 use serde_json::Value;
 
 use crate::cli::{GetArgs, GlobalArgs, Resource};
@@ -156,6 +159,7 @@ fn rows(
                 })
                 .collect(),
         ),
+        Resource::Kubeconfig => anyhow::bail!("a kubeconfig is printed, not listed"),
         Resource::Clusterclasses => (
             vec!["NAMESPACE", "NAME", "INFRASTRUCTURE", "CONTROL PLANE"],
             store
@@ -174,8 +178,38 @@ fn rows(
     })
 }
 
+/// Prints the admin kubeconfig of cluster `name` in `namespace`.
+fn print_kubeconfig(store: &Store, namespace: &str, name: &str) -> anyhow::Result<()> {
+    let key = ObjectKey::namespaced(
+        "Secret",
+        namespace,
+        &capw_local::kubeconfig_secret_name(name),
+    );
+    let Some(secret) = store.get(&key)? else {
+        anyhow::bail!(
+            "no kubeconfig for cluster {namespace}/{name}: it is written once the cluster has \
+             an endpoint, with workload cluster access on (--workload-clusters connect)"
+        );
+    };
+    let value = capw_local::kubeconfig_value(&secret)
+        .with_context(|| format!("the Secret {key} holds no readable `value`"))?;
+    std::io::stdout()
+        .write_all(&value)
+        .context("writing the kubeconfig")?;
+    Ok(())
+}
+
 pub fn run(global: &GlobalArgs, args: GetArgs) -> anyhow::Result<()> {
     let store = crate::state::open_store(global)?;
+    if args.resource == Resource::Kubeconfig {
+        let Some(name) = &args.name else {
+            anyhow::bail!("which cluster? `capw get kubeconfig CLUSTER [-n NAMESPACE]`");
+        };
+        return print_kubeconfig(&store, args.namespace.as_deref().unwrap_or("default"), name);
+    }
+    if let Some(name) = &args.name {
+        anyhow::bail!("`capw get` lists every object; to see {name}, use `capw describe`");
+    }
     let (header, rows) = rows(&store, args.resource, args.namespace.as_deref())?;
     if rows.is_empty() {
         eprintln!("no objects found");

@@ -48,7 +48,8 @@ fn real_boot(config: &capw_local::LocalConfig, args: &UpArgs) -> anyhow::Result<
 
 pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    let config = crate::state::config(global);
+    let mut config = crate::state::config(global);
+    config.workload_clusters = args.workload_clusters.access();
     let store = crate::state::open_store(global)?;
     let sim = if args.no_simcloud {
         None

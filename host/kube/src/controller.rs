@@ -75,7 +75,7 @@ pub(crate) struct Context {
 }
 
 impl Context {
-    fn executor(&self) -> Arc<Executor> {
+    pub(crate) fn executor(&self) -> Arc<Executor> {
         // A poisoned lock only means a writer panicked mid-swap of an Arc: the value is whole.
         self.executor
             .read()

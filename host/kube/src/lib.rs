@@ -54,8 +54,9 @@ impl<T> Drop for Background<T> {
 /// How to run the controller.
 #[derive(Clone, Debug)]
 pub struct ControllerConfig {
-    /// Plugin directory, compile cache, retry bounds and `secrets` (set to
-    /// [`capw_local::SecretSource::Store`] for Kubernetes Secrets).
+    /// Plugin directory, compile cache, retry bounds, `secrets` (set to
+    /// [`capw_local::SecretSource::Store`] for Kubernetes Secrets) and `workload_clusters`
+    /// (whether each Cluster's kubeconfig Secret is written and its workload cluster reached).
     pub local: LocalConfig,
     /// Namespace whose ConfigMaps are watched for provider changes, and where secret grants
     /// without a namespace are looked up.
@@ -143,7 +144,7 @@ pub async fn run(
 
     let store: Arc<dyn ObjectStore> = Arc::new(KubeStore::new(client.clone()));
     let fingerprint = providers::fingerprint(store.as_ref(), &config.provider_namespace).await?;
-    let executor = providers::load(&store, &config.local, &metrics).await?;
+    let executor = providers::load(&store, &config.local, &metrics, None).await?;
     readiness.set_ready();
     let ctx = Arc::new(controller::Context {
         executor: RwLock::new(executor),

@@ -23,7 +23,8 @@ use crate::metrics::{Metrics, ProviderLabels};
 /// Events closer together than this cause one reload.
 const RELOAD_DEBOUNCE: Duration = Duration::from_millis(300);
 
-/// Loads every WasmProvider (writing their status) into a fresh executor.
+/// Loads every WasmProvider (writing their status) into a fresh executor, which keeps the
+/// workload cluster clients of `previous` (a reload drops no connection).
 ///
 /// # Errors
 ///
@@ -33,6 +34,7 @@ pub(crate) async fn load(
     store: &Arc<dyn ObjectStore>,
     config: &LocalConfig,
     metrics: &Metrics,
+    previous: Option<&Executor>,
 ) -> Result<Arc<Executor>, KubeModeError> {
     let registry = ProviderRegistry::load_all(store.as_ref(), config)
         .await
@@ -55,11 +57,11 @@ pub(crate) async fn load(
             })
             .inc();
     }
-    Ok(Arc::new(Executor::new(
-        store.clone(),
-        Arc::new(registry),
-        config.clone(),
-    )))
+    let executor = Executor::new(store.clone(), Arc::new(registry), config.clone());
+    Ok(Arc::new(match previous {
+        Some(previous) => executor.sharing_cluster_cache(previous),
+        None => executor,
+    }))
 }
 
 fn loaded_reason(wp: &Value) -> Option<String> {
@@ -146,7 +148,8 @@ pub(crate) async fn watch(
         if next == current {
             continue;
         }
-        match load(&ctx.store, &config, &ctx.metrics).await {
+        let previous = ctx.executor();
+        match load(&ctx.store, &config, &ctx.metrics, Some(&previous)).await {
             Ok(executor) => {
                 tracing::info!("providers reloaded");
                 ctx.set_executor(executor);

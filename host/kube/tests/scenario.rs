@@ -28,7 +28,7 @@ const WAIT: Duration = Duration::from_secs(240);
 /// How the clusters are driven.
 enum Driver {
     /// The local mode: each step ends with the executor's passes until everything settled.
-    Embedded(Executor),
+    Embedded(Box<Executor>),
     /// The controller against the API server, running all along; each step waits.
     Kube {
         task: JoinHandle<Result<(), capw_kube::KubeModeError>>,
@@ -262,7 +262,7 @@ impl Scenario {
                     ),
                     self.config.clone(),
                 );
-                self.driver = Some(Driver::Embedded(executor));
+                self.driver = Some(Driver::Embedded(Box::new(executor)));
                 return Box::pin(self.settle(expected)).await;
             }
             Some(Driver::Embedded(executor)) => {

@@ -27,6 +27,8 @@ pub(crate) struct Env {
     pub store: Arc<dyn ObjectStore>,
     pub registry: Arc<ProviderRegistry>,
     pub config: LocalConfig,
+    /// The clients of workload clusters; `None` when access is off.
+    pub cluster_cache: Option<Arc<capw_workload::ClusterCache>>,
 }
 
 impl Env {
@@ -309,8 +311,16 @@ pub(crate) async fn plan(env: &Env, s: &Snapshot) -> Result<PlanView, ActionNote
 
 /// `RemoveFinalizer`: drop what the executor kept for the cluster, then its finalizer.
 pub(crate) async fn remove_finalizer(env: &Env, s: &Snapshot) -> ActionNote {
+    if let Some(cache) = &env.cluster_cache {
+        cache.evict(&crate::workload::cluster_id(s));
+    }
     let owned = [
         ObjectKey::namespaced(SECRET_KIND, &s.namespace, &cluster_secret_name(&s.name)),
+        ObjectKey::namespaced(
+            SECRET_KIND,
+            &s.namespace,
+            &crate::kubeconfig::kubeconfig_secret_name(&s.name),
+        ),
         ObjectKey::namespaced(INFRASTRUCTURE_KIND, &s.namespace, &s.name),
     ];
     for key in owned {

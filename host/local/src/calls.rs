@@ -105,6 +105,17 @@ impl ActionNote {
         }
     }
 
+    /// Something outside the providers is not there yet (a workload cluster that does not
+    /// answer): no condition of its own, a failure for the backoff, a look again after
+    /// `after`.
+    pub fn retry_later(after: Option<Duration>) -> Self {
+        ActionNote {
+            requeue: after,
+            failed: true,
+            ..Self::default()
+        }
+    }
+
     /// The same, asking to look again after `after` unless it says otherwise.
     pub fn requeue_after(mut self, after: Option<Duration>) -> Self {
         if self.requeue.is_none() {

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use capw_runtime::CallObserver;
 
+use crate::workload::WorkloadClusterAccess;
+
 /// File name of the object store inside the state directory.
 pub const STATE_FILE: &str = "state.redb";
 
@@ -29,6 +31,9 @@ pub struct LocalConfig {
     pub secrets: SecretSource,
     /// Told of every provider call (the Kubernetes mode's metrics); `None` tells no one.
     pub call_observer: Option<Arc<dyn CallObserver>>,
+    /// Whether each cluster's admin kubeconfig is stored and the workload cluster reached
+    /// through it (nodeRef, `NodeHealthy`, `ControlPlaneAvailable`). Off by default.
+    pub workload_clusters: WorkloadClusterAccess,
 }
 
 /// Where the values of `WasmProvider` secret grants come from.
@@ -47,7 +52,7 @@ pub enum SecretSource {
 
 impl LocalConfig {
     /// The defaults for `state_dir`: plugin dir `<state-dir>/../target/wasm32-wasip2/plugin`,
-    /// no compile cache, requeue at most every second.
+    /// no compile cache, requeue at most every second, workload cluster access off.
     pub fn new(state_dir: impl Into<PathBuf>) -> Self {
         let state_dir = state_dir.into();
         let plugin_dir = parent_of(&state_dir).join("target/wasm32-wasip2/plugin");
@@ -59,6 +64,7 @@ impl LocalConfig {
             base_backoff: Duration::from_millis(100),
             secrets: SecretSource::Files,
             call_observer: None,
+            workload_clusters: WorkloadClusterAccess::Off,
         }
     }
 

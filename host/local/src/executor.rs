@@ -14,6 +14,8 @@ use crate::config::LocalConfig;
 use crate::error::LocalError;
 use crate::pass::{PassOutcome, pass};
 use crate::registry::ProviderRegistry;
+use crate::workload::WorkloadClusterAccess;
+use capw_workload::ClusterCache;
 
 /// How often the registry's refreshable providers are looked at while clusters reconcile;
 /// each is asked about only once its own refresh interval passed.
@@ -81,18 +83,42 @@ impl Executor {
 
     /// An executor on any object store (the Kubernetes mode's API server, say) with providers
     /// loaded elsewhere.
+    ///
+    /// With [`WorkloadClusterAccess::Connect`] it makes its own [`ClusterCache`]; use
+    /// [`Executor::sharing_cluster_cache`] to keep another executor's clients instead.
     pub fn new(
         store: Arc<dyn ObjectStore>,
         registry: Arc<ProviderRegistry>,
         config: LocalConfig,
     ) -> Self {
+        let cluster_cache = match &config.workload_clusters {
+            WorkloadClusterAccess::Off => None,
+            WorkloadClusterAccess::Connect(cache) => {
+                Some(Arc::new(ClusterCache::new(cache.clone())))
+            }
+        };
         Executor {
             env: Env {
                 store,
                 registry,
                 config,
+                cluster_cache,
             },
         }
+    }
+
+    /// The same executor using `other`'s workload clients (when both have access on), so
+    /// replacing an executor (new providers) keeps every connection and watch.
+    pub fn sharing_cluster_cache(mut self, other: &Executor) -> Self {
+        if self.env.cluster_cache.is_some() && other.env.cluster_cache.is_some() {
+            self.env.cluster_cache = other.env.cluster_cache.clone();
+        }
+        self
+    }
+
+    /// The clients of workload clusters; `None` when access is off.
+    pub fn cluster_cache(&self) -> Option<&Arc<ClusterCache>> {
+        self.env.cluster_cache.as_ref()
     }
 
     /// The store it works on.

@@ -22,6 +22,9 @@
 //!   `<cluster uid>/<machine name>`; written before any provider call that may create.
 //! - `Secret` `<cluster>-cluster-secrets`: the bootstrap provider's cluster secrets (base64,
 //!   never logged).
+//! - `Secret` `<cluster>-kubeconfig` (key `value`, type `cluster.x-k8s.io/secret`, owned by
+//!   the Cluster): the admin kubeconfig, with workload cluster access on
+//!   ([`WorkloadClusterAccess`]); rewritten when the endpoint changes.
 //! - `ClusterInfrastructure` `<cluster>`: the infrastructure provider's last answer
 //!   (endpoint, failure domains, deleted), which the Cluster's status schema has no room for.
 //!
@@ -33,6 +36,7 @@ mod calls;
 mod config;
 mod error;
 mod executor;
+mod kubeconfig;
 mod machines;
 mod objects;
 mod oci_source;
@@ -43,10 +47,15 @@ mod sources;
 mod status;
 mod validate;
 mod view;
+mod workload;
 
+pub use capw_workload::{ClusterCache, ClusterCacheConfig};
 pub use config::{LocalConfig, STATE_FILE, SecretSource};
 pub use error::LocalError;
 pub use executor::{ClusterOutcome, Executor, Progress, SettleReport};
+pub use kubeconfig::{
+    KUBECONFIG_KEY, KUBECONFIG_SECRET_TYPE, kubeconfig_secret_name, kubeconfig_value,
+};
 pub use objects::{
     CLUSTER_FINALIZER, INFRASTRUCTURE_KIND, MACHINE_FINALIZER, SECRET_KIND, cluster_secret_name,
 };
@@ -57,3 +66,4 @@ pub use sources::{
     ConfigMapSourceError, MAX_CONFIG_MAP_COMPONENT, StoreSecretError, StoreSecrets,
     config_map_component,
 };
+pub use workload::WorkloadClusterAccess;

@@ -187,8 +187,11 @@ pub(crate) async fn reconcile(env: &Env, s: &Snapshot, m: &Machine) -> ActionNot
             let requeue = answer
                 .requeue_after_ms
                 .map(|ms| Duration::from_millis(ms.into()));
-            let written =
-                write_status(env, s, &name, |st| apply_answer(st, &name, answer.clone())).await;
+            let observe_nodes = env.cluster_cache.is_some();
+            let written = write_status(env, s, &name, |st| {
+                apply_answer(st, &name, answer.clone(), observe_nodes)
+            })
+            .await;
             match written {
                 Ok(()) => ActionNote::done().requeue_after(requeue),
                 Err(e) => Env::store_failed(INFRA, &e),
@@ -311,8 +314,15 @@ async fn bootstrap(
     }
 }
 
-/// The infrastructure's answer in a Machine's status.
-fn apply_answer(st: &mut MachineStatus, name: &str, answer: infra::MachineStatus) {
+/// The infrastructure's answer in a Machine's status. With `observe_nodes` (workload cluster
+/// access on) nodeRef and readiness come from the machine's Node ([`crate::workload`]), not
+/// from here.
+fn apply_answer(
+    st: &mut MachineStatus,
+    name: &str,
+    answer: infra::MachineStatus,
+    observe_nodes: bool,
+) {
     st.phase = match answer.phase {
         InfraPhase::Pending => MachinePhase::Pending,
         InfraPhase::Provisioning => MachinePhase::Provisioning,
@@ -343,8 +353,12 @@ fn apply_answer(st: &mut MachineStatus, name: &str, answer: infra::MachineStatus
         })
         .collect();
     let running = st.phase == MachinePhase::Running;
-    st.ready = running;
-    st.node_ref = running.then(|| NodeRef { name: name.into() });
+    if !observe_nodes {
+        st.ready = running;
+        st.node_ref = running.then(|| NodeRef { name: name.into() });
+    } else if !running {
+        st.ready = false;
+    }
     st.failure_message = (st.phase == MachinePhase::Failed).then(|| answer.message.clone());
     if st.created_at.is_none() && st.provider_id.is_some() {
         st.created_at = Some(now());

@@ -12,6 +12,7 @@ use futures::future::join_all;
 use crate::actions::{self, Env};
 use crate::calls::ActionNote;
 use crate::error::LocalError;
+use crate::kubeconfig::{self, kubeconfig_secret_name, stored_kubeconfig};
 use crate::machines;
 use crate::objects::{
     CLUSTER_FINALIZER, INFRASTRUCTURE_KIND, InfrastructureRecord, SECRET_KIND, cluster_secret_name,
@@ -20,6 +21,7 @@ use crate::objects::{
 use crate::status;
 use crate::validate::desired_state;
 use crate::view::Snapshot;
+use crate::workload;
 
 /// How a pass ended.
 #[derive(Clone, Debug)]
@@ -75,6 +77,19 @@ async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalE
         ))
         .await?
         .and_then(|o| secret_items(&o, &uid));
+    // Read only when it is used: with access off a pass reads what it read before.
+    let kubeconfig = match env.cluster_cache {
+        None => None,
+        Some(_) => env
+            .store
+            .get(&ObjectKey::namespaced(
+                SECRET_KIND,
+                &namespace,
+                &kubeconfig_secret_name(&name),
+            ))
+            .await?
+            .and_then(|o| stored_kubeconfig(&o, &uid)),
+    };
     let mut desired = desired_state(env, &cluster).await;
     // A Cluster being deleted is taken down with what made it, when its topology no longer
     // resolves: deleting must not need a valid ClusterClass.
@@ -99,6 +114,7 @@ async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalE
         machines,
         infrastructure,
         secrets,
+        kubeconfig,
     }))
 }
 
@@ -148,6 +164,9 @@ async fn remember_applied(env: &Env, s: &Snapshot) -> Result<(), LocalError> {
 /// [`LocalError`] when the store fails; a provider's failure is a note in the status.
 pub(crate) async fn pass(env: &Env, key: &ObjectKey) -> Result<PassOutcome, LocalError> {
     let Some(s) = snapshot(env, key).await? else {
+        if let Some(cache) = &env.cluster_cache {
+            cache.evict_named(&key.namespace, &key.name);
+        }
         return Ok(PassOutcome::Gone);
     };
     if let Err(problems) = &s.desired {
@@ -159,9 +178,13 @@ pub(crate) async fn pass(env: &Env, key: &ObjectKey) -> Result<PassOutcome, Loca
     }
     remember_applied(env, &s).await?;
 
+    // The workload cluster first: it is observed whatever the core asks.
+    let (workload, workload_note) = workload::observe(env.cluster_cache.as_deref(), &s).await;
+    let mut notes: Vec<ActionNote> = workload_note.into_iter().collect();
+    notes.extend(workload::record_nodes(env, &s, &workload).await);
+
     // Observe what the core asks to observe, then decide again.
-    let mut view = s.view();
-    let mut notes = Vec::new();
+    let mut view = s.view(&workload);
     let mut orphan_names = BTreeMap::new();
     for action in decide(&view).actions {
         match action {
@@ -202,7 +225,7 @@ pub(crate) async fn pass(env: &Env, key: &ObjectKey) -> Result<PassOutcome, Loca
     let Some(after) = snapshot(env, key).await? else {
         return Ok(PassOutcome::Gone);
     };
-    let status = decide(&after.view()).status;
+    let status = decide(&after.view(&workload)).status;
     status::write(env, &after, Some(&status), &notes).await?;
     if let Some(p) = notes.iter().find(|n| n.permanent) {
         let (_, reason, message) = p.condition.clone().unwrap_or_default();
@@ -225,6 +248,7 @@ async fn run(
     match action {
         Action::ReconcileInfrastructure => actions::reconcile_infrastructure(env, s).await,
         Action::EnsureSecrets => actions::ensure_secrets(env, s).await,
+        Action::EnsureKubeconfig => kubeconfig::ensure_kubeconfig(env, s).await,
         Action::CreateMachine(intent) => machines::create(env, s, intent).await,
         Action::ReconcileMachine { machine } => match s.machine(machine) {
             Some(m) => machines::reconcile(env, s, m).await,

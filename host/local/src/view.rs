@@ -4,10 +4,11 @@
 use capw_api::{Cluster, Machine, MachinePhase as ApiPhase, MachineRole as ApiRole};
 use capw_reconcile::{
     ClusterView, Hook, HooksView, InfraView, MachinePhase, MachineRole, MachineView, PoolSpec,
-    Version,
+    Version, WorkloadView,
 };
 use capw_topology::DesiredState;
 
+use crate::kubeconfig::{StoredKubeconfig, endpoint_text};
 use crate::objects::{InfrastructureRecord, SecretItems};
 
 /// One cluster and everything of it, read from the store.
@@ -25,6 +26,8 @@ pub(crate) struct Snapshot {
     pub infrastructure: Option<InfrastructureRecord>,
     /// The stored cluster secrets, when they belong to this cluster's uid.
     pub secrets: Option<SecretItems>,
+    /// The stored admin kubeconfig, when it belongs to this cluster's uid.
+    pub kubeconfig: Option<StoredKubeconfig>,
 }
 
 impl Snapshot {
@@ -39,8 +42,9 @@ impl Snapshot {
             .find(|m| m.metadata.name.as_deref() == Some(name))
     }
 
-    /// The core's view; `plan` and `orphans` are left unobserved.
-    pub fn view(&self) -> ClusterView {
+    /// The core's view with `workload` as observed; `plan` and `orphans` are left
+    /// unobserved.
+    pub fn view(&self, workload: &WorkloadView) -> ClusterView {
         let desired = self.desired.as_ref().ok();
         ClusterView {
             deleting: self.deleting(),
@@ -70,6 +74,10 @@ impl Snapshot {
                 },
             },
             secrets_ready: self.secrets.is_some(),
+            kubeconfig_current: self.kubeconfig.as_ref().is_some_and(|k| {
+                endpoint_text(self).is_some_and(|endpoint| endpoint == k.endpoint)
+            }),
+            workload: workload.clone(),
             plan: None,
             machines: self.machines.iter().filter_map(machine_view).collect(),
             orphans: None,
@@ -137,6 +145,7 @@ pub(crate) fn machine_view(m: &Machine) -> Option<MachineView> {
             .map_or(0, |t| u64::try_from(t.0.as_second()).unwrap_or(0)),
         phase,
         deleting: m.metadata.deletion_timestamp.is_some(),
+        provider_id: m.status.as_ref().and_then(|s| s.provider_id.clone()),
     })
 }
 

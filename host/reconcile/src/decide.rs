@@ -13,6 +13,9 @@ pub enum Action {
     ReconcileInfrastructure,
     /// Call the bootstrap provider's `cluster-secrets` and store a `ready` answer.
     EnsureSecrets,
+    /// Ask the bootstrap provider for an admin kubeconfig for the current endpoint and store
+    /// it in the cluster's kubeconfig Secret (workload cluster access on only).
+    EnsureKubeconfig,
     /// Call the control-plane provider's `plan` for the current machines.
     PlanControlPlane,
     /// Persist a new Machine (name, idempotency key) with this intent, then create it.
@@ -142,6 +145,9 @@ fn build(view: &ClusterView) -> Vec<Action> {
     if !view.secrets_ready {
         actions.push(Action::EnsureSecrets);
         return actions;
+    }
+    if view.workload.observed() && !view.kubeconfig_current {
+        actions.push(Action::EnsureKubeconfig);
     }
     for m in view.machines.iter().filter(|m| m.live()) {
         match m.phase {

@@ -11,7 +11,9 @@
 //!
 //! Order for a live cluster: infrastructure → cluster secrets → control plane (one step at a
 //! time, as the control-plane provider's plan says) → workers once the control plane is as
-//! desired. Version upgrades roll the control plane first, then the worker pools one at a
+//! desired. With workload cluster access on, the admin kubeconfig is written once the
+//! endpoint and the secrets exist, a machine is ready only when its Node is Ready, and the
+//! cluster is ready only when its API answers ([`WorkloadView`]). Version upgrades roll the control plane first, then the worker pools one at a
 //! time with one surge machine, so the cluster never has more than one extra machine. A
 //! deleted cluster goes in reverse: workers, control plane, orphans the infrastructure still
 //! lists, the infrastructure, and last its finalizer.
@@ -29,6 +31,7 @@ mod decide;
 mod hooks;
 mod status;
 mod view;
+mod workload;
 
 #[cfg(test)]
 mod tests;
@@ -39,4 +42,8 @@ pub use status::{ClusterPhase, ConditionView, PoolStatus, StatusView};
 pub use view::{
     ClusterView, InfraView, MachinePhase, MachineRole, MachineView, PlanStep, PlanView, PoolSpec,
     Version,
+};
+pub use workload::{
+    CONTROL_PLANE_AVAILABLE, NODE_HEALTHY, NodeCondition, NodeHealth, NodeRefUpdate, NodeView,
+    WORKLOAD_NOT_CONNECTED, WORKLOAD_UNREACHABLE, WorkloadView, node_health,
 };

@@ -1,6 +1,9 @@
 //! The status the core derives for a cluster: phase, counters and conditions.
 
 use crate::view::{ClusterView, InfraView, MachinePhase, MachineView, PoolSpec};
+use crate::workload::{
+    CONTROL_PLANE_AVAILABLE, WORKLOAD_NOT_CONNECTED, WORKLOAD_UNREACHABLE, WorkloadView, node_ready,
+};
 
 /// The Cluster's phase, as `kubectl get` shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,7 +72,10 @@ pub(crate) fn counters(
         replicas: count(live.len()),
         ready: count(
             live.iter()
-                .filter(|m| m.phase == MachinePhase::Running)
+                .filter(|m| {
+                    m.phase == MachinePhase::Running
+                        && node_ready(m.provider_id.as_deref(), &view.workload)
+                })
                 .count(),
         ),
         up_to_date: count(
@@ -121,7 +127,11 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
         .machines
         .iter()
         .any(|m| !m.role.is_control_plane() && !view.pools.iter().any(|p| p.name == m.pool));
-    let ready = infra_ready && cp_ready && workers_ready && !stray;
+    let available = matches!(
+        view.workload,
+        WorkloadView::Off | WorkloadView::Available { .. }
+    );
+    let ready = infra_ready && cp_ready && workers_ready && !stray && available;
 
     let phase = if view.deleting {
         ClusterPhase::Deleting
@@ -139,7 +149,7 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
         reason: if status { reason_true } else { reason_false },
         message,
     };
-    let conditions = vec![
+    let mut conditions = vec![
         condition(
             "InfrastructureReady",
             infra_ready,
@@ -188,10 +198,30 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
             String::new(),
         ),
     ];
+    if let Some(c) = availability(&view.workload) {
+        // Before `Ready`, so the conditions read in the order a cluster comes up.
+        conditions.insert(conditions.len() - 1, c);
+    }
     StatusView {
         phase,
         control_plane,
         workers,
         conditions,
     }
+}
+
+/// `ControlPlaneAvailable`, when workload cluster access is on.
+fn availability(workload: &WorkloadView) -> Option<ConditionView> {
+    let (status, reason, message) = match workload {
+        WorkloadView::Off => return None,
+        WorkloadView::Available { .. } => (true, "Available", String::new()),
+        WorkloadView::NotConnected { message } => (false, WORKLOAD_NOT_CONNECTED, message.clone()),
+        WorkloadView::Unreachable { message } => (false, WORKLOAD_UNREACHABLE, message.clone()),
+    };
+    Some(ConditionView {
+        type_: CONTROL_PLANE_AVAILABLE,
+        status,
+        reason,
+        message,
+    })
 }

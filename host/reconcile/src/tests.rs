@@ -137,11 +137,13 @@ impl Sim {
                 };
             }
             Action::EnsureSecrets => self.view.secrets_ready = true,
+            Action::EnsureKubeconfig => self.view.kubeconfig_current = true,
             Action::CreateMachine(intent) => {
                 self.names += 1;
                 let name = format!("{}-{}", intent.pool, self.names);
                 self.log.push(format!("create {name} {}", intent.version));
                 self.view.machines.push(MachineView {
+                    provider_id: Some(format!("sim://{name}")),
                     name,
                     role: intent.role,
                     pool: intent.pool.clone(),
@@ -565,5 +567,100 @@ fn without_hook_providers_no_hook_is_called() {
             .conditions
             .iter()
             .all(|c| c.type_ != HOOKS_PASSED)
+    );
+}
+
+/// The workload cluster with a Ready Node for every live machine of `sim`, except `not_ready`.
+fn nodes_for(sim: &Sim, not_ready: &[&str]) -> WorkloadView {
+    let nodes = sim
+        .live()
+        .iter()
+        .map(|m| NodeView {
+            name: format!("node-{}", m.name),
+            provider_id: m.provider_id.clone(),
+            ready: Some(NodeCondition {
+                status: Some(!not_ready.contains(&m.name.as_str())),
+                reason: String::new(),
+                message: String::new(),
+            }),
+        })
+        .collect();
+    WorkloadView::Available { nodes: Some(nodes) }
+}
+
+#[test]
+fn with_workload_access_the_kubeconfig_is_written_and_ready_needs_every_node_ready() {
+    let mut sim = Sim::new(1, &[("md-0", 1)]);
+    sim.view.workload = WorkloadView::Available {
+        nodes: Some(Vec::new()),
+    };
+    let mut wrote_kubeconfig = false;
+    for _ in 0..30 {
+        let d = sim.pass();
+        wrote_kubeconfig |= d.actions.contains(&Action::EnsureKubeconfig);
+        sim.view.workload = nodes_for(&sim, &[]);
+    }
+    assert!(wrote_kubeconfig);
+    assert_eq!(sim.live().len(), 2);
+    let d = sim.pass();
+    assert!(d.converged(), "{d:?}");
+    let available = d
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == CONTROL_PLANE_AVAILABLE)
+        .unwrap();
+    assert!(available.status);
+
+    // One Node not Ready: the machine does not count, the cluster is not Provisioned.
+    let worker = sim
+        .live()
+        .into_iter()
+        .find(|m| m.pool == "md-0")
+        .unwrap()
+        .name
+        .clone();
+    sim.view.workload = nodes_for(&sim, &[&worker]);
+    let d = sim.pass();
+    assert_eq!(d.status.phase, ClusterPhase::Provisioning);
+    assert_eq!(d.status.workers[0].ready, 0);
+    assert!(
+        d.actions.is_empty(),
+        "nothing to do but wait: {:?}",
+        d.actions
+    );
+
+    // Unreachable: ControlPlaneAvailable false with the reason; nothing is created or deleted.
+    sim.view.workload = WorkloadView::Unreachable {
+        message: "10.0.0.1:6443: connection refused".into(),
+    };
+    let d = sim.pass();
+    let available = d
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == CONTROL_PLANE_AVAILABLE)
+        .unwrap();
+    assert_eq!(
+        (available.status, available.reason),
+        (false, WORKLOAD_UNREACHABLE)
+    );
+    assert!(available.message.contains("10.0.0.1:6443"));
+    assert!(d.actions.is_empty(), "{:?}", d.actions);
+}
+
+#[test]
+fn with_workload_access_off_no_kubeconfig_is_asked_for() {
+    let mut sim = Sim::new(1, &[("md-0", 1)]);
+    for _ in 0..30 {
+        assert!(!sim.pass().actions.contains(&Action::EnsureKubeconfig));
+    }
+    let d = sim.pass();
+    assert!(d.converged());
+    assert!(
+        !d.status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == CONTROL_PLANE_AVAILABLE)
     );
 }

@@ -4,6 +4,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::workload::WorkloadView;
+
 /// A Kubernetes version, `v1.34.1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Version {
@@ -45,6 +47,10 @@ pub struct ClusterView {
     pub orphans: Option<Vec<String>>,
     /// Lifecycle hooks: configured, and which points passed.
     pub hooks: crate::hooks::HooksView,
+    /// The workload cluster's API and Nodes; [`WorkloadView::Off`] when access is off.
+    pub workload: WorkloadView,
+    /// The stored admin kubeconfig was made for the cluster's current endpoint.
+    pub kubeconfig_current: bool,
 }
 
 /// A desired worker pool.
@@ -112,6 +118,8 @@ pub struct MachineView {
     pub phase: MachinePhase,
     /// Being deleted (deletion timestamp set).
     pub deleting: bool,
+    /// The infrastructure's id for it, once reported; its Node carries the same.
+    pub provider_id: Option<String>,
 }
 
 impl MachineView {

@@ -8,3 +8,4 @@ mod hung;
 mod lifecycle;
 mod quickstart;
 mod support;
+mod workload;

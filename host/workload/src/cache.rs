@@ -1,0 +1,181 @@
+//! [`ClusterCache`]: one connection per workload cluster, bounded, rebuilt when its
+//! kubeconfig changes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use sha2::{Digest as _, Sha256};
+use tokio::time::Instant;
+
+use crate::config::ClusterCacheConfig;
+use crate::connection::Connection;
+use crate::error::ClusterCacheError;
+use crate::observation::{ApiAvailability, WorkloadObservation};
+
+/// Which workload cluster: the Cluster's namespace, name and uid (a Cluster recreated under
+/// the same name is another cluster).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClusterId {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+}
+
+/// One cached connection and what was learnt of it.
+#[derive(Debug)]
+struct Entry {
+    /// SHA-256 of the kubeconfig it was built from.
+    fingerprint: [u8; 32],
+    connection: Arc<Connection>,
+    last_used: Instant,
+    /// Consecutive failed probes.
+    failures: u32,
+}
+
+/// A bounded cache of clients, one per workload cluster, each with a watch of its Nodes.
+///
+/// # Guarantees
+///
+/// - A cluster's connection is rebuilt when its kubeconfig changes (compared by digest),
+///   and dropped (its watch stopped) by [`ClusterCache::evict`] or when the cache holds more
+///   than `max_clusters` and it is the least recently observed.
+/// - The map's lock is never held across an await: connections are built, probed and
+///   waited on outside it, so a slow cluster never delays another's observation.
+#[derive(Debug)]
+pub struct ClusterCache {
+    config: ClusterCacheConfig,
+    entries: Mutex<HashMap<ClusterId, Entry>>,
+}
+
+impl ClusterCache {
+    /// An empty cache.
+    pub fn new(config: ClusterCacheConfig) -> Self {
+        ClusterCache {
+            config,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Its settings.
+    pub fn config(&self) -> &ClusterCacheConfig {
+        &self.config
+    }
+
+    /// The clusters it holds a connection for now.
+    pub fn clusters(&self) -> Vec<ClusterId> {
+        let mut ids: Vec<ClusterId> = self.lock().keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
+    /// Drops the connection of `cluster` (its watch stops); nothing when there is none.
+    pub fn evict(&self, cluster: &ClusterId) {
+        if self.lock().remove(cluster).is_some() {
+            tracing::debug!(cluster = %cluster.name, namespace = %cluster.namespace, "workload client evicted");
+        }
+    }
+
+    /// Drops every connection of a cluster named `namespace/name`, whatever its uid.
+    pub fn evict_named(&self, namespace: &str, name: &str) {
+        self.lock()
+            .retain(|id, _| !(id.namespace == namespace && id.name == name));
+    }
+
+    /// What the workload cluster of `cluster`, reached through `kubeconfig`, looks like now.
+    ///
+    /// # Guarantees
+    ///
+    /// Returns within about `probe_timeout + sync_timeout` whatever the cluster does; an
+    /// unreachable API is [`ApiAvailability::Unreachable`] with a retry hint that grows
+    /// with consecutive failures.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterCacheError`] when no client can be made from `kubeconfig`.
+    pub async fn observe(
+        &self,
+        cluster: &ClusterId,
+        kubeconfig: &[u8],
+    ) -> Result<WorkloadObservation, ClusterCacheError> {
+        let connection = self.connection(cluster, kubeconfig).await?;
+        let probe = connection.probe(self.config.probe_timeout).await;
+        let failures = self.record(cluster, &connection, probe.is_ok());
+        Ok(match probe {
+            Ok(()) => WorkloadObservation {
+                server: connection.server().to_owned(),
+                api: ApiAvailability::Available,
+                nodes: connection.nodes(self.config.sync_timeout).await,
+                retry_after: None,
+            },
+            Err(error) => WorkloadObservation {
+                server: connection.server().to_owned(),
+                api: ApiAvailability::Unreachable { error },
+                nodes: None,
+                retry_after: Some(self.config.retry_after(failures.max(1))),
+            },
+        })
+    }
+
+    /// The connection for `cluster` built from `kubeconfig`: the cached one when the
+    /// kubeconfig is the same, else a new one (replacing the old, evicting beyond the bound).
+    async fn connection(
+        &self,
+        cluster: &ClusterId,
+        kubeconfig: &[u8],
+    ) -> Result<Arc<Connection>, ClusterCacheError> {
+        let fingerprint: [u8; 32] = Sha256::digest(kubeconfig).into();
+        if let Some(entry) = self.lock().get_mut(cluster)
+            && entry.fingerprint == fingerprint
+        {
+            entry.last_used = Instant::now();
+            return Ok(entry.connection.clone());
+        }
+        let connection = Arc::new(Connection::open(kubeconfig, &self.config).await?);
+        tracing::debug!(cluster = %cluster.name, namespace = %cluster.namespace, server = %connection.server(), "workload client built");
+        let mut entries = self.lock();
+        entries.insert(
+            cluster.clone(),
+            Entry {
+                fingerprint,
+                connection: connection.clone(),
+                last_used: Instant::now(),
+                failures: 0,
+            },
+        );
+        while entries.len() > self.config.max_clusters.max(1) {
+            let Some(oldest) = entries
+                .iter()
+                .filter(|(id, _)| *id != cluster)
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(id, _)| id.clone())
+            else {
+                break;
+            };
+            entries.remove(&oldest);
+        }
+        Ok(connection)
+    }
+
+    /// Records a probe of `connection` (if it is still the cluster's): the consecutive
+    /// failures after it.
+    fn record(&self, cluster: &ClusterId, connection: &Arc<Connection>, ok: bool) -> u32 {
+        let mut entries = self.lock();
+        let Some(entry) = entries
+            .get_mut(cluster)
+            .filter(|e| Arc::ptr_eq(&e.connection, connection))
+        else {
+            return u32::from(!ok);
+        };
+        entry.failures = if ok {
+            0
+        } else {
+            entry.failures.saturating_add(1)
+        };
+        entry.failures
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ClusterId, Entry>> {
+        // A poisoned map only means a panic elsewhere mid-insert of whole entries.
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

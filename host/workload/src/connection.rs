@@ -1,0 +1,181 @@
+//! One workload cluster's connection: its client, the watch on its Nodes, the probe of its
+//! API.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{FutureExt as _, StreamExt as _};
+use k8s_openapi::api::core::v1::Node;
+use kube::Client;
+use kube::api::Api;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
+
+use crate::config::ClusterCacheConfig;
+use crate::error::ClusterCacheError;
+use crate::observation::{
+    NodeReadiness, ObservedNode, ReadyStatus, sanitize_message, sanitize_reason,
+};
+
+/// A task aborted when its handle drops: a connection's watch ends with it.
+#[derive(Debug)]
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A client for one workload cluster and the store of its Nodes.
+///
+/// # Guarantees
+///
+/// The Node watch runs on its own task (retrying with kube-runtime's default backoff while
+/// the API is down) and stops when the connection drops.
+pub(crate) struct Connection {
+    client: Client,
+    nodes: Store<Node>,
+    server: String,
+    _watch: AbortOnDrop,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// A client for the kubeconfig `kubeconfig` with the config's connect timeout, and a
+    /// watch of its Nodes. Connects to nothing before it returns.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterCacheError`] when the kubeconfig is unreadable or gives no client.
+    pub async fn open(
+        kubeconfig: &[u8],
+        config: &ClusterCacheConfig,
+    ) -> Result<Self, ClusterCacheError> {
+        let text =
+            std::str::from_utf8(kubeconfig).map_err(|_| ClusterCacheError::MalformedKubeconfig)?;
+        let parsed =
+            Kubeconfig::from_yaml(text).map_err(|_| ClusterCacheError::MalformedKubeconfig)?;
+        let mut client_config =
+            kube::Config::from_custom_kubeconfig(parsed, &KubeConfigOptions::default())
+                .await
+                .map_err(ClusterCacheError::Kubeconfig)?;
+        client_config.connect_timeout = Some(config.connect_timeout);
+        let server = server_of(&client_config.cluster_url);
+        let client = Client::try_from(client_config).map_err(ClusterCacheError::Client)?;
+        let (nodes, writer) = reflector::store();
+        let stream = watcher(Api::<Node>::all(client.clone()), watcher::Config::default())
+            .default_backoff()
+            .reflect(writer);
+        let watch = tokio::spawn(async move {
+            // Errors are retried by the backoff; the probe says when the API is down.
+            stream.for_each(|_| async {}).await;
+        });
+        Ok(Connection {
+            client,
+            nodes,
+            server,
+            _watch: AbortOnDrop(watch),
+        })
+    }
+
+    /// `host:port` of the API server.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// Asks `/readyz` within `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// The sanitized reason it did not answer `ok` in time.
+    pub async fn probe(&self, timeout: Duration) -> Result<(), String> {
+        let request = http::Request::get("/readyz")
+            .body(Vec::new())
+            .map_err(|e| sanitize_message(&e.to_string()))?;
+        match tokio::time::timeout(timeout, self.client.request_text(request)).await {
+            Err(_) => Err(format!("no answer within {timeout:?}")),
+            Ok(Err(e)) => Err(sanitize_message(&chain(&e))),
+            Ok(Ok(body)) if body.trim() == "ok" => Ok(()),
+            Ok(Ok(body)) => Err(sanitize_message(&format!("/readyz: {}", body.trim()))),
+        }
+    }
+
+    /// The watched Nodes, waiting at most `wait` for the watch's first list.
+    pub async fn nodes(&self, wait: Duration) -> Option<Vec<ObservedNode>> {
+        let ready = match self.nodes.wait_until_ready().now_or_never() {
+            Some(result) => result.is_ok(),
+            None => matches!(
+                tokio::time::timeout(wait, self.nodes.wait_until_ready()).await,
+                Ok(Ok(()))
+            ),
+        };
+        ready.then(|| self.nodes.state().iter().map(observed).collect())
+    }
+}
+
+/// `host:port` of `uri`, without anything else a URL may carry.
+fn server_of(uri: &http::Uri) -> String {
+    let host = uri.host().unwrap_or_default();
+    match uri.port_u16() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    }
+}
+
+/// `e` and its sources, `a: b: c`.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
+/// A Node as plain data.
+fn observed(node: &Arc<Node>) -> ObservedNode {
+    let ready = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+        .map(|c| NodeReadiness {
+            status: match c.status.as_str() {
+                "True" => ReadyStatus::True,
+                "False" => ReadyStatus::False,
+                _ => ReadyStatus::Unknown,
+            },
+            reason: sanitize_reason(c.reason.as_deref().unwrap_or_default()),
+            message: sanitize_message(c.message.as_deref().unwrap_or_default()),
+        });
+    ObservedNode {
+        name: node.metadata.name.clone().unwrap_or_default(),
+        provider_id: node.spec.as_ref().and_then(|s| s.provider_id.clone()),
+        ready,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_server_is_host_and_port_only() {
+        let uri: http::Uri = "https://user:pw@10.0.0.1:6443/path?x=1".parse().unwrap();
+        assert_eq!(server_of(&uri), "10.0.0.1:6443");
+    }
+}

@@ -1,0 +1,17 @@
+//! Why the cache could not make a client for a workload cluster.
+
+/// A workload cluster's client could not be built. An unreachable API is not an error: it is
+/// an [`crate::ApiAvailability::Unreachable`] observation.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterCacheError {
+    /// The kubeconfig is not valid UTF-8 YAML of a kubeconfig. The parser's own error is
+    /// dropped on purpose: it may quote the document, and the document holds credentials.
+    #[error("the kubeconfig is not a readable kubeconfig (YAML)")]
+    MalformedKubeconfig,
+    /// The kubeconfig names no usable context, cluster, server or user.
+    #[error("the kubeconfig does not give a client configuration")]
+    Kubeconfig(#[source] kube::config::KubeconfigError),
+    /// The client could not be built from the configuration (TLS material refused, say).
+    #[error("building a client for the workload cluster")]
+    Client(#[source] kube::Error),
+}

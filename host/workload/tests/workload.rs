@@ -1,0 +1,212 @@
+//! The ClusterCache against real kube-apiservers standing in for workload clusters.
+
+use std::time::{Duration, Instant};
+
+use capw_test_support::kube::KubeEnv;
+use capw_workload::{
+    ApiAvailability, ClusterCache, ClusterCacheConfig, ClusterCacheError, ClusterId, ReadyStatus,
+    WorkloadObservation,
+};
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+fn id(name: &str) -> ClusterId {
+    ClusterId {
+        namespace: "default".into(),
+        name: name.into(),
+        uid: format!("uid-{name}"),
+    }
+}
+
+fn kubeconfig(env: &KubeEnv) -> Vec<u8> {
+    std::fs::read(env.kubeconfig()).unwrap()
+}
+
+/// Creates Node `name` with `provider_id`, its Ready condition `ready`.
+async fn create_node(env: &KubeEnv, name: &str, provider_id: &str, ready: &str) {
+    let api: Api<Node> = Api::all(env.client().await);
+    let node: Node = serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {"providerID": provider_id},
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &node).await.unwrap();
+    set_ready(
+        env,
+        name,
+        ready,
+        "KubeletReady",
+        "kubelet is posting ready status",
+    )
+    .await;
+}
+
+async fn set_ready(env: &KubeEnv, name: &str, status: &str, reason: &str, message: &str) {
+    let api: Api<Node> = Api::all(env.client().await);
+    let patch = json!({"status": {"conditions": [{
+        "type": "Ready", "status": status, "reason": reason, "message": message,
+        "lastHeartbeatTime": "2026-01-01T00:00:00Z", "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }]}});
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+}
+
+/// Observes until `check` holds, for at most 20 s.
+async fn observe_until(
+    cache: &ClusterCache,
+    cluster: &ClusterId,
+    kubeconfig: &[u8],
+    check: impl Fn(&WorkloadObservation) -> bool,
+) -> WorkloadObservation {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let o = cache.observe(cluster, kubeconfig).await.unwrap();
+        if check(&o) {
+            return o;
+        }
+        assert!(Instant::now() < deadline, "never held; last: {o:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn ready_of(o: &WorkloadObservation, node: &str) -> Option<ReadyStatus> {
+    o.nodes
+        .as_ref()?
+        .iter()
+        .find(|n| n.name == node)?
+        .ready
+        .as_ref()
+        .map(|r| r.status)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_are_watched_with_provider_ids_and_ready_follows_the_node() {
+    capw_test_support::init_tracing();
+    let env = KubeEnv::start();
+    let kubeconfig = kubeconfig(&env);
+    create_node(&env, "node-a", "simcloud://r/a", "True").await;
+    let cache = ClusterCache::new(ClusterCacheConfig::default());
+    let cluster = id("alpha");
+
+    let o = observe_until(&cache, &cluster, &kubeconfig, |o| {
+        ready_of(o, "node-a") == Some(ReadyStatus::True)
+    })
+    .await;
+    assert_eq!(o.api, ApiAvailability::Available);
+    let node = &o.nodes.as_ref().unwrap()[0];
+    assert_eq!(node.provider_id.as_deref(), Some("simcloud://r/a"));
+    assert_eq!(node.ready.as_ref().unwrap().reason, "KubeletReady");
+
+    set_ready(
+        &env,
+        "node-a",
+        "False",
+        "KubeletNotReady",
+        "PLEG is not healthy\nat all",
+    )
+    .await;
+    let o = observe_until(&cache, &cluster, &kubeconfig, |o| {
+        ready_of(o, "node-a") == Some(ReadyStatus::False)
+    })
+    .await;
+    let ready = o.nodes.unwrap()[0].ready.clone().unwrap();
+    assert_eq!(ready.reason, "KubeletNotReady");
+    assert_eq!(ready.message, "PLEG is not healthy at all", "one line");
+
+    set_ready(&env, "node-a", "True", "KubeletReady", "back").await;
+    observe_until(&cache, &cluster, &kubeconfig, |o| {
+        ready_of(o, "node-a") == Some(ReadyStatus::True)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_api_is_unreachable_at_once_and_holds_up_no_other_cluster() {
+    capw_test_support::init_tracing();
+    let (down, up) = (KubeEnv::start(), KubeEnv::start());
+    let (down_config, up_config) = (kubeconfig(&down), kubeconfig(&up));
+    let cache = ClusterCache::new(ClusterCacheConfig::default());
+    let (a, b) = (id("down"), id("up"));
+    let o = cache.observe(&a, &down_config).await.unwrap();
+    assert_eq!(o.api, ApiAvailability::Available);
+    assert!(
+        o.nodes.is_some(),
+        "the first list came within the sync timeout"
+    );
+    cache.observe(&b, &up_config).await.unwrap();
+    let server = o.server.clone();
+
+    drop(down);
+    let started = Instant::now();
+    let (o_down, o_up) = tokio::join!(cache.observe(&a, &down_config), async {
+        let started = Instant::now();
+        let o = cache.observe(&b, &up_config).await.unwrap();
+        (o, started.elapsed())
+    });
+    let o_down = o_down.unwrap();
+    let (o_up, up_took) = o_up;
+    let bound = cache.config().probe_timeout + Duration::from_millis(500);
+    assert!(started.elapsed() < bound, "took {:?}", started.elapsed());
+    let ApiAvailability::Unreachable { error } = &o_down.api else {
+        panic!("still available: {o_down:?}");
+    };
+    assert!(!error.is_empty());
+    assert_eq!(o_down.server, server);
+    assert!(o_down.nodes.is_none(), "no stale nodes from a dead API");
+    let first_retry = o_down.retry_after.unwrap();
+    assert_eq!(o_up.api, ApiAvailability::Available);
+    assert!(
+        up_took < Duration::from_secs(1),
+        "the other cluster took {up_took:?}"
+    );
+
+    let again = cache.observe(&a, &down_config).await.unwrap();
+    assert!(
+        again.retry_after.unwrap() > first_retry,
+        "the retry hint grows"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_are_bounded_rebuilt_on_a_new_kubeconfig_and_evicted() {
+    capw_test_support::init_tracing();
+    let env = KubeEnv::start();
+    let kubeconfig = kubeconfig(&env);
+    let cache = ClusterCache::new(ClusterCacheConfig {
+        max_clusters: 2,
+        ..ClusterCacheConfig::default()
+    });
+    for name in ["one", "two", "three"] {
+        let o = cache.observe(&id(name), &kubeconfig).await.unwrap();
+        assert_eq!(o.api, ApiAvailability::Available);
+    }
+    assert_eq!(cache.clusters(), vec![id("three"), id("two")]);
+
+    // A rotated kubeconfig (same cluster, new bytes) gives a working new client.
+    let mut rotated = kubeconfig.clone();
+    rotated.extend_from_slice(b"\n# rotated\n");
+    let o = cache.observe(&id("two"), &rotated).await.unwrap();
+    assert_eq!(o.api, ApiAvailability::Available);
+
+    cache.evict(&id("two"));
+    cache.evict_named("default", "three");
+    assert!(cache.clusters().is_empty());
+}
+
+#[tokio::test]
+async fn a_malformed_kubeconfig_is_an_error_that_quotes_none_of_it() {
+    let cache = ClusterCache::new(ClusterCacheConfig::default());
+    let secret = b"users: [{name: admin, user: {token: s3cr3t-t0ken}}]: [";
+    let err = cache.observe(&id("bad"), secret).await.unwrap_err();
+    assert!(matches!(err, ClusterCacheError::MalformedKubeconfig));
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(s) = source {
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    assert!(!text.contains("s3cr3t"), "{text}");
+    assert!(cache.clusters().is_empty());
+}
