@@ -208,9 +208,23 @@ pub struct UpArgs {
     #[arg(long, env = "CAPW_KUBE_BINARIES")]
     pub kube_binaries: Option<std::path::PathBuf>,
     /// Whether to reach each workload cluster through its kubeconfig (`connect`) or not
-    /// (`off`).
-    #[arg(long, value_enum, default_value_t = WorkloadClustersArg::Off)]
-    pub workload_clusters: WorkloadClustersArg,
+    /// (`off`); default `connect` when the in-process simcloud boots for real, `off`
+    /// otherwise.
+    #[arg(long, value_enum)]
+    pub workload_clusters: Option<WorkloadClustersArg>,
+}
+
+impl UpArgs {
+    /// `--workload-clusters`, or what the cloud this run starts implies: a real boot has
+    /// clusters to reach, a simulated one or an outside cloud says nothing of its own.
+    pub fn workload_clusters(&self) -> WorkloadClustersArg {
+        self.workload_clusters
+            .unwrap_or(if !self.no_simcloud && self.boot == BootArg::Real {
+                WorkloadClustersArg::Connect
+            } else {
+                WorkloadClustersArg::Off
+            })
+    }
 }
 
 /// Whether the host reaches workload clusters (`--workload-clusters`).

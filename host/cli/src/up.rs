@@ -10,7 +10,7 @@ use capw_local::{ClusterOutcome, Executor, Progress};
 use capw_simcloud::{RealBoot, SimCloud, SimCloudConfig, Timings};
 use std::path::PathBuf;
 
-use crate::cli::{BootArg, GlobalArgs, UpArgs};
+use crate::cli::{BootArg, GlobalArgs, UpArgs, WorkloadClustersArg};
 
 /// Writes simcloud's token where the quickstart's sim-infra grant reads it:
 /// `<state-dir>/secrets/simcloud/token`.
@@ -49,7 +49,7 @@ fn real_boot(config: &capw_local::LocalConfig, args: &UpArgs) -> anyhow::Result<
 pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut config = crate::state::config(global);
-    config.workload_clusters = args.workload_clusters.access();
+    config.workload_clusters = args.workload_clusters().access();
     let store = crate::state::open_store(global)?;
     let sim = if args.no_simcloud {
         None
@@ -103,6 +103,9 @@ pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
             _ => println!("{}", crate::describe::render(&store, namespace, name)?),
         }
     }
+    if args.workload_clusters() == WorkloadClustersArg::Connect {
+        print_how_to_reach(&report);
+    }
     eprintln!("done in {:.1}s", started.elapsed().as_secs_f64());
     if !report.all_settled() {
         let unsettled: Vec<String> = report
@@ -114,4 +117,29 @@ pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
         bail!("not every cluster settled:\n  {}", unsettled.join("\n  "));
     }
     Ok(())
+}
+
+/// How to reach each cluster that is up, through the kubeconfig Secret the host stored.
+fn print_how_to_reach(report: &capw_local::SettleReport) {
+    let clusters: Vec<&str> = report
+        .outcomes
+        .iter()
+        .filter(|(_, o)| !matches!(o, ClusterOutcome::Gone))
+        .map(|(c, _)| c.as_str())
+        .collect();
+    if clusters.is_empty() {
+        return;
+    }
+    println!(
+        "Reach a cluster with its admin kubeconfig (kubectl: `tests/kube-env/kube-env.sh bin-dir`):"
+    );
+    for cluster in clusters {
+        let (namespace, name) = cluster.split_once('/').unwrap_or(("default", cluster));
+        let ns = if namespace == "default" {
+            String::new()
+        } else {
+            format!(" -n {namespace}")
+        };
+        println!("  kubectl --kubeconfig <(capw get kubeconfig {name}{ns}) get nodes");
+    }
 }
