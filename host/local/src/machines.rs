@@ -407,10 +407,13 @@ pub(crate) async fn delete(env: &Env, s: &Snapshot, m: &Machine) -> ActionNote {
         .delete_machine(&ctx, &machine_ref(m))
         .await
     {
-        Ok(Deletion::Deleted) => match env.remove_finalizer(&key, MACHINE_FINALIZER).await {
-            Ok(()) => ActionNote::done(),
-            Err(e) => Env::store_failed(INFRA, &e),
-        },
+        Ok(Deletion::Deleted) => {
+            crate::workload::delete_node(env, s, m).await;
+            match env.remove_finalizer(&key, MACHINE_FINALIZER).await {
+                Ok(()) => ActionNote::done(),
+                Err(e) => Env::store_failed(INFRA, &e),
+            }
+        }
         Ok(Deletion::InProgress(p)) => {
             let _ = write_status(env, s, &name, |st| {
                 st.phase = MachinePhase::Deleting;

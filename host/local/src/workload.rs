@@ -183,3 +183,49 @@ fn apply_health(st: &mut MachineStatus, health: &capw_reconcile::NodeHealth) {
     // Same status: the transition time stays, so an unchanged health changes nothing.
     set_condition(&mut st.conditions, condition);
 }
+
+/// Once machine `m`'s infrastructure is gone, deletes its Node from the workload cluster, as
+/// Cluster API's Machine controller does, so that the Nodes follow the Machines.
+///
+/// # Guarantees
+///
+/// Best effort and bounded: a cluster being deleted (its API goes with it), a machine that
+/// never got a Node, access off, or a workload API that does not answer within the observe
+/// bound leaves the Node and never holds up the machine's deletion; the failure is logged with
+/// the endpoint and the Node's name only.
+pub(crate) async fn delete_node(env: &Env, s: &Snapshot, m: &capw_api::Machine) {
+    let (Some(cache), Some(kubeconfig)) = (env.cluster_cache.as_deref(), &s.kubeconfig) else {
+        return;
+    };
+    let Some(node) = m.status.as_ref().and_then(|st| st.node_ref.as_ref()) else {
+        return;
+    };
+    if s.deleting() {
+        return;
+    }
+    let config = cache.config();
+    let bound = config.connect_timeout + config.probe_timeout + OBSERVE_SLACK;
+    let deleted = tokio::time::timeout(
+        bound,
+        cache.delete_node(&cluster_id(s), &kubeconfig.value, &node.name),
+    )
+    .await;
+    match deleted {
+        Ok(Ok(())) => {
+            tracing::info!(cluster = %s.name, node = %node.name, "deleted the machine's Node");
+        }
+        Ok(Err(e)) => tracing::warn!(
+            cluster = %s.name,
+            node = %node.name,
+            endpoint = %kubeconfig.endpoint,
+            error = %chain(&e),
+            "the machine's Node stays in the workload cluster",
+        ),
+        Err(_) => tracing::warn!(
+            cluster = %s.name,
+            node = %node.name,
+            endpoint = %kubeconfig.endpoint,
+            "the machine's Node stays in the workload cluster: no answer within {bound:?}",
+        ),
+    }
+}

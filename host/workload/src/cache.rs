@@ -116,6 +116,25 @@ impl ClusterCache {
         })
     }
 
+    /// Deletes the Node `node` of `cluster` through the client built from `kubeconfig` (the
+    /// cached one when the kubeconfig is the same).
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterCacheError`] when no client can be made or the API refuses the delete; a
+    /// Node already gone is not an error.
+    pub async fn delete_node(
+        &self,
+        cluster: &ClusterId,
+        kubeconfig: &[u8],
+        node: &str,
+    ) -> Result<(), ClusterCacheError> {
+        self.connection(cluster, kubeconfig)
+            .await?
+            .delete_node(node)
+            .await
+    }
+
     /// The connection for `cluster` built from `kubeconfig`: the cached one when the
     /// kubeconfig is the same, else a new one (replacing the old, evicting beyond the bound).
     async fn connection(

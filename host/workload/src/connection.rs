@@ -109,6 +109,24 @@ impl Connection {
         }
     }
 
+    /// Deletes the Node `name`, as Cluster API's Machine controller does once a machine is
+    /// gone; a Node already gone is not an error.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterCacheError::DeleteNode`] with what the API said.
+    pub async fn delete_node(&self, name: &str) -> Result<(), ClusterCacheError> {
+        let api = Api::<Node>::all(self.client.clone());
+        match api.delete(name, &Default::default()).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(source) => Err(ClusterCacheError::DeleteNode {
+                node: name.to_owned(),
+                source,
+            }),
+        }
+    }
+
     /// The watched Nodes, waiting at most `wait` for the watch's first list.
     pub async fn nodes(&self, wait: Duration) -> Option<Vec<ObservedNode>> {
         let ready = match self.nodes.wait_until_ready().now_or_never() {

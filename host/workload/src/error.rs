@@ -14,4 +14,14 @@ pub enum ClusterCacheError {
     /// The client could not be built from the configuration (TLS material refused, say).
     #[error("building a client for the workload cluster")]
     Client(#[source] kube::Error),
+    /// The workload API refused or failed to delete a Node (a 404 is not an error: the Node
+    /// is gone).
+    #[error("deleting Node {node} of the workload cluster")]
+    DeleteNode {
+        /// The Node's name.
+        node: String,
+        /// What the API said.
+        #[source]
+        source: kube::Error,
+    },
 }
