@@ -261,7 +261,7 @@ async fn killing_capw_anywhere_never_duplicates_or_orphans_and_it_converges() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_capw_during_real_boots_never_duplicates_or_leaves_etcd_members() {
     use capw_test_support::real_boot::{
-        KUBE_VERSIONS, MachinesGuard, kube_binaries, processes_naming,
+        KUBE_VERSIONS, MachinesGuard, etcd_members, kube_binaries, processes_naming,
     };
     capw_test_support::init_tracing();
     let tmp = tempfile::tempdir().unwrap();
@@ -329,36 +329,4 @@ async fn killing_capw_during_real_boots_never_duplicates_or_leaves_etcd_members(
     .await;
     assert!(landed >= 10, "only {landed} kills landed while capw ran");
     setup.sim.destroy_machines().await.unwrap();
-}
-
-/// The etcd member names of the cluster, asked with etcd's own client through the
-/// control-plane instance `id` at `address`, with the certificates in its directory.
-fn etcd_members(machines: &Path, id: &str, address: &str) -> Vec<String> {
-    let pki = machines.join(id).join("rootfs/etc/kubernetes/pki/etcd");
-    let bin = capw_test_support::real_boot::kube_binaries()
-        .join(capw_test_support::real_boot::KUBE_VERSIONS[0])
-        .join("bin/etcdctl");
-    let out = Command::new(bin)
-        .arg(format!("--endpoints=https://{address}:2379"))
-        .arg(format!("--cacert={}", pki.join("ca.crt").display()))
-        .arg(format!(
-            "--cert={}",
-            pki.join("healthcheck-client.crt").display()
-        ))
-        .arg(format!(
-            "--key={}",
-            pki.join("healthcheck-client.key").display()
-        ))
-        .args(["member", "list", "-w", "simple"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "etcdctl member list: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split(", ").nth(2).map(str::to_owned))
-        .collect()
 }

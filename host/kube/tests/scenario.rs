@@ -5,19 +5,24 @@
 //! in-process simcloud's inventory (one instance per machine, nothing left after delete).
 
 mod common;
+#[path = "scenario/real.rs"]
+mod real;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use capw_api::parse_manifests;
 use capw_kube::{ControllerConfig, KubeStore, RequeuePolicy};
-use capw_local::{Executor, LocalConfig, Progress, SecretSource};
+use capw_local::{
+    ClusterCacheConfig, Executor, LocalConfig, Progress, SecretSource, WorkloadClusterAccess,
+};
 use capw_simcloud::model::Inventory;
-use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
+use capw_simcloud::{RealBoot, SimCloud, SimCloudConfig, SimCloudHandle, Timings};
 use capw_store::{ObjectKey, ObjectStore, Store};
 use capw_test_support::condition;
 use capw_test_support::kube::KubeEnv;
+use capw_test_support::real_boot::{MachinesGuard, kube_binaries};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -58,30 +63,43 @@ struct Scenario {
     sim: SimCloudHandle,
     config: LocalConfig,
     driver: Option<Driver>,
+    /// With real boot: the cloud's machines directory; its machines are destroyed on drop.
+    machines: Option<MachinesGuard>,
     _tmp: tempfile::TempDir,
 }
 
+/// How the scenario's cloud boots its instances.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Boot {
+    /// Checked bootstrap data, nothing runs; the host reaches no workload cluster.
+    Simulated,
+    /// Real control planes and Nodes; the host reaches each cluster through its kubeconfig.
+    Real,
+}
+
 impl Scenario {
-    async fn embedded() -> Scenario {
+    async fn embedded(boot: Boot) -> Scenario {
         capw_test_support::init_tracing();
         let tmp = tempfile::tempdir().unwrap();
         let state_dir = tmp.path().join(".capw");
         std::fs::create_dir_all(state_dir.join("secrets/simcloud")).unwrap();
         std::fs::write(state_dir.join("secrets/simcloud/token"), TOKEN).unwrap();
-        let config = local_config(&state_dir, SecretSource::Files);
+        let config = local_config(&state_dir, SecretSource::Files, boot);
         let store: Arc<dyn ObjectStore> = Arc::new(Store::open(&config.state_file()).unwrap());
+        let (sim, machines) = sim(boot, tmp.path()).await;
         Scenario {
             mode: "embedded",
             namespace: "default".into(),
             store,
-            sim: sim().await,
+            sim,
             config,
             driver: None,
+            machines,
             _tmp: tmp,
         }
     }
 
-    async fn kube() -> Scenario {
+    async fn kube(boot: Boot) -> Scenario {
         capw_test_support::init_tracing();
         let env = KubeEnv::shared();
         env.apply_crds(capw_api::crds()).await;
@@ -103,6 +121,7 @@ impl Scenario {
             SecretSource::Store {
                 default_namespace: namespace.clone(),
             },
+            boot,
         );
         let (stop, stopped) = oneshot::channel::<()>();
         let controller = ControllerConfig {
@@ -123,13 +142,15 @@ impl Scenario {
         let task = tokio::spawn(capw_kube::run(client, controller, async {
             let _ = stopped.await;
         }));
+        let (sim, machines) = sim(boot, tmp.path()).await;
         Scenario {
             mode: "kube",
             namespace,
             store,
-            sim: sim().await,
+            sim,
             config,
             driver: Some(Driver::Kube { task, stop }),
+            machines,
             _tmp: tmp,
         }
     }
@@ -336,22 +357,38 @@ impl Scenario {
     }
 }
 
-fn local_config(state_dir: &std::path::Path, secrets: SecretSource) -> LocalConfig {
+fn local_config(state_dir: &std::path::Path, secrets: SecretSource, boot: Boot) -> LocalConfig {
     let mut config = LocalConfig::new(state_dir);
     config.plugin_dir = capw_test_support::plugin_dir();
     config.cache_dir = Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
     config.max_requeue = Duration::from_millis(200);
     config.base_backoff = Duration::from_millis(50);
     config.secrets = secrets;
+    if boot == Boot::Real {
+        config.workload_clusters = WorkloadClusterAccess::Connect(ClusterCacheConfig::default());
+    }
     config
 }
 
-async fn sim() -> SimCloudHandle {
-    SimCloud::start(
-        SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(Duration::from_millis(20))),
-    )
-    .await
-    .unwrap()
+/// simcloud in this process; with real boot, its machines under `dir/machines`, destroyed
+/// when the guard drops.
+async fn sim(boot: Boot, dir: &Path) -> (SimCloudHandle, Option<MachinesGuard>) {
+    let config =
+        SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(Duration::from_millis(20)));
+    match boot {
+        Boot::Simulated => (SimCloud::start(config).await.unwrap(), None),
+        Boot::Real => {
+            let machines = dir.join("machines");
+            let sim = SimCloud::start(config.with_real_boot(RealBoot {
+                kube_binaries: kube_binaries(),
+                machines_dir: machines.clone(),
+            }))
+            .await
+            .unwrap();
+            let machines = sim.machines_dir().map(Path::to_owned).unwrap_or(machines);
+            (sim, Some(MachinesGuard(machines)))
+        }
+    }
 }
 
 /// The scenario itself, the same for both modes.
@@ -478,10 +515,25 @@ async fn run(mut s: Scenario) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn scenario_in_the_embedded_mode() {
-    run(Scenario::embedded().await).await;
+    run(Scenario::embedded(Boot::Simulated).await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn scenario_against_the_api_server() {
-    run(Scenario::kube().await).await;
+    run(Scenario::kube(Boot::Simulated).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn real_clusters_in_the_embedded_mode() {
+    real::run(Scenario::embedded(Boot::Real).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn real_clusters_against_the_api_server() {
+    real::run(Scenario::kube(Boot::Real).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_workload_cluster_whose_api_is_down_holds_up_only_itself() {
+    real::unreachable(Scenario::embedded(Boot::Real).await).await;
 }

@@ -19,6 +19,10 @@ use crate::view::Snapshot;
 /// itself; this only guards against a bound it did not foresee.
 const OBSERVE_SLACK: Duration = Duration::from_secs(2);
 
+/// How long a deleted machine's Node deletion is tried before the machine goes without it
+/// (Cluster API's `nodeDeletionTimeout` defaults to 10 s as well).
+const NODE_DELETION_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Whether workload clusters are reached, and how.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum WorkloadClusterAccess {
@@ -190,8 +194,8 @@ fn apply_health(st: &mut MachineStatus, health: &capw_reconcile::NodeHealth) {
 /// # Guarantees
 ///
 /// Best effort and bounded: a cluster being deleted (its API goes with it), a machine that
-/// never got a Node, access off, or a workload API that does not answer within the observe
-/// bound leaves the Node and never holds up the machine's deletion; the failure is logged with
+/// never got a Node, access off, or a workload API that does not delete it within
+/// [`NODE_DELETION_TIMEOUT`] leaves the Node and never holds up the machine's deletion; the failure is logged with
 /// the endpoint and the Node's name only.
 pub(crate) async fn delete_node(env: &Env, s: &Snapshot, m: &capw_api::Machine) {
     let (Some(cache), Some(kubeconfig)) = (env.cluster_cache.as_deref(), &s.kubeconfig) else {
@@ -203,12 +207,24 @@ pub(crate) async fn delete_node(env: &Env, s: &Snapshot, m: &capw_api::Machine) 
     if s.deleting() {
         return;
     }
-    let config = cache.config();
-    let bound = config.connect_timeout + config.probe_timeout + OBSERVE_SLACK;
-    let deleted = tokio::time::timeout(
-        bound,
-        cache.delete_node(&cluster_id(s), &kubeconfig.value, &node.name),
-    )
+    // Retried within the bound: while a control-plane machine goes, the load balancer may
+    // still send a request to its API server for a second.
+    let bound = NODE_DELETION_TIMEOUT;
+    let deleted = tokio::time::timeout(bound, async {
+        loop {
+            match cache
+                .delete_node(&cluster_id(s), &kubeconfig.value, &node.name)
+                .await
+            {
+                Ok(()) => return Ok(()),
+                Err(e @ capw_workload::ClusterCacheError::DeleteNode { .. }) => {
+                    tracing::debug!(cluster = %s.name, node = %node.name, error = %chain(&e), "deleting the Node again");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    })
     .await;
     match deleted {
         Ok(Ok(())) => {

@@ -101,7 +101,24 @@ func resetMachine(ctx context.Context, root string) error {
 	if st == nil || st.PeerURL == "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, resetTimeout)
 	defer cancel()
-	return removeEtcdMember(ctx, st.PKIDir, st.Name, st.PeerURL, st.EtcdEndpoints)
+	// etcd refuses to remove a member while the cluster would be unhealthy without it, for
+	// a few seconds after any member started ("etcdserver: unhealthy cluster"): a scale-down
+	// right after a scale-up meets that, so the removal is retried until the bound.
+	for {
+		err := removeEtcdMember(ctx, st.PKIDir, st.Name, st.PeerURL, st.EtcdEndpoints)
+		if err == nil {
+			return nil
+		}
+		log.Printf("reset: %v; retrying", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
 }
+
+// resetTimeout bounds `reset`; simcloud waits a little longer for it.
+const resetTimeout = 25 * time.Second

@@ -69,3 +69,88 @@ pub fn processes_naming(dir: &Path) -> Vec<String> {
         .filter(|c| c.contains(&dir))
         .collect()
 }
+
+/// The etcd member names of a cluster, asked with etcd's own client (`etcdctl member list`)
+/// through the control-plane instance `id` at `address`, with the etcd CA and the
+/// healthcheck-client certificate kubeadm made in its directory under `machines`.
+///
+/// # Panics
+///
+/// When etcdctl fails, with its error.
+pub fn etcd_members(machines: &Path, id: &str, address: &str) -> Vec<String> {
+    let pki = machines.join(id).join("rootfs/etc/kubernetes/pki/etcd");
+    let bin = kube_binaries().join(KUBE_VERSIONS[0]).join("bin/etcdctl");
+    let out = std::process::Command::new(bin)
+        .arg(format!("--endpoints=https://{address}:2379"))
+        .arg(format!("--cacert={}", pki.join("ca.crt").display()))
+        .arg(format!(
+            "--cert={}",
+            pki.join("healthcheck-client.crt").display()
+        ))
+        .arg(format!(
+            "--key={}",
+            pki.join("healthcheck-client.key").display()
+        ))
+        .args(["member", "list", "-w", "simple"])
+        .output()
+        .unwrap_or_else(|e| panic!("running etcdctl: {e}"));
+    assert!(
+        out.status.success(),
+        "etcdctl member list through {address}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split(", ").nth(2).map(str::to_owned))
+        .collect()
+}
+
+/// The TCP sockets listening on any of `addresses` (IPv4), as `address:port`, read from
+/// `/proc/net/tcp`.
+pub fn listening_on(addresses: &[std::net::Ipv4Addr]) -> Vec<String> {
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else {
+        return Vec::new();
+    };
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // local_address is fields[1] (`0100007F:1F90`, little-endian), st fields[3].
+            if fields.get(3) != Some(&"0A") {
+                return None;
+            }
+            let (ip, port) = fields.get(1)?.split_once(':')?;
+            let ip = std::net::Ipv4Addr::from(u32::from_be(u32::from_str_radix(ip, 16).ok()?));
+            let port = u16::from_str_radix(port, 16).ok()?;
+            addresses.contains(&ip).then(|| format!("{ip}:{port}"))
+        })
+        .collect()
+}
+
+/// SIGKILLs the processes whose command line mentions `dir` and names `program` (say, every
+/// kube-apiserver of one machine directory); returns how many.
+pub fn kill_processes(dir: &Path, program: &str) -> usize {
+    let dir = dir.to_string_lossy().into_owned();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut killed = 0;
+    for entry in entries.filter_map(|e| e.ok()) {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let first = cmdline.split(' ').next().unwrap_or_default();
+        if cmdline.contains(&dir) && first.ends_with(program) {
+            let status = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            killed += usize::from(status.is_ok_and(|s| s.success()));
+        }
+    }
+    killed
+}

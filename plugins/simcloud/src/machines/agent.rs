@@ -221,9 +221,11 @@ impl Machines {
                 RESET_LIMIT,
             );
             if done != Some(true) {
+                // The directory goes next: quote the log's end now.
                 tracing::warn!(
                     instance = id,
-                    "capw-node reset failed or timed out; see its reset.log"
+                    log = %process::tail(&files.logs().join("reset.log"), TAIL_LINES),
+                    "capw-node reset failed or timed out",
                 );
             }
         }

@@ -1,0 +1,379 @@
+//! The scenario on real workload clusters: simcloud boots real etcd, kube-apiserver and
+//! kube-controller-manager for every control-plane machine and a kubelet stand-in for every
+//! machine (docs/workload-clusters.md), and the host reaches each cluster through the
+//! kubeconfig Secret it stored. Everything checked about Nodes, etcd and versions is asked of
+//! those real components.
+
+use std::collections::BTreeSet;
+use std::net::Ipv4Addr;
+use std::time::{Duration, Instant};
+
+use capw_simcloud::model::{Instance, Role};
+use capw_store::ObjectKey;
+use capw_test_support::condition;
+use capw_test_support::real_boot::{KUBE_VERSIONS, etcd_members, kill_processes, listening_on};
+use k8s_openapi::api::core::v1::{ConfigMap, Node};
+use kube::api::{Api, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde_json::json;
+
+use super::{Expect, Scenario};
+
+/// How long the Nodes may take to follow the Machines once a step settled.
+const NODES_WAIT: Duration = Duration::from_secs(120);
+
+impl Scenario {
+    fn machines_dir(&self) -> &std::path::Path {
+        &self
+            .machines
+            .as_ref()
+            .expect("a real-boot scenario has a machines directory")
+            .0
+    }
+
+    /// The workload cluster's admin kubeconfig, from the Secret `<cluster>-kubeconfig` the
+    /// host stored (key `value`).
+    async fn kubeconfig(&self, cluster: &str) -> Kubeconfig {
+        let key =
+            ObjectKey::namespaced("Secret", &self.namespace, &format!("{cluster}-kubeconfig"));
+        let secret = self
+            .store
+            .get(&key)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{}: no Secret {cluster}-kubeconfig", self.mode));
+        let owner = &secret["metadata"]["ownerReferences"][0];
+        assert_eq!(
+            owner["kind"], "Cluster",
+            "{}: the Secret's owner",
+            self.mode
+        );
+        assert_eq!(owner["name"], cluster, "{}: the Secret's owner", self.mode);
+        let value = capw_local::kubeconfig_value(&secret).expect("the Secret holds `value`");
+        Kubeconfig::from_yaml(std::str::from_utf8(&value).unwrap()).unwrap()
+    }
+
+    /// A client of the workload cluster through its endpoint, or straight to `server`.
+    async fn workload(&self, cluster: &str, server: Option<String>) -> kube::Client {
+        let mut config = kube::Config::from_custom_kubeconfig(
+            self.kubeconfig(cluster).await,
+            &KubeConfigOptions::default(),
+        )
+        .await
+        .unwrap();
+        if let Some(server) = server {
+            config.cluster_url = server.parse().unwrap();
+        }
+        kube::Client::try_from(config).unwrap()
+    }
+
+    async fn instances(&self, cluster: &str) -> Vec<Instance> {
+        self.inventory()
+            .await
+            .clusters
+            .get(&self.cloud_key(cluster))
+            .map(|c| c.instances.clone())
+            .unwrap_or_default()
+    }
+
+    /// The cluster's etcd members, asked through one of its control-plane instances.
+    async fn etcd_members(&self, cluster: &str) -> Vec<String> {
+        let instances = self.instances(cluster).await;
+        let first = instances
+            .iter()
+            .find(|i| i.role == Role::ControlPlane)
+            .expect("a control-plane instance");
+        etcd_members(self.machines_dir(), &first.id, &first.addresses[0].address)
+    }
+
+    /// Waits until the workload cluster's Nodes are exactly the Machines: one Node per
+    /// Machine, `spec.providerID` the Machine's provider id, Ready, and each Machine's
+    /// `nodeRef` naming it and `NodeHealthy` True.
+    async fn assert_nodes_follow(&self, cluster: &str) {
+        let started = Instant::now();
+        let client = self.workload(cluster, None).await;
+        let nodes_api: Api<Node> = Api::all(client);
+        loop {
+            let why = match nodes_api.list(&Default::default()).await {
+                Err(e) => Some(format!("listing Nodes: {e}")),
+                Ok(nodes) => {
+                    let machines = self.machines(cluster).await;
+                    let want: BTreeSet<String> = machines
+                        .iter()
+                        .filter_map(|m| m["status"]["providerId"].as_str().map(str::to_owned))
+                        .collect();
+                    let have: BTreeSet<String> = nodes
+                        .items
+                        .iter()
+                        .filter_map(|n| n.spec.as_ref()?.provider_id.clone())
+                        .collect();
+                    let not_ready: Vec<String> = nodes
+                        .items
+                        .iter()
+                        .filter(|n| !node_ready(n))
+                        .filter_map(|n| n.metadata.name.clone())
+                        .collect();
+                    let names: BTreeSet<String> = nodes
+                        .items
+                        .iter()
+                        .filter_map(|n| n.metadata.name.clone())
+                        .collect();
+                    let unlinked: Vec<String> = machines
+                        .iter()
+                        .filter(|m| {
+                            !m["status"]["nodeRef"]["name"]
+                                .as_str()
+                                .is_some_and(|n| names.contains(n))
+                                || condition(m, "NodeHealthy")["status"] != "True"
+                        })
+                        .filter_map(|m| m["metadata"]["name"].as_str().map(str::to_owned))
+                        .collect();
+                    (want != have
+                        || want.len() != machines.len()
+                        || !not_ready.is_empty()
+                        || !unlinked.is_empty())
+                    .then(|| {
+                        format!(
+                            "machines' provider ids {want:?}, Nodes' {have:?}, not Ready \
+                             {not_ready:?}, Machines without a healthy nodeRef {unlinked:?}"
+                        )
+                    })
+                }
+            };
+            let Some(why) = why else { break };
+            assert!(
+                started.elapsed() < NODES_WAIT,
+                "{}: {cluster}'s Nodes do not follow its Machines: {why}",
+                self.mode
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    /// Every control-plane instance's API server, asked directly, reports `version`.
+    async fn assert_api_servers_at(&self, cluster: &str, version: &str) {
+        for instance in self.instances(cluster).await {
+            if instance.role != Role::ControlPlane {
+                continue;
+            }
+            let server = format!("https://{}:6443", instance.addresses[0].address);
+            let client = self.workload(cluster, Some(server.clone())).await;
+            let info = client.apiserver_version().await.unwrap();
+            assert_eq!(
+                info.git_version, version,
+                "{}: the API server at {server}",
+                self.mode
+            );
+        }
+    }
+
+    async fn set_replicas(&self, cluster: &str, control_plane: u32, workers: u32) {
+        self.update_cluster(cluster, move |c| {
+            c["spec"]["topology"]["controlPlane"]["replicas"] = control_plane.into();
+            c["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = workers.into();
+        })
+        .await;
+    }
+}
+
+fn node_ready(node: &Node) -> bool {
+    node.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+fn ready(control_plane: usize, workers: usize, version: &str) -> Expect<'_> {
+    Expect::Ready {
+        control_plane,
+        workers,
+        version,
+    }
+}
+
+/// Create, a ConfigMap in the workload cluster, scale the control plane 1→3→1 and the
+/// workers 2→3→1, upgrade to the next minor version, delete: checked against the workload
+/// cluster's own Nodes, etcd and API servers, and nothing of it left after the delete.
+pub(super) async fn run(mut s: Scenario) {
+    let [v1, v2] = KUBE_VERSIONS;
+    s.apply(s.quickstart()).await;
+    s.settle(&[("alpha", ready(1, 2, v1))]).await;
+    s.assert_cloud_matches(&["alpha"]).await;
+    s.assert_nodes_follow("alpha").await;
+
+    // Something written into the workload cluster, to find again after the upgrade.
+    let client = s.workload("alpha", None).await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    let written: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "written-before-the-upgrade"},
+        "data": {"mode": s.mode},
+    }))
+    .unwrap();
+    config_maps
+        .create(&PostParams::default(), &written)
+        .await
+        .unwrap();
+
+    // The control plane 1 → 3 → 1: etcd's membership follows.
+    s.set_replicas("alpha", 3, 2).await;
+    s.settle(&[("alpha", ready(3, 2, v1))]).await;
+    s.assert_nodes_follow("alpha").await;
+    assert_eq!(
+        s.etcd_members("alpha").await.len(),
+        3,
+        "{}: etcd members",
+        s.mode
+    );
+    s.set_replicas("alpha", 1, 2).await;
+    s.settle(&[("alpha", ready(1, 2, v1))]).await;
+    s.assert_nodes_follow("alpha").await;
+    assert_eq!(
+        s.etcd_members("alpha").await.len(),
+        1,
+        "{}: etcd members",
+        s.mode
+    );
+
+    // Workers 2 → 3 → 1: the Nodes follow.
+    s.set_replicas("alpha", 1, 3).await;
+    s.settle(&[("alpha", ready(1, 3, v1))]).await;
+    s.assert_nodes_follow("alpha").await;
+    s.set_replicas("alpha", 1, 1).await;
+    s.settle(&[("alpha", ready(1, 1, v1))]).await;
+    s.assert_nodes_follow("alpha").await;
+    s.assert_cloud_matches(&["alpha"]).await;
+
+    // Upgrade to the next minor version: other binaries, the same data.
+    s.update_cluster("alpha", |c| c["spec"]["topology"]["version"] = v2.into())
+        .await;
+    s.settle(&[("alpha", ready(1, 1, v2))]).await;
+    s.assert_nodes_follow("alpha").await;
+    s.assert_api_servers_at("alpha", v2).await;
+    let found = config_maps.get("written-before-the-upgrade").await.unwrap();
+    assert_eq!(
+        found
+            .data
+            .unwrap_or_default()
+            .get("mode")
+            .map(String::as_str),
+        Some(s.mode),
+        "{}: the ConfigMap written before the upgrade",
+        s.mode
+    );
+    assert_eq!(
+        s.etcd_members("alpha").await.len(),
+        1,
+        "{}: etcd members",
+        s.mode
+    );
+
+    // Delete: no process, no listening port, no directory of the cluster left.
+    let inventory = s.inventory().await;
+    let cloud = inventory.clusters.get(&s.cloud_key("alpha")).unwrap();
+    let mut addresses: Vec<Ipv4Addr> = cloud
+        .instances
+        .iter()
+        .map(|i| i.addresses[0].address.parse().unwrap())
+        .collect();
+    addresses.extend(
+        cloud
+            .load_balancers
+            .iter()
+            .map(|lb| lb.endpoint.host.parse::<Ipv4Addr>().unwrap()),
+    );
+    assert!(
+        !listening_on(&addresses).is_empty(),
+        "{}: nothing listens on alpha's addresses",
+        s.mode
+    );
+    s.store.delete(&s.key("alpha")).await.unwrap();
+    s.settle(&[("alpha", Expect::Gone)]).await;
+    assert!(
+        s.inventory().await.clusters.is_empty(),
+        "{}: simcloud still holds something",
+        s.mode
+    );
+    let machines = s.machines_dir().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let procs = capw_test_support::real_boot::processes_naming(&machines);
+        let ports = listening_on(&addresses);
+        let dirs: Vec<String> = std::fs::read_dir(&machines)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if procs.is_empty() && ports.is_empty() && dirs.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{}: left after the delete: processes {procs:?}, listening {ports:?}, directories {dirs:?}",
+            s.mode
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    s.stop().await;
+}
+
+/// Two clusters; alpha's API servers are killed: alpha shows `ControlPlaneAvailable` False
+/// naming its endpoint, and beta, created after, converges in the same run.
+pub(super) async fn unreachable(mut s: Scenario) {
+    let [v1, _] = KUBE_VERSIONS;
+    s.apply(s.quickstart()).await;
+    s.set_replicas("alpha", 1, 0).await;
+    s.settle(&[("alpha", ready(1, 0, v1))]).await;
+    let endpoint = s.inventory().await.clusters[&s.cloud_key("alpha")].load_balancers[0]
+        .endpoint
+        .to_string();
+
+    let mut killed = 0;
+    for instance in s.instances("alpha").await {
+        killed += kill_processes(&s.machines_dir().join(&instance.id), "kube-apiserver");
+    }
+    assert_eq!(killed, 1, "{}: alpha's API servers killed", s.mode);
+
+    let ns = s.namespace.clone();
+    s.apply(vec![json!({
+        "apiVersion": "capw.dev/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": "beta", "namespace": ns},
+        "spec": {"topology": {
+            "classRef": {"name": "sim-kubeadm"},
+            "version": v1,
+            "controlPlane": {"replicas": 1},
+            "workers": {"machineDeployments": [{"class": "default-worker", "name": "md-0", "replicas": 1}]},
+        }},
+    })])
+    .await;
+    // alpha is not settled while its API is down, so drive passes until beta is Ready.
+    let started = Instant::now();
+    loop {
+        if let Some(super::Driver::Embedded(executor)) = &s.driver {
+            for name in ["alpha", "beta"] {
+                let _ = executor.reconcile(&s.key(name)).await;
+            }
+        }
+        let beta_ready = s.unmet("beta", ready(1, 1, v1)).await.is_none();
+        let alpha = s.store.get(&s.key("alpha")).await.unwrap().unwrap();
+        let available = condition(&alpha, "ControlPlaneAvailable");
+        let alpha_down = available["status"] == "False"
+            && available["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(&endpoint));
+        if beta_ready && alpha_down {
+            eprintln!("{}: alpha down ({available}), beta Ready", s.mode);
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(240),
+            "{}: beta Ready {beta_ready}; alpha's ControlPlaneAvailable {available}",
+            s.mode
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    s.assert_nodes_follow("beta").await;
+    s.stop().await;
+}
