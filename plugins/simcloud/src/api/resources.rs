@@ -204,17 +204,20 @@ pub async fn get_instance(
 }
 
 /// `DELETE /v1/instances/{id}`: 204 also when it is already gone. In a real-boot cloud, it
-/// answers once the machine is destroyed (seconds: it leaves etcd, then stops), and a
-/// repeated delete finishes a destroy an earlier one left.
+/// answers once the machine is destroyed (seconds: it leaves etcd, then stops); the instance
+/// stays listed until then, so a client that gave up waiting and looks again sees it still
+/// there, and a repeated delete finishes a destroy an earlier one left.
 pub async fn delete_instance(
     State(app): Shared,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    app.run(Access::Write, |s, _, _| Ok(s.delete_instance(&id)))
-        .await?;
     if let Some(machines) = &app.machines {
+        app.run(Access::Write, |s, _, _| Ok(s.begin_delete_instance(&id)))
+            .await?;
         driver::destroy(machines, Kind::Instance, &id).await?;
     }
+    app.run(Access::Write, |s, _, _| Ok(s.delete_instance(&id)))
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -160,8 +160,9 @@ async fn launch(
     };
 }
 
-/// Destroys the machine of `id` (an instance or load balancer id) once it is out of the
-/// state, and waits for it. The destroy goes on if the caller stops waiting.
+/// Destroys the machine of `id` (an instance or load balancer id) once it is no longer
+/// launched (an instance marked deleting, a load balancer out of the state), and waits for
+/// it. The destroy goes on if the caller stops waiting.
 ///
 /// # Errors
 ///

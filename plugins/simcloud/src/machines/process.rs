@@ -303,6 +303,11 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(read_pid(&pid_file), Some(pid as i32));
+        // Until the child has exec'ed, its command line is still this test's.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !alive(pid as i32, root) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         assert!(alive(pid as i32, root));
         // It ignores SIGTERM: the stop must fall back to SIGKILL.
         stop_group(&pid_file, root, Duration::from_millis(200));

@@ -131,6 +131,7 @@ impl CloudState {
             bootstrap_data: req.bootstrap_data,
             created_at_ms: now_ms,
             api_port: None,
+            deleting: false,
         };
         let view = instance_view(&record);
         self.instance_tokens
@@ -166,6 +167,16 @@ impl CloudState {
             .filter(|i| filter.tags.iter().all(|(k, v)| i.tags.get(k) == Some(v)))
             .map(instance_view)
             .collect()
+    }
+
+    /// Marks instance `id` as being deleted (see `InstanceRecord::deleting`); `false` when
+    /// there is none.
+    pub fn begin_delete_instance(&mut self, id: &str) -> bool {
+        Kind::Instance
+            .parse(id)
+            .and_then(|n| self.instances.get_mut(&n))
+            .map(|i| i.deleting = true)
+            .is_some()
     }
 
     /// Deletes instance `id`; `false` when there was none (never created, or deleted before).

@@ -88,7 +88,7 @@ impl CloudState {
         let ids = |state: InstanceState| {
             self.instances
                 .values()
-                .filter(|i| i.state == state)
+                .filter(|i| i.state == state && !i.deleting)
                 .map(|i| Kind::Instance.id(i.id))
                 .collect()
         };
@@ -101,7 +101,7 @@ impl CloudState {
                     .instances
                     .values()
                     .filter(|i| i.cluster == lb.cluster && i.role == Role::ControlPlane)
-                    .filter(|i| i.state == InstanceState::Running)
+                    .filter(|i| i.state == InstanceState::Running && !i.deleting)
                     .map(|i| {
                         let port = i.api_port.unwrap_or(boot_check::DEFAULT_BIND_PORT);
                         SocketAddrV4::new(i.address, port)

@@ -269,6 +269,12 @@ struct InstanceRecord {
     /// The port its API server listens on, once a real-boot control-plane instance runs.
     #[serde(default)]
     api_port: Option<u16>,
+    /// A delete has begun: a real-boot machine is being destroyed (it leaves etcd, then
+    /// stops). It stays listed until the destroy is done, so that a delete retried meanwhile
+    /// is not told it is gone while its etcd member is still there; it is no longer launched
+    /// nor a load balancer's backend.
+    #[serde(default)]
+    deleting: bool,
 }
 
 /// A managed control plane as stored.
