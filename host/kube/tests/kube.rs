@@ -596,3 +596,139 @@ async fn a_shutdown_while_starting_stops_the_controller() {
     assert!(w.machines("alpha").await.is_empty());
     assert!(w.inventory().await.clusters.is_empty());
 }
+
+/// Workload cluster access in the Kubernetes mode: the kubeconfig Secret
+/// `<cluster>-kubeconfig` (key `value`, type `cluster.x-k8s.io/secret`, owned by the Cluster)
+/// is written once the endpoint exists and removed with the Cluster, and the Machines take
+/// their nodeRef and `NodeHealthy` from the workload cluster's Nodes.
+///
+/// simcloud's simulated endpoints (`lb-N.sim:6443`) are not real hosts, so once the Secret
+/// is checked it is pointed at a second kube-apiserver standing in for alpha's API (as the
+/// local mode's workload test does), where a Node is registered for each Machine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+    use capw_local::{ClusterCacheConfig, WorkloadClusterAccess};
+    use k8s_openapi::api::core::v1::Node;
+    use kube::api::{Api, Patch, PatchParams, PostParams};
+
+    let w = World::new("capw-workload").await;
+    let ns = w.namespace.clone();
+    let stand_in = KubeEnv::start();
+    let mut config = w.config("solo", None);
+    config.local.workload_clusters = WorkloadClusterAccess::Connect(ClusterCacheConfig {
+        probe_timeout: Duration::from_secs(1),
+        ..ClusterCacheConfig::default()
+    });
+    let replica = w.start(config);
+    w.kubectl(&["apply", "-f", w.example().to_str().unwrap()]);
+
+    // Written for the endpoint, owned by the Cluster, the way Cluster API writes it.
+    let secret = wait("alpha's kubeconfig Secret", || {
+        w.get("Secret", "alpha-kubeconfig")
+    })
+    .await;
+    let alpha = w.get("Cluster", "alpha").await.unwrap();
+    assert_eq!(secret["type"], "cluster.x-k8s.io/secret");
+    let owner = &secret["metadata"]["ownerReferences"][0];
+    assert_eq!(owner["kind"], "Cluster");
+    assert_eq!(owner["name"], "alpha");
+    assert_eq!(owner["uid"], alpha["metadata"]["uid"]);
+    assert_eq!(owner["controller"], true);
+    let kubeconfig = STANDARD
+        .decode(secret["data"]["value"].as_str().unwrap())
+        .unwrap();
+    let endpoint = &alpha["status"]["controlPlaneEndpoint"];
+    let server = format!(
+        "{}:{}",
+        endpoint["host"].as_str().unwrap(),
+        endpoint["port"]
+    );
+    assert!(
+        String::from_utf8_lossy(&kubeconfig).contains(&server),
+        "the kubeconfig names {server}"
+    );
+    // Unreachable until pointed elsewhere: alpha says so and is not Ready.
+    wait("alpha unreachable", || async {
+        let c = w.get("Cluster", "alpha").await?;
+        (condition(&c, "ControlPlaneAvailable")["reason"] == "WorkloadClusterUnreachable")
+            .then_some(())
+    })
+    .await;
+
+    // The stand-in API: alpha's Secret names it, and it has a Ready Node per Machine.
+    let value = STANDARD.encode(std::fs::read(stand_in.kubeconfig()).unwrap());
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(w.client.clone(), &ns);
+    secrets
+        .patch(
+            "alpha-kubeconfig",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"value": value}})),
+        )
+        .await
+        .unwrap();
+    let machines = wait("alpha's machines running", || async {
+        let ms = w.machines("alpha").await;
+        (ms.len() == 3 && ms.iter().all(|m| m["status"]["providerId"].is_string())).then_some(ms)
+    })
+    .await;
+    let nodes: Api<Node> = Api::all(stand_in.client().await);
+    for m in &machines {
+        let name = format!("node-{}", m["metadata"]["name"].as_str().unwrap());
+        let node: Node = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"providerID": m["status"]["providerId"]},
+        }))
+        .unwrap();
+        nodes.create(&PostParams::default(), &node).await.unwrap();
+        let ready = json!({"status": {"conditions": [{
+            "type": "Ready", "status": "True", "reason": "KubeletReady", "message": "",
+            "lastHeartbeatTime": "2026-01-01T00:00:00Z",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }]}});
+        nodes
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&ready))
+            .await
+            .unwrap();
+    }
+    let c = w.wait_ready("alpha").await;
+    assert_eq!(condition(&c, "ControlPlaneAvailable")["status"], "True");
+    for m in w.machines("alpha").await {
+        let name = m["metadata"]["name"].as_str().unwrap();
+        assert_eq!(m["status"]["nodeRef"]["name"], format!("node-{name}"));
+        assert_eq!(condition(&m, "NodeHealthy")["status"], "True", "{m:#}");
+    }
+    assert!(w.get("Secret", "beta-kubeconfig").await.is_some());
+
+    // Deleting alpha removes its Secret with it (the host deletes it before the finalizer
+    // goes: the garbage collector is not relied on); beta's stays.
+    w.kubectl(&[
+        "delete",
+        "clusters.capw.dev",
+        "alpha",
+        "-n",
+        &ns,
+        "--wait=false",
+    ]);
+    wait("alpha gone", || async {
+        w.get("Cluster", "alpha").await.is_none().then_some(())
+    })
+    .await;
+    assert!(w.get("Secret", "alpha-kubeconfig").await.is_none());
+    assert!(w.get("Secret", "beta-kubeconfig").await.is_some());
+    w.kubectl(&[
+        "delete",
+        "clusters.capw.dev",
+        "beta",
+        "-n",
+        &ns,
+        "--wait=false",
+    ]);
+    wait("beta gone", || async {
+        w.get("Cluster", "beta").await.is_none().then_some(())
+    })
+    .await;
+    assert!(w.get("Secret", "beta-kubeconfig").await.is_none());
+    replica.stop().await;
+}

@@ -76,7 +76,7 @@ async fn hooks_are_called_at_their_points_and_a_hold_stops_only_its_cluster() {
     let alpha = cluster(&env.store, "alpha").unwrap();
     assert_eq!(
         hooks(&alpha),
-        json!({"beforeClusterCreate": "v1.34.1", "afterControlPlaneInitialized": "v1.34.1"})
+        json!({"beforeClusterCreate": "v1.34.4", "afterControlPlaneInitialized": "v1.34.4"})
     );
     assert_eq!(condition(&alpha, "LifecycleHooksPassed")["status"], "True");
 
@@ -92,7 +92,7 @@ async fn hooks_are_called_at_their_points_and_a_hold_stops_only_its_cluster() {
     // An upgrade passes its three points, in the status once each.
     env.store
         .update(&ObjectKey::namespaced("Cluster", "default", "alpha"), |c| {
-            c["spec"]["topology"]["version"] = "v1.34.2".into();
+            c["spec"]["topology"]["version"] = "v1.34.5".into();
             Ok(())
         })
         .unwrap();
@@ -113,20 +113,20 @@ async fn hooks_are_called_at_their_points_and_a_hold_stops_only_its_cluster() {
     assert_eq!(
         hooks(&alpha),
         json!({
-            "beforeClusterCreate": "v1.34.1",
-            "afterControlPlaneInitialized": "v1.34.1",
-            "beforeClusterUpgrade": "v1.34.2",
-            "afterControlPlaneUpgrade": "v1.34.2",
-            "afterClusterUpgrade": "v1.34.2",
+            "beforeClusterCreate": "v1.34.4",
+            "afterControlPlaneInitialized": "v1.34.4",
+            "beforeClusterUpgrade": "v1.34.5",
+            "afterControlPlaneUpgrade": "v1.34.5",
+            "afterClusterUpgrade": "v1.34.5",
         })
     );
     assert!(
         machines(&env.store, "alpha")
             .iter()
-            .all(|m| m["spec"]["version"] == "v1.34.2")
+            .all(|m| m["spec"]["version"] == "v1.34.5")
     );
     let held = cluster(&env.store, "held").unwrap();
-    assert_eq!(hooks(&held)["beforeClusterCreate"], "v1.34.1");
+    assert_eq!(hooks(&held)["beforeClusterCreate"], "v1.34.4");
     assert_eq!(machines(&env.store, "held").len(), 3);
     assert_eq!(condition(&held, "LifecycleHooksPassed")["status"], "True");
 }

@@ -172,12 +172,12 @@ async fn scale_upgrade_and_delete_one_cluster() {
     });
     settled("back to 3 + 2", settle(&executor).await);
     watch.lock().unwrap().reset();
-    set_topology(store, "alpha", |t| t["version"] = "v1.34.2".into());
+    set_topology(store, "alpha", |t| t["version"] = "v1.34.5".into());
     settled("upgrade", settle(&executor).await);
     let all = machines(store, "alpha");
     assert_eq!(all.len(), 5);
     assert!(
-        all.iter().all(|m| m["spec"]["version"] == "v1.34.2"),
+        all.iter().all(|m| m["spec"]["version"] == "v1.34.5"),
         "{all:#?}"
     );
     {
