@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use capw_api::{Cluster, ClusterClass, Machine};
 use capw_local::{Executor, PassOutcome};
 use capw_store::{ObjectKey, ObjectStore};
+use futures::stream::BoxStream;
 use futures::{FutureExt as _, StreamExt};
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
@@ -15,6 +16,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use serde_json::Value;
+use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
 use crate::error::KubeModeError;
@@ -297,6 +299,7 @@ pub(crate) async fn run(
             let _ = all_tx.try_send(());
         }
     });
+    let node_changes = node_changes(&ctx.executor());
     let passes = controller
         .owns(machines, watcher::Config::default())
         .watches(classes, watcher::Config::default(), move |class| {
@@ -313,6 +316,7 @@ pub(crate) async fn run(
                 .collect::<Vec<_>>()
         })
         .reconcile_all_on(all_rx)
+        .reconcile_on(node_changes)
         .graceful_shutdown_on(shutdown.clone())
         .run(reconcile, error_policy, ctx);
     let before_first_list = async move {
@@ -330,6 +334,30 @@ pub(crate) async fn run(
         }) => {}
         () = before_first_list => tracing::debug!("stopped before the first list of Clusters"),
     }
+}
+
+/// The Clusters whose workload cluster's Nodes changed, from the executor's cluster cache
+/// (shared by every executor a reload makes); nothing with workload access off. A change
+/// missed by a lagging receiver is left to the Cluster's requeue.
+fn node_changes(executor: &Executor) -> BoxStream<'static, ObjectRef<Cluster>> {
+    let Some(cache) = executor.cluster_cache() else {
+        return futures::stream::empty().boxed();
+    };
+    futures::stream::unfold(cache.node_changes(), |mut changes| async move {
+        loop {
+            match changes.recv().await {
+                Ok(id) => {
+                    let cluster = ObjectRef::new(&id.name).within(&id.namespace);
+                    return Some((cluster, changes));
+                }
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "workload Node changes missed");
+                }
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    })
+    .boxed()
 }
 
 #[cfg(test)]

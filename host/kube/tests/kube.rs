@@ -600,7 +600,8 @@ async fn a_shutdown_while_starting_stops_the_controller() {
 /// Workload cluster access in the Kubernetes mode: the kubeconfig Secret
 /// `<cluster>-kubeconfig` (key `value`, type `cluster.x-k8s.io/secret`, owned by the Cluster)
 /// is written once the endpoint exists and removed with the Cluster, and the Machines take
-/// their nodeRef and `NodeHealthy` from the workload cluster's Nodes.
+/// their nodeRef and `NodeHealthy` from the workload cluster's Nodes, a change of which
+/// triggers a pass of its Cluster.
 ///
 /// simcloud's simulated endpoints (`lb-N.sim:6443`) are not real hosts, so once the Secret
 /// is checked it is pointed at a second kube-apiserver standing in for alpha's API (as the
@@ -700,6 +701,37 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
         assert_eq!(condition(&m, "NodeHealthy")["status"], "True", "{m:#}");
     }
     assert!(w.get("Secret", "beta-kubeconfig").await.is_some());
+
+    // A Node going NotReady is seen at once, not at the next resync (30 s here): its change
+    // triggers a pass of alpha.
+    let machine = w.machines("alpha").await[0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let not_ready = json!({"status": {"conditions": [{
+        "type": "Ready", "status": "False", "reason": "KubeletNotReady", "message": "down",
+        "lastHeartbeatTime": "2026-01-01T00:00:00Z",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }]}});
+    let flipped = Instant::now();
+    nodes
+        .patch_status(
+            &format!("node-{machine}"),
+            &PatchParams::default(),
+            &Patch::Merge(&not_ready),
+        )
+        .await
+        .unwrap();
+    wait("NodeHealthy=False", || async {
+        let m = w.get("Machine", &machine).await?;
+        (condition(&m, "NodeHealthy")["reason"] == "KubeletNotReady").then_some(())
+    })
+    .await;
+    assert!(
+        flipped.elapsed() < Duration::from_secs(10),
+        "the flip took {:?} to show",
+        flipped.elapsed()
+    );
 
     // Deleting alpha removes its Secret with it (the host deletes it before the finalizer
     // goes: the garbage collector is not relied on); beta's stays.

@@ -5,12 +5,17 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use sha2::{Digest as _, Sha256};
+use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use crate::config::ClusterCacheConfig;
 use crate::connection::Connection;
 use crate::error::ClusterCacheError;
 use crate::observation::{ApiAvailability, WorkloadObservation};
+
+/// Node changes buffered per receiver of [`ClusterCache::node_changes`] before the oldest
+/// are dropped: a receiver that falls this far behind misses changes, never blocks a watch.
+const NODE_CHANGES_BUFFER: usize = 256;
 
 /// Which workload cluster: the Cluster's namespace, name and uid (a Cluster recreated under
 /// the same name is another cluster).
@@ -41,10 +46,13 @@ struct Entry {
 ///   than `max_clusters` and it is the least recently observed.
 /// - The map's lock is never held across an await: connections are built, probed and
 ///   waited on outside it, so a slow cluster never delays another's observation.
+/// - Every change of a watched cluster's Nodes that an observation would show is announced
+///   on [`ClusterCache::node_changes`].
 #[derive(Debug)]
 pub struct ClusterCache {
     config: ClusterCacheConfig,
     entries: Mutex<HashMap<ClusterId, Entry>>,
+    changes: broadcast::Sender<ClusterId>,
 }
 
 impl ClusterCache {
@@ -53,7 +61,22 @@ impl ClusterCache {
         ClusterCache {
             config,
             entries: Mutex::new(HashMap::new()),
+            changes: broadcast::channel(NODE_CHANGES_BUFFER).0,
         }
+    }
+
+    /// The clusters whose Nodes changed, as their watches see it: a Node added or removed,
+    /// or its providerID or Ready condition changed (a heartbeat alone is not a change). A
+    /// driver passes over the cluster again on each, instead of waiting for its requeue.
+    ///
+    /// # Caveats
+    ///
+    /// Lossy: a receiver more than a few hundred changes behind gets
+    /// [`broadcast::error::RecvError::Lagged`] and misses them, so the requeue stays the
+    /// backstop. Only clusters with a live connection (observed since their last eviction)
+    /// are watched; the first list of a new connection is announced too.
+    pub fn node_changes(&self) -> broadcast::Receiver<ClusterId> {
+        self.changes.subscribe()
     }
 
     /// Its settings.
@@ -149,7 +172,13 @@ impl ClusterCache {
             entry.last_used = Instant::now();
             return Ok(entry.connection.clone());
         }
-        let connection = Arc::new(Connection::open(kubeconfig, &self.config).await?);
+        let changes = self.changes.clone();
+        let id = cluster.clone();
+        let changed = move || {
+            // No receiver is no error: nobody is listening.
+            let _ = changes.send(id.clone());
+        };
+        let connection = Arc::new(Connection::open(kubeconfig, &self.config, changed).await?);
         tracing::debug!(cluster = %cluster.name, namespace = %cluster.namespace, server = %connection.server(), "workload client built");
         let mut entries = self.lock();
         entries.insert(

@@ -1,16 +1,16 @@
 //! One workload cluster's connection: its client, the watch on its Nodes, the probe of its
 //! API.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::time::Duration;
 
 use futures::{FutureExt as _, StreamExt as _};
 use k8s_openapi::api::core::v1::Node;
-use kube::Client;
 use kube::api::Api;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::{Client, ResourceExt as _};
 
 use crate::config::ClusterCacheConfig;
 use crate::error::ClusterCacheError;
@@ -51,7 +51,9 @@ impl std::fmt::Debug for Connection {
 
 impl Connection {
     /// A client for the kubeconfig `kubeconfig` with the config's connect timeout, and a
-    /// watch of its Nodes. Connects to nothing before it returns.
+    /// watch of its Nodes that calls `changed` (from the watch's task) whenever a Node
+    /// appears, goes, or changes what an observation shows of it. Connects to nothing
+    /// before it returns.
     ///
     /// # Errors
     ///
@@ -59,6 +61,7 @@ impl Connection {
     pub async fn open(
         kubeconfig: &[u8],
         config: &ClusterCacheConfig,
+        changed: impl Fn() + Send + 'static,
     ) -> Result<Self, ClusterCacheError> {
         let text =
             std::str::from_utf8(kubeconfig).map_err(|_| ClusterCacheError::MalformedKubeconfig)?;
@@ -77,7 +80,15 @@ impl Connection {
             .reflect(writer);
         let watch = tokio::spawn(async move {
             // Errors are retried by the backoff; the probe says when the API is down.
-            stream.for_each(|_| async {}).await;
+            let mut stream = std::pin::pin!(stream);
+            let mut changes = NodeChanges::default();
+            while let Some(event) = stream.next().await {
+                if let Ok(event) = event
+                    && changes.apply(&event)
+                {
+                    changed();
+                }
+            }
         });
         Ok(Connection {
             client,
@@ -136,7 +147,50 @@ impl Connection {
                 Ok(Ok(()))
             ),
         };
-        ready.then(|| self.nodes.state().iter().map(observed).collect())
+        ready.then(|| {
+            self.nodes
+                .state()
+                .iter()
+                .map(|n| observed_node(n))
+                .collect()
+        })
+    }
+}
+
+/// What the watch has shown of each Node, to tell a change an observation would show (a Node
+/// added or removed, its providerID or Ready condition) from one it would not (a heartbeat).
+#[derive(Debug, Default)]
+struct NodeChanges {
+    seen: HashMap<String, ObservedNode>,
+    /// The Nodes of a relist under way.
+    relist: HashMap<String, ObservedNode>,
+}
+
+impl NodeChanges {
+    /// Takes in `event`: whether what an observation shows changed.
+    fn apply(&mut self, event: &watcher::Event<Node>) -> bool {
+        match event {
+            watcher::Event::Apply(node) => {
+                let o = observed_node(node);
+                self.seen.insert(o.name.clone(), o.clone()) != Some(o)
+            }
+            watcher::Event::Delete(node) => self.seen.remove(&node.name_any()).is_some(),
+            watcher::Event::Init => {
+                self.relist.clear();
+                false
+            }
+            watcher::Event::InitApply(node) => {
+                let o = observed_node(node);
+                self.relist.insert(o.name.clone(), o);
+                false
+            }
+            watcher::Event::InitDone => {
+                let listed = std::mem::take(&mut self.relist);
+                let changed = listed != self.seen;
+                self.seen = listed;
+                changed
+            }
+        }
     }
 }
 
@@ -165,7 +219,7 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// A Node as plain data.
-fn observed(node: &Arc<Node>) -> ObservedNode {
+fn observed_node(node: &Node) -> ObservedNode {
     let ready = node
         .status
         .as_ref()

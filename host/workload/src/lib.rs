@@ -5,7 +5,8 @@
 //! `<cluster>-kubeconfig` Secret, each with a watch-backed store of the cluster's Nodes.
 //! [`ClusterCache::observe`] answers, within a bounded time, what a reconcile pass needs as
 //! plain data ([`WorkloadObservation`]): whether the API answers through the endpoint, and
-//! the Nodes with their provider ids and Ready conditions.
+//! the Nodes with their provider ids and Ready conditions. [`ClusterCache::node_changes`]
+//! announces each cluster whose Nodes changed, so a driver need not wait for a requeue.
 //!
 //! # Guarantees
 //!

@@ -210,3 +210,50 @@ async fn a_malformed_kubeconfig_is_an_error_that_quotes_none_of_it() {
     assert!(!text.contains("s3cr3t"), "{text}");
     assert!(cache.clusters().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_changes_announce_what_an_observation_shows_and_not_heartbeats() {
+    capw_test_support::init_tracing();
+    let env = KubeEnv::start();
+    let kubeconfig = kubeconfig(&env);
+    create_node(&env, "node-a", "simcloud://r/a", "True").await;
+    let cache = ClusterCache::new(ClusterCacheConfig::default());
+    let cluster = id("alpha");
+    let mut changes = cache.node_changes();
+    observe_until(&cache, &cluster, &kubeconfig, |o| {
+        ready_of(o, "node-a") == Some(ReadyStatus::True)
+    })
+    .await;
+    // The first list is announced; drain what came of it.
+    let first = tokio::time::timeout(Duration::from_secs(5), changes.recv()).await;
+    assert_eq!(first.unwrap().unwrap(), cluster);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    while changes.try_recv().is_ok() {}
+
+    // A heartbeat changes nothing an observation shows: no announcement.
+    let api: Api<Node> = Api::all(env.client().await);
+    let heartbeat = json!({"status": {"conditions": [{
+        "type": "Ready", "status": "True", "reason": "KubeletReady",
+        "message": "kubelet is posting ready status",
+        "lastHeartbeatTime": "2026-01-01T00:00:10Z", "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }]}});
+    api.patch_status("node-a", &PatchParams::default(), &Patch::Merge(&heartbeat))
+        .await
+        .unwrap();
+    let quiet = tokio::time::timeout(Duration::from_secs(1), changes.recv()).await;
+    assert!(quiet.is_err(), "a heartbeat was announced: {quiet:?}");
+
+    // A flip of Ready is, at once, for this cluster.
+    let flipped = Instant::now();
+    set_ready(&env, "node-a", "False", "KubeletNotReady", "down").await;
+    let flip = tokio::time::timeout(Duration::from_secs(5), changes.recv()).await;
+    assert_eq!(flip.unwrap().unwrap(), cluster);
+    assert!(flipped.elapsed() < Duration::from_secs(5));
+    let o = cache.observe(&cluster, &kubeconfig).await.unwrap();
+    assert_eq!(ready_of(&o, "node-a"), Some(ReadyStatus::False));
+
+    // A Node that goes is announced too.
+    api.delete("node-a", &Default::default()).await.unwrap();
+    let gone = tokio::time::timeout(Duration::from_secs(5), changes.recv()).await;
+    assert_eq!(gone.unwrap().unwrap(), cluster);
+}
