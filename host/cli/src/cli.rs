@@ -21,7 +21,9 @@ impl Cli {
     /// Default log filter when `CAPW_LOG` is not set.
     pub fn log_level(&self) -> &'static str {
         match self.global.verbose {
-            0 => "warn",
+            // kube's client logs every failed connection at ERROR; a workload cluster not up
+            // yet is one, and it is reported as that Cluster's condition already.
+            0 => "warn,kube_client::client::builder=off",
             1 => "info,capw=info",
             _ => "debug",
         }
