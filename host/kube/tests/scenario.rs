@@ -395,7 +395,7 @@ async fn sim(boot: Boot, dir: &Path) -> (SimCloudHandle, Option<MachinesGuard>) 
 async fn run(mut s: Scenario) {
     // Create.
     s.apply(s.quickstart()).await;
-    let v1 = "v1.34.1";
+    let v1 = "v1.34.4";
     s.settle(&[(
         "alpha",
         Expect::Ready {
@@ -425,7 +425,7 @@ async fn run(mut s: Scenario) {
     s.assert_cloud_matches(&["alpha"]).await;
 
     // Upgrade: every machine replaced by one of the new version.
-    let v2 = "v1.34.2";
+    let v2 = "v1.34.5";
     s.update_cluster("alpha", |c| c["spec"]["topology"]["version"] = v2.into())
         .await;
     s.settle(&[(

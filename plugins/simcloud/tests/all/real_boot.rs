@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::net::Ipv4Addr;
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use capw_simcloud::fixtures::{CA_CERT, TOKEN, kubeadm_init_docs};
 use capw_simcloud::model::{Instance, InstanceState, LoadBalancer};
@@ -17,40 +17,7 @@ use crate::support::{Sim, body, fast_config};
 /// The version the Kubernetes binaries are built for first (`tests/kube-env`).
 pub const KUBE_VERSION: &str = "v1.35.4";
 
-/// The root of the Kubernetes binaries: `$CAPW_KUBE_BINARIES`, else
-/// `~/.cache/capw-kube-env`. Fails the test, saying how to build them, when
-/// `<root>/v1.35.4/bin/<program>` is missing.
-pub fn kube_binaries(program: &str) -> PathBuf {
-    let root = std::env::var_os("CAPW_KUBE_BINARIES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let home = std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .unwrap_or_default();
-            home.join(".cache/capw-kube-env")
-        });
-    let needed = root.join(KUBE_VERSION).join("bin").join(program);
-    assert!(
-        needed.is_file(),
-        "this test runs the real Kubernetes binaries, and {} is missing: build them with \
-         `tests/kube-env/kube-env.sh build` (`make test` does), or set CAPW_KUBE_BINARIES to \
-         the root holding <version>/bin",
-        needed.display()
-    );
-    root
-}
-
-/// Destroys every machine under its directory when dropped, so that a failing test leaves
-/// no process behind.
-pub struct MachinesGuard(pub PathBuf);
-
-impl Drop for MachinesGuard {
-    fn drop(&mut self) {
-        if let Err(e) = capw_simcloud::machines::destroy_all(&self.0) {
-            eprintln!("destroy machines: {}", capw_simcloud::error_chain(&e));
-        }
-    }
-}
+pub use capw_test_support::real_boot::{MachinesGuard, kube_binaries};
 
 /// A fast real-boot config with binaries under `bins` and machines under `machines`.
 pub fn real_config(bins: &Path, machines: &Path) -> SimCloudConfig {
@@ -227,7 +194,7 @@ async fn addresses_survive_a_restart_and_new_ones_do_not_collide() {
 
 #[tokio::test]
 async fn kubeadm_judges_the_documents_and_its_refusal_hides_the_token() {
-    let bins = kube_binaries("kubeadm");
+    let bins = kube_binaries();
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let machines = dir.path().join("machines");
     let _guard = MachinesGuard(machines.clone());

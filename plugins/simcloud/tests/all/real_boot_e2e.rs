@@ -17,26 +17,13 @@ use capw_simcloud::model::{Instance, InstanceState, LoadBalancer};
 use reqwest::StatusCode;
 use serde_json::json;
 
+use capw_test_support::real_boot::processes_naming;
+
 use crate::real_boot::{MachinesGuard, kube_binaries, real_config};
 use crate::support::{Sim, body};
 
 /// How long a control plane may take to come up on a busy machine.
 const BOOT_LIMIT: Duration = Duration::from_secs(180);
-
-/// Processes whose command line mentions `dir`.
-fn processes_naming(dir: &Path) -> Vec<String> {
-    let dir = dir.to_string_lossy().into_owned();
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter_map(|e| fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(&dir))
-        .collect()
-}
 
 /// A real-boot sim on `state`, with the cluster `e2e`'s network and load balancer, and an
 /// init instance created from the kubeadm bootstrap provider's data: the sim, the load
@@ -122,7 +109,7 @@ async fn wait_state(sim: &Sim, id: &str, state: InstanceState, limit: Duration) 
 
 #[tokio::test]
 async fn a_restarted_sim_adopts_its_machines_and_fails_one_whose_agent_died() {
-    let bins = kube_binaries("capw-node");
+    let bins = kube_binaries();
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let machines = dir.path().join("machines");
     let _guard = MachinesGuard(machines.clone());
@@ -183,7 +170,7 @@ async fn a_restarted_sim_adopts_its_machines_and_fails_one_whose_agent_died() {
 
 #[tokio::test]
 async fn an_init_instance_runs_a_real_control_plane_behind_its_load_balancer() {
-    let bins = kube_binaries("capw-node");
+    let bins = kube_binaries();
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let machines = dir.path().join("machines");
     let _guard = MachinesGuard(machines.clone());
