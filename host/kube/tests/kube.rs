@@ -71,6 +71,23 @@ impl World {
         path
     }
 
+    /// `kubectl delete` of Cluster `name` without waiting, then waits until it is gone.
+    async fn delete_cluster(&self, name: &str) {
+        self.kubectl(&[
+            "delete",
+            "clusters.capw.dev",
+            name,
+            "-n",
+            &self.namespace,
+            "--wait=false",
+        ]);
+        let gone = format!("{name} gone");
+        wait(&gone, || async {
+            self.get("Cluster", name).await.is_none().then_some(())
+        })
+        .await;
+    }
+
     fn kubectl(&self, args: &[&str]) -> String {
         let out = self
             .env
@@ -375,18 +392,7 @@ async fn the_example_comes_up_scales_and_goes_away() {
     }
 
     // Delete: nothing of alpha is left, in the API or in the cloud; beta is untouched.
-    w.kubectl(&[
-        "delete",
-        "clusters.capw.dev",
-        "alpha",
-        "-n",
-        &ns,
-        "--wait=false",
-    ]);
-    wait("alpha gone", || async {
-        w.get("Cluster", "alpha").await.is_none().then_some(())
-    })
-    .await;
+    w.delete_cluster("alpha").await;
     assert!(w.machines("alpha").await.is_empty());
     let inv = w.inventory().await;
     assert!(
@@ -735,18 +741,7 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
 
     // Deleting alpha removes its Secret with it (the host deletes it before the finalizer
     // goes: the garbage collector is not relied on); beta's stays.
-    w.kubectl(&[
-        "delete",
-        "clusters.capw.dev",
-        "alpha",
-        "-n",
-        &ns,
-        "--wait=false",
-    ]);
-    wait("alpha gone", || async {
-        w.get("Cluster", "alpha").await.is_none().then_some(())
-    })
-    .await;
+    w.delete_cluster("alpha").await;
     assert!(w.get("Secret", "alpha-kubeconfig").await.is_none());
     assert!(w.get("Secret", "beta-kubeconfig").await.is_some());
     w.kubectl(&[

@@ -100,6 +100,31 @@ fn infra_call(
     Ok((provider, ctx))
 }
 
+/// The bootstrap provider that makes the cluster's secrets and kubeconfig, and the context of
+/// a cluster-wide call to it keyed `<uid>-<key>`; a note (done when the cluster has no valid
+/// desired state; a host failure on `condition` when the class names no bootstrap provider)
+/// otherwise.
+pub(crate) fn bootstrap_call(
+    env: &Env,
+    s: &Snapshot,
+    condition: &'static str,
+    key: &str,
+) -> Result<(Arc<LoadedProvider>, capw_runtime::types::CallContext), ActionNote> {
+    let Ok(desired) = &s.desired else {
+        return Err(ActionNote::done());
+    };
+    let Some(config) = secrets_bootstrap(desired) else {
+        return Err(ActionNote::host_failed(
+            condition,
+            "NoBootstrapProvider",
+            "the class names no bootstrap provider".into(),
+        ));
+    };
+    let provider = env.provider(config, condition)?;
+    let ctx = context(s, &provider, &config.config, &format!("{}-{key}", s.uid));
+    Ok((provider, ctx))
+}
+
 fn infra_key(s: &Snapshot) -> String {
     format!("{}-infra", s.uid)
 }
@@ -196,21 +221,10 @@ pub(crate) async fn delete_infrastructure(env: &Env, s: &Snapshot) -> ActionNote
 /// `EnsureSecrets`: store the bootstrap provider's cluster secrets once they are ready.
 pub(crate) async fn ensure_secrets(env: &Env, s: &Snapshot) -> ActionNote {
     const COND: &str = "ControlPlaneInitialized";
-    let Ok(desired) = &s.desired else {
-        return ActionNote::done();
-    };
-    let Some(config) = secrets_bootstrap(desired) else {
-        return ActionNote::host_failed(
-            COND,
-            "NoBootstrapProvider",
-            "the class names no bootstrap provider".into(),
-        );
-    };
-    let provider = match env.provider(config, COND) {
-        Ok(p) => p,
+    let (provider, ctx) = match bootstrap_call(env, s, COND, "secrets") {
+        Ok(call) => call,
         Err(note) => return note,
     };
-    let ctx = context(s, &provider, &config.config, &format!("{}-secrets", s.uid));
     match provider.provider.cluster_secrets(&ctx).await {
         Ok(SecretsState::Ready(items)) => {
             let items = items.into_iter().map(|i| (i.name, i.data)).collect();

@@ -7,8 +7,8 @@ use base64::engine::general_purpose::STANDARD;
 use capw_runtime::bootstrap::SecretItem;
 use serde_json::{Value, json};
 
-use crate::actions::{Env, secrets_bootstrap};
-use crate::calls::{ActionNote, context, endpoint};
+use crate::actions::{Env, bootstrap_call};
+use crate::calls::{ActionNote, endpoint};
 use crate::objects::{CLUSTER_LABEL, SECRET_KIND};
 use crate::view::Snapshot;
 
@@ -111,29 +111,13 @@ pub(crate) fn endpoint_text(s: &Snapshot) -> Option<String> {
 /// endpoint and store it.
 pub(crate) async fn ensure_kubeconfig(env: &Env, s: &Snapshot) -> ActionNote {
     const COND: &str = capw_reconcile::CONTROL_PLANE_AVAILABLE;
-    let Ok(desired) = &s.desired else {
-        return ActionNote::done();
-    };
     let (Some(endpoint_text), Some(secrets)) = (endpoint_text(s), &s.secrets) else {
         return ActionNote::done();
     };
-    let Some(config) = secrets_bootstrap(desired) else {
-        return ActionNote::host_failed(
-            COND,
-            "NoBootstrapProvider",
-            "the class names no bootstrap provider".into(),
-        );
-    };
-    let provider = match env.provider(config, COND) {
-        Ok(p) => p,
+    let (provider, ctx) = match bootstrap_call(env, s, COND, "kubeconfig") {
+        Ok(call) => call,
         Err(note) => return note,
     };
-    let ctx = context(
-        s,
-        &provider,
-        &config.config,
-        &format!("{}-kubeconfig", s.uid),
-    );
     let items: Vec<SecretItem> = secrets
         .iter()
         .map(|(name, data)| SecretItem {
