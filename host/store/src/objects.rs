@@ -26,6 +26,27 @@ pub trait ObjectStore: Send + Sync + std::fmt::Debug {
     /// Every object of `kind`, in `namespace` when given, ordered by namespace and name.
     async fn list(&self, kind: &str, namespace: Option<&str>) -> Result<Vec<Value>, StoreError>;
 
+    /// Every object of `kind` in `namespace` whose label `label` is `value`, ordered by name:
+    /// what a pass reads of one cluster (its Machines by `capw.dev/cluster`). A store should
+    /// answer from an index, so the cost of one cluster's read does not grow with the number
+    /// of clusters; the default lists the namespace and filters.
+    async fn list_labelled(
+        &self,
+        kind: &str,
+        namespace: &str,
+        label: &str,
+        value: &str,
+    ) -> Result<Vec<Value>, StoreError> {
+        let mut all = self.list(kind, Some(namespace)).await?;
+        all.retain(|o| {
+            o.pointer("/metadata/labels")
+                .and_then(|l| l.get(label))
+                .and_then(Value::as_str)
+                == Some(value)
+        });
+        Ok(all)
+    }
+
     /// Creates `object`; [`StoreError::AlreadyExists`] when it exists.
     async fn create(&self, object: Value) -> Result<Value, StoreError>;
 
