@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Run the call benchmarks several times, each in a new process, and print for every benchmark
-the median of the runs' medians with their range, and its ratio to native.
+the median of the runs' medians with their range, its ratio to native and, for the webhook
+variants, to the fresh-instance call.
 
 On a shared machine the same binary's median moves a lot from one process to the next while
 the spread inside one run stays small; one run says little, several say more. Each run is
@@ -81,6 +82,8 @@ def main():
         print(group)
         native = samples.get((group, "native"))
         native_median = statistics.median(native) if native else None
+        fresh = samples.get((group, "fresh-instance"))
+        fresh_median = statistics.median(fresh) if fresh else None
         for (g, bench), values in sorted(samples.items()):
             if g != group:
                 continue
@@ -88,6 +91,8 @@ def main():
             ratio = ""
             if native_median and bench != "native":
                 ratio = f"  ({mid / native_median:.1f}x native)"
+            if fresh_median and bench.startswith("webhook"):
+                ratio += f"  ({mid / fresh_median:.1f}x fresh-instance)"
             print(f"  {bench:16} {mid / 1000:8.2f} us  "
                   f"({min(values) / 1000:.2f}-{max(values) / 1000:.2f}){ratio}")
 

@@ -7,7 +7,11 @@
 //! - in a fresh instance per call, as the host does (pooling allocator, copy-on-write memory),
 //! - in one instance reused for every call,
 //! - as the same Rust code compiled natively, through the same SDK path (config JSON parsed,
-//!   typed context built, answer built).
+//!   typed context built, answer built),
+//! - as that native code behind a Runtime-SDK-style webhook (axum, in this process, on its own
+//!   runtime, on loopback; see [`webhook`]), called with one kept-alive connection over plain
+//!   HTTP and over HTTPS: what a provider call costs in a webhook-based design, measured in the
+//!   same run as the component calls.
 //!
 //! `make bench` runs it and prints the medians; docs/performance.md records them.
 //!
@@ -23,6 +27,8 @@ use capw_runtime::lifecycle_hooks::{Hook, HookRequest, HookResponse};
 use capw_runtime::types::{CallContext, ClusterRef, Endpoint, KubernetesVersion, MachineRef};
 use capw_runtime::{Grants, Runtime, RuntimeConfig};
 use criterion::{Criterion, criterion_group, criterion_main};
+
+mod webhook;
 
 const CONFIG: &str = r#"{"region":"eu-1","zones":["a","b","c"]}"#;
 
@@ -143,10 +149,12 @@ fn timed<F: Future>(
 }
 
 /// One benchmark group: `$call` (a method call on a `Provider` or a `Session`, named `p`) in a
-/// fresh instance per call and in one reused instance, and `$native` (the same logic compiled
-/// natively). A macro, because `Provider` and `Session` share their method names but no trait.
+/// fresh instance per call and in one reused instance, `$native` (the same logic compiled
+/// natively), and `$webhook` (a call on a `WebhookClient`, named `w`) over HTTP and HTTPS. A
+/// macro, because `Provider` and `Session` share their method names but no trait.
 macro_rules! compare {
-    ($c:ident, $rt:ident, $provider:ident, $name:literal, |$p:ident| $call:expr, $native:expr) => {{
+    ($c:ident, $rt:ident, $provider:ident, $webhooks:ident, $name:literal, |$p:ident| $call:expr,
+     $native:expr, |$w:ident| $webhook:expr) => {{
         let mut group = $c.benchmark_group($name);
         group.measurement_time(Duration::from_secs(5));
         group.bench_function("fresh-instance", |b| {
@@ -172,6 +180,16 @@ macro_rules! compare {
         });
         drop(session);
         group.bench_function("native", |b| b.iter(|| black_box($native.unwrap())));
+        for (variant, client) in $webhooks.variants() {
+            group.bench_function(variant, |b| {
+                b.iter_custom(|iters| {
+                    timed(&$rt, iters, || async {
+                        let $w = client;
+                        $webhook.await.unwrap()
+                    })
+                })
+            });
+        }
         group.finish();
     }};
 }
@@ -205,6 +223,7 @@ fn calls(c: &mut Criterion) {
         from_version: Some(native_ctx_version()),
         to_version: native_ctx_version(),
     };
+    let webhooks = webhook::Webhooks::start().unwrap();
     // The variants must agree before they are compared.
     assert_eq!(
         rt.block_on(provider.plan(&ctx, &input)).unwrap().replicas,
@@ -214,6 +233,16 @@ fn calls(c: &mut Criterion) {
         rt.block_on(provider.call_hook(&ctx, &hook)).unwrap(),
         HookResponse::Proceed
     );
+    for (variant, client) in webhooks.variants() {
+        let plan = rt.block_on(client.plan(&ctx, &input)).unwrap();
+        assert_eq!(plan.replicas, 3, "{variant}");
+        assert!(matches!(plan.step, webhook::wire::Step::None), "{variant}");
+        assert_eq!(
+            rt.block_on(client.hook(&ctx, &hook)).unwrap(),
+            HookResponse::Proceed,
+            "{variant}"
+        );
+    }
 
     let example_ctx = || {
         capw_sdk::Context::<capw_example_provider::ExampleConfig>::from_call(black_box(
@@ -225,24 +254,30 @@ fn calls(c: &mut Criterion) {
         c,
         rt,
         provider,
+        webhooks,
         "example.hook",
         |p| p.call_hook(&ctx, &hook),
         <capw_example_provider::ExampleProvider as capw_sdk::LifecycleHooks>::handle(
             &example_ctx(),
             black_box(native_hook)
-        )
+        ),
+        |w| w.hook(&ctx, &hook)
     );
     compare!(
         c,
         rt,
         provider,
+        webhooks,
         "example.plan",
         |p| p.plan(&ctx, &input),
         <capw_example_provider::ExampleProvider as capw_sdk::ControlPlane>::plan(
             &example_ctx(),
             black_box(native_plan_input.clone())
-        )
+        ),
+        |w| w.plan(&ctx, &input)
     );
+    // Keep-alive held: every webhook call of the run went over the one connection per port.
+    assert_eq!(webhooks.connections(), (1, 1), "connections (http, https)");
 }
 
 fn native_ctx_version() -> capw_sdk::types::KubernetesVersion {
