@@ -15,7 +15,7 @@ use crate::error::LocalError;
 use crate::kubeconfig::{self, kubeconfig_secret_name, stored_kubeconfig};
 use crate::machines;
 use crate::objects::{
-    CLUSTER_FINALIZER, INFRASTRUCTURE_KIND, InfrastructureRecord, SECRET_KIND, cluster_secret_name,
+    CLUSTER_FINALIZER, CLUSTER_LABEL, INFRASTRUCTURE_KIND, InfrastructureRecord, SECRET_KIND, cluster_secret_name,
     decode, secret_items,
 };
 use crate::status;
@@ -52,7 +52,7 @@ async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalE
     let uid = cluster.metadata.uid.clone().unwrap_or_default();
     let machines = env
         .store
-        .list("Machine", Some(&namespace))
+        .list_labelled("Machine", &namespace, CLUSTER_LABEL, &name)
         .await?
         .into_iter()
         .filter(|m| m.pointer("/spec/clusterName").and_then(|v| v.as_str()) == Some(&name))

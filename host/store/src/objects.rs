@@ -87,6 +87,16 @@ impl ObjectStore for Store {
         Store::list(self, kind, namespace)
     }
 
+    async fn list_labelled(
+        &self,
+        kind: &str,
+        namespace: &str,
+        label: &str,
+        value: &str,
+    ) -> Result<Vec<Value>, StoreError> {
+        Store::list_labelled(self, kind, namespace, label, value)
+    }
+
     async fn create(&self, object: Value) -> Result<Value, StoreError> {
         Store::create(self, object)
     }

@@ -15,9 +15,17 @@ use crate::meta::{
 /// Objects by `kind/namespace/name`, as JSON.
 const OBJECTS: TableDefinition<&str, &[u8]> = TableDefinition::new("objects");
 
+/// The label index: one empty entry per label of every object, keyed by
+/// [`label_index_key`], so the objects of a kind with one label value are a range, not a scan.
+const LABELS: TableDefinition<&str, ()> = TableDefinition::new("labels");
+
 /// Counters; `resourceVersion` is the last version handed out.
 const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
 const RESOURCE_VERSION: &str = "resourceVersion";
+/// The layout of [`LABELS`] the file's index was built with; a file written before the index
+/// existed has none and is indexed when opened.
+const LABEL_INDEX_VERSION: &str = "labelIndexVersion";
+const LABEL_INDEX_CURRENT: u64 = 1;
 
 /// How many events a slow watcher may fall behind before it is told it lagged (it then
 /// relists, as a Kubernetes watcher would).
@@ -68,8 +76,32 @@ impl Store {
             other => StoreError::db(other),
         })?;
         let tx = db.begin_write().map_err(StoreError::db)?;
-        tx.open_table(OBJECTS).map_err(StoreError::db)?;
-        tx.open_table(COUNTERS).map_err(StoreError::db)?;
+        {
+            let objects = tx.open_table(OBJECTS).map_err(StoreError::db)?;
+            let mut labels = tx.open_table(LABELS).map_err(StoreError::db)?;
+            let mut counters = tx.open_table(COUNTERS).map_err(StoreError::db)?;
+            let indexed = counters
+                .get(LABEL_INDEX_VERSION)
+                .map_err(StoreError::db)?
+                .map(|v| v.value());
+            if indexed != Some(LABEL_INDEX_CURRENT) {
+                labels.retain(|_, _| false).map_err(StoreError::db)?;
+                for entry in objects.iter().map_err(StoreError::db)? {
+                    let (k, v) = entry.map_err(StoreError::db)?;
+                    let object = decode(v.value())?;
+                    let key = ObjectKey::of(&object)?;
+                    debug_assert_eq!(key.db_key(), k.value());
+                    for index_key in label_index_keys(&key, &object) {
+                        labels
+                            .insert(index_key.as_str(), ())
+                            .map_err(StoreError::db)?;
+                    }
+                }
+                counters
+                    .insert(LABEL_INDEX_VERSION, LABEL_INDEX_CURRENT)
+                    .map_err(StoreError::db)?;
+            }
+        }
         tx.commit().map_err(StoreError::db)?;
         let (events, _) = broadcast::channel(WATCH_BUFFER);
         Ok(Store {
@@ -112,6 +144,47 @@ impl Store {
                 break;
             }
             out.push(decode(v.value())?);
+        }
+        Ok(out)
+    }
+
+    /// Every object of `kind` in `namespace` whose label `label` is `value`, ordered by name;
+    /// read through the label index, so its cost follows the objects found, not the objects
+    /// stored.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] when the state file cannot be read.
+    pub fn list_labelled(
+        &self,
+        kind: &str,
+        namespace: &str,
+        label: &str,
+        value: &str,
+    ) -> Result<Vec<Value>, StoreError> {
+        let prefix = label_index_prefix(kind, namespace, label, value);
+        let tx = self.db.begin_read().map_err(StoreError::db)?;
+        let labels = tx.open_table(LABELS).map_err(StoreError::db)?;
+        let objects = tx.open_table(OBJECTS).map_err(StoreError::db)?;
+        let mut out = Vec::new();
+        for entry in labels.range(prefix.as_str()..).map_err(StoreError::db)? {
+            let (k, _) = entry.map_err(StoreError::db)?;
+            let Some(name) = k.value().strip_prefix(prefix.as_str()) else {
+                break;
+            };
+            let key = ObjectKey::namespaced(kind, namespace, name);
+            if let Some(v) = objects.get(key.db_key().as_str()).map_err(StoreError::db)? {
+                let object = decode(v.value())?;
+                // A value holding the separator could make another entry look like a match.
+                let labelled = object
+                    .pointer("/metadata/labels")
+                    .and_then(|l| l.get(label))
+                    .and_then(Value::as_str)
+                    == Some(value);
+                if labelled {
+                    out.push(object);
+                }
+            }
         }
         Ok(out)
     }
@@ -273,6 +346,7 @@ impl Store {
         let tx = self.db.begin_write().map_err(StoreError::db)?;
         let (stored, event) = {
             let mut objects = tx.open_table(OBJECTS).map_err(StoreError::db)?;
+            let mut labels = tx.open_table(LABELS).map_err(StoreError::db)?;
             let mut counters = tx.open_table(COUNTERS).map_err(StoreError::db)?;
             let existing = objects
                 .get(db_key.as_str())
@@ -292,6 +366,21 @@ impl Store {
                 .map_err(StoreError::db)?;
             let removed = next.is_null()
                 || (meta_str(&next, "deletionTimestamp").is_some() && finalizers(&next).is_empty());
+            let old_labels = existing
+                .as_ref()
+                .map(|e| label_index_keys(key, e))
+                .unwrap_or_default();
+            let new_labels = if removed {
+                Vec::new()
+            } else {
+                label_index_keys(key, &next)
+            };
+            for gone in old_labels.iter().filter(|k| !new_labels.contains(k)) {
+                labels.remove(gone.as_str()).map_err(StoreError::db)?;
+            }
+            for added in new_labels.iter().filter(|k| !old_labels.contains(k)) {
+                labels.insert(added.as_str(), ()).map_err(StoreError::db)?;
+            }
             let kind = if removed {
                 objects.remove(db_key.as_str()).map_err(StoreError::db)?;
                 next = Value::Null;
@@ -360,6 +449,32 @@ fn stamp(next: &mut Value, existing: Option<&Value>, version: u64) -> Result<(),
     };
     meta.insert("generation".into(), generation.into());
     Ok(())
+}
+
+/// The label index's entries for `object` at `key`: one per string label.
+fn label_index_keys(key: &ObjectKey, object: &Value) -> Vec<String> {
+    object
+        .get("metadata")
+        .and_then(|m| m.get("labels"))
+        .and_then(Value::as_object)
+        .map(|labels| {
+            labels
+                .iter()
+                .filter_map(|(label, value)| {
+                    let prefix =
+                        label_index_prefix(&key.kind, &key.namespace, label, value.as_str()?);
+                    Some(prefix + &key.name)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The prefix of the label index's entries of `kind` in `namespace` labelled `label=value`.
+/// NUL separates the parts: no kind, namespace, label or value holds one, while `/` and `=`
+/// appear in label keys and values.
+fn label_index_prefix(kind: &str, namespace: &str, label: &str, value: &str) -> String {
+    format!("{kind}\0{namespace}\0{label}\0{value}\0")
 }
 
 fn check_version(

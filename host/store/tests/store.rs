@@ -222,3 +222,108 @@ async fn watchers_see_every_change_after_it_committed() {
     );
     assert!(events.try_recv().is_err());
 }
+
+fn machine(name: &str, namespace: &str, cluster: &str) -> Value {
+    json!({
+        "apiVersion": "capw.dev/v1alpha1",
+        "kind": "Machine",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"capw.dev/cluster": cluster}},
+        "spec": {"clusterName": cluster},
+    })
+}
+
+fn names(objects: &[Value]) -> Vec<&str> {
+    objects
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn list_labelled_follows_every_write_and_nothing_else() {
+    let (_dir, store) = open();
+    for (name, ns, cluster) in [
+        ("a-1", "default", "a"),
+        ("a-2", "default", "a"),
+        ("b-1", "default", "b"),
+        ("a-1", "other", "a"),
+    ] {
+        store.create(machine(name, ns, cluster)).unwrap();
+    }
+    // Same label on another kind, and a value that is a prefix of another ("a" of "ab").
+    store
+        .create(json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "a-s", "namespace": "default", "labels": {"capw.dev/cluster": "a"}}}))
+        .unwrap();
+    store.create(machine("ab-1", "default", "ab")).unwrap();
+    let list = |ns: &str, cluster: &str| {
+        store
+            .list_labelled("Machine", ns, "capw.dev/cluster", cluster)
+            .unwrap()
+    };
+    assert_eq!(names(&list("default", "a")), ["a-1", "a-2"]);
+    assert_eq!(names(&list("other", "a")), ["a-1"]);
+    assert_eq!(names(&list("default", "ab")), ["ab-1"]);
+
+    // Relabelled: found under the new value only.
+    let a2 = ObjectKey::namespaced("Machine", "default", "a-2");
+    store
+        .update(&a2, |o| {
+            o["metadata"]["labels"]["capw.dev/cluster"] = "b".into();
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(names(&list("default", "a")), ["a-1"]);
+    assert_eq!(names(&list("default", "b")), ["a-2", "b-1"]);
+
+    // Deleted, and marked-then-released: gone from the index with the object.
+    store
+        .delete(&ObjectKey::namespaced("Machine", "default", "b-1"))
+        .unwrap();
+    store
+        .update(&a2, |o| {
+            o["metadata"]["finalizers"] = json!(["capw.dev/machine"]);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(store.delete(&a2).unwrap(), Deleted::Marked);
+    assert_eq!(names(&list("default", "b")), ["a-2"]);
+    store
+        .update(&a2, |o| {
+            o["metadata"]["finalizers"] = json!([]);
+            Ok(())
+        })
+        .unwrap();
+    assert!(list("default", "b").is_empty());
+    assert_eq!(store.list("Machine", None).unwrap().len(), 3);
+}
+
+#[test]
+fn the_label_index_survives_a_reopen_and_is_built_for_files_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.redb");
+    {
+        let store = Store::open(&path).unwrap();
+        store.create(machine("a-1", "default", "a")).unwrap();
+        store.create(machine("b-1", "default", "b")).unwrap();
+    }
+    // A state file from before the index: the same objects, no index, no index version.
+    {
+        let db = redb::Database::create(&path).unwrap();
+        let tx = db.begin_write().unwrap();
+        tx.delete_table(redb::TableDefinition::<&str, ()>::new("labels"))
+            .unwrap();
+        {
+            let mut counters = tx
+                .open_table(redb::TableDefinition::<&str, u64>::new("counters"))
+                .unwrap();
+            counters.remove("labelIndexVersion").unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let found = store
+        .list_labelled("Machine", "default", "capw.dev/cluster", "b")
+        .unwrap();
+    assert_eq!(names(&found), ["b-1"]);
+}
