@@ -99,6 +99,8 @@ macro_rules! guest_call {
     };
     ($self:ident, $op:expr, $export:expr, ($($arg:expr),*), $map:expr) => {{
         let export = $export;
+        // Held until the instance is gone: dropped after `call`, declared before it.
+        let _slot = $self.runtime.slot().await;
         let timeout = $self.grants.limits.call_timeout;
         let started = Instant::now();
         let deadline = started + timeout;
@@ -253,6 +255,7 @@ impl Runtime {
             source: name,
             observer: None,
         };
+        let _slot = self.slot().await;
         let (mut call, instance) = instantiate(&self.engine, pre, caller, grants, redactor)
             .await
             .map_err(|source| LoadError::Instantiate {
@@ -565,6 +568,8 @@ pub struct Session<'p> {
     provider: &'p Provider,
     call: ActiveCall,
     instance: Instance,
+    /// The pool slot of `instance`; last, so it is given back after the instance is gone.
+    _slot: tokio::sync::OwnedSemaphorePermit,
 }
 
 impl Provider {
@@ -578,6 +583,7 @@ impl Provider {
             source: &self.source,
             observer: self.runtime.observer.as_deref(),
         };
+        let slot = self.runtime.slot().await;
         let (call, instance) = instantiate(
             &self.runtime.engine,
             &self.pre,
@@ -590,6 +596,7 @@ impl Provider {
             provider: self,
             call,
             instance,
+            _slot: slot,
         })
     }
 }

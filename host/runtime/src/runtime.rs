@@ -62,6 +62,9 @@ pub struct Runtime {
     /// Sequence number of calls, to tell them apart in logs.
     calls: AtomicU64,
     pub(crate) observer: Option<Arc<dyn CallObserver>>,
+    /// One permit per instance the pool holds: a call waits here for a free slot rather than
+    /// failing with an exhausted pool when more calls run at once than the pool has room for.
+    slots: Arc<tokio::sync::Semaphore>,
     ticker: EpochTicker,
 }
 
@@ -87,6 +90,9 @@ impl Runtime {
             })?;
         let ticker =
             EpochTicker::start(engine.clone(), pool.epoch_tick).map_err(LoadError::EpochTicker)?;
+        let slots = Arc::new(tokio::sync::Semaphore::new(
+            pool.max_concurrent_instances as usize,
+        ));
         Ok(Arc::new(Runtime {
             engine,
             linker,
@@ -96,6 +102,7 @@ impl Runtime {
             cache_hits: AtomicU64::new(0),
             calls: AtomicU64::new(0),
             observer: config.observer,
+            slots,
             ticker,
         }))
     }
@@ -117,6 +124,16 @@ impl Runtime {
     pub(crate) fn call_span(&self, provider: &str, operation: &'static str) -> tracing::Span {
         let call = self.calls.fetch_add(1, Ordering::Relaxed);
         tracing::info_span!("provider_call", provider, operation, call)
+    }
+
+    /// A slot of the instance pool, held for as long as an instance lives; waits while every
+    /// slot is taken.
+    pub(crate) async fn slot(&self) -> tokio::sync::OwnedSemaphorePermit {
+        self.slots
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the slots semaphore is never closed")
     }
 
     /// The engine settings in force.

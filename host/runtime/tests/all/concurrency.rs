@@ -119,3 +119,34 @@ async fn a_trap_beside_healthy_calls() {
         assert!(t.await.unwrap());
     }
 }
+
+/// More calls at once than the instance pool has slots: the calls past its size wait for a
+/// slot instead of failing with an exhausted pool, and every one answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_beyond_the_pool_wait_for_a_slot() {
+    crate::support::runtime();
+    let rt = capw_runtime::Runtime::new(capw_runtime::RuntimeConfig {
+        pool: capw_runtime::PoolConfig {
+            max_concurrent_instances: 2,
+            ..capw_runtime::PoolConfig::default()
+        },
+        ..capw_runtime::RuntimeConfig::default()
+    })
+    .unwrap();
+    let sleeper = std::sync::Arc::new(hostile(&rt, Grants::default()).await);
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..6 {
+        let sleeper = sleeper.clone();
+        calls.spawn(async move {
+            let ctx = ctx(
+                &format!("slow-{i}"),
+                json!({"behaviour": "sleep", "millis": 200}),
+            );
+            (i, sleeper.reconcile_cluster(&ctx).await)
+        });
+    }
+    while let Some(joined) = calls.join_next().await {
+        let (i, result) = joined.unwrap();
+        assert!(result.is_ok(), "call {i}: {result:?}");
+    }
+}
