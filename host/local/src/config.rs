@@ -31,6 +31,9 @@ pub struct LocalConfig {
     pub secrets: SecretSource,
     /// Told of every provider call (the Kubernetes mode's metrics); `None` tells no one.
     pub call_observer: Option<Arc<dyn CallObserver>>,
+    /// Passes that run at once in [`crate::Executor::reconcile_until_settled`]; the other
+    /// clusters wait their turn. Bounds the memory and the instances a burst of work takes.
+    pub max_concurrent_passes: usize,
     /// Whether each cluster's admin kubeconfig is stored and the workload cluster reached
     /// through it (nodeRef, `NodeHealthy`, `ControlPlaneAvailable`). Off by default.
     pub workload_clusters: WorkloadClusterAccess,
@@ -64,6 +67,7 @@ impl LocalConfig {
             base_backoff: Duration::from_millis(100),
             secrets: SecretSource::Files,
             call_observer: None,
+            max_concurrent_passes: 64,
             workload_clusters: WorkloadClusterAccess::Off,
         }
     }

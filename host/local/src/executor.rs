@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use capw_reconcile::StatusView;
 use capw_store::{ObjectKey, ObjectStore, Store};
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::actions::Env;
@@ -21,7 +22,8 @@ use capw_workload::ClusterCache;
 /// each is asked about only once its own refresh interval passed.
 const REFRESH_TICK: Duration = Duration::from_secs(1);
 
-/// The shortest wait between two passes over a cluster that is making progress.
+/// The shortest wait between two passes over a cluster that is making progress; a cluster
+/// whose passes change nothing waits longer each time (see `drive`).
 const MIN_REQUEUE: Duration = Duration::from_millis(10);
 
 /// How one cluster settled.
@@ -168,12 +170,13 @@ impl Executor {
             .await?
             .then(|| tokio::spawn(refresh_providers(self.env.clone())));
         let mut tasks = Vec::new();
+        let turns = Arc::new(Semaphore::new(self.env.config.max_concurrent_passes.max(1)));
         for cluster in self.env.store.list("Cluster", None).await? {
             let key = ObjectKey::of(&cluster)?;
             let env = self.env.clone();
             let progress = progress.clone();
             let label = format!("{}/{}", key.namespace, key.name);
-            let task = tokio::spawn(drive(env, key, deadline, progress));
+            let task = tokio::spawn(drive(env, key, deadline, turns.clone(), progress));
             tasks.push((label, task));
         }
         let mut report = SettleReport::default();
@@ -201,11 +204,12 @@ async fn refresh_providers(env: Env) {
     }
 }
 
-/// Passes over one cluster until it settles or `deadline`.
+/// Passes over one cluster until it settles or `deadline`, each pass on a turn of `turns`.
 async fn drive(
     env: Env,
     key: ObjectKey,
     deadline: Instant,
+    turns: Arc<Semaphore>,
     progress: Arc<dyn Fn(Progress) + Send + Sync>,
 ) -> ClusterOutcome {
     let cluster = format!("{}/{}", key.namespace, key.name);
@@ -220,8 +224,16 @@ async fn drive(
         }
     };
     let mut backoff = env.config.base_backoff;
+    // Without a hint, a pass that changed what the cluster shows passes again at once; one
+    // that changed nothing waits twice as long as the last, up to `max_requeue`.
+    let mut idle = MIN_REQUEUE;
+    let mut last_status: Option<StatusView> = None;
     loop {
-        let outcome = match tokio::time::timeout_at(deadline, pass(&env, &key)).await {
+        let turn = async {
+            let _turn = turns.acquire().await.expect("the turns are never closed");
+            pass(&env, &key).await
+        };
+        let outcome = match tokio::time::timeout_at(deadline, turn).await {
             Err(_) => return ClusterOutcome::TimedOut,
             Ok(Err(e)) => return ClusterOutcome::Failed(chain(&e)),
             Ok(Ok(outcome)) => outcome,
@@ -247,13 +259,20 @@ async fn drive(
                 if let Some(status) = &status {
                     say(summary(status));
                 }
+                let unchanged = status.is_some() && status == last_status;
+                last_status = status;
+                idle = if unchanged {
+                    (idle * 2).min(env.config.max_requeue)
+                } else {
+                    MIN_REQUEUE
+                };
                 let wait = if failed {
                     let b = backoff;
                     backoff = (backoff * 2).min(env.config.max_requeue);
                     requeue.unwrap_or(b)
                 } else {
                     backoff = env.config.base_backoff;
-                    requeue.unwrap_or(MIN_REQUEUE)
+                    requeue.unwrap_or(idle)
                 };
                 wait.clamp(MIN_REQUEUE, env.config.max_requeue.max(MIN_REQUEUE))
             }
