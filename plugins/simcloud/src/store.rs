@@ -105,7 +105,8 @@ pub fn load(path: &Path) -> Result<Option<CloudState>, StoreError> {
             found: header.format,
         });
     }
-    let file: FileLayout<CloudState> = serde_json::from_slice(&bytes).map_err(parse)?;
+    let mut file: FileLayout<CloudState> = serde_json::from_slice(&bytes).map_err(parse)?;
+    file.state.rebuild_index();
     Ok(Some(file.state))
 }
 

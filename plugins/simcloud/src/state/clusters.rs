@@ -3,7 +3,10 @@
 use super::control_planes::cp_view;
 use super::infrastructure::{lb_view, network_view};
 use super::instances::instance_view;
-use super::{CloudSettings, CloudState, Registration, StateError, validate_name};
+use super::{
+    CloudSettings, CloudState, ControlPlaneRecord, InstanceRecord, LoadBalancerRecord,
+    NetworkRecord, Registration, StateError, validate_name,
+};
 use crate::boot_check;
 use crate::model::{BootstrapRegistration, ClusterInventory, Inventory, RegisterBootstrap};
 
@@ -63,7 +66,8 @@ impl CloudState {
 
     // ---- inventory ----
 
-    /// Everything alive, by cluster; only `cluster` when given.
+    /// Everything alive, by cluster; only `cluster` when given (then reading only its
+    /// records).
     pub fn inventory(&self, cluster: Option<&str>, settings: &CloudSettings) -> Inventory {
         let mut inventory = Inventory::default();
         fn entry<'a>(
@@ -74,27 +78,31 @@ impl CloudState {
             only.is_none_or(|w| w == cluster)
                 .then(|| inventory.clusters.entry(cluster.to_owned()).or_default())
         }
-        for n in self.networks.values() {
+        for n in self.in_cluster::<NetworkRecord>(cluster) {
             if let Some(e) = entry(&mut inventory, cluster, &n.cluster) {
                 e.networks.push(network_view(n));
             }
         }
-        for lb in self.load_balancers.values() {
+        for lb in self.in_cluster::<LoadBalancerRecord>(cluster) {
             if let Some(e) = entry(&mut inventory, cluster, &lb.cluster) {
                 e.load_balancers.push(lb_view(lb, settings));
             }
         }
-        for i in self.instances.values() {
+        for i in self.in_cluster::<InstanceRecord>(cluster) {
             if let Some(e) = entry(&mut inventory, cluster, &i.cluster) {
                 e.instances.push(instance_view(i));
             }
         }
-        for cp in self.control_planes.values() {
+        for cp in self.in_cluster::<ControlPlaneRecord>(cluster) {
             if let Some(e) = entry(&mut inventory, cluster, &cp.cluster) {
                 e.managed_control_planes.push(cp_view(cp, settings));
             }
         }
-        for (c, r) in &self.bootstrap {
+        let registrations: Box<dyn Iterator<Item = (&String, &Registration)>> = match cluster {
+            Some(c) => Box::new(self.bootstrap.get_key_value(c).into_iter()),
+            None => Box::new(self.bootstrap.iter()),
+        };
+        for (c, r) in registrations {
             if let Some(e) = entry(&mut inventory, cluster, c) {
                 e.bootstrap = Some(registration_view(r));
             }

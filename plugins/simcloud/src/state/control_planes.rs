@@ -1,6 +1,7 @@
 //! Managed control planes: created with a version and replicas; the version may move up one
 //! minor at a time, the replicas never change.
 
+use super::index::Indexed as _;
 use super::{
     CloudSettings, CloudState, ControlPlaneRecord, Kind, MANAGED_API_PORT, Outcome, REPLICAS,
     StateError, seconds, validate_name, validate_optional_token,
@@ -40,10 +41,7 @@ impl CloudState {
             });
         }
         if let Some(token) = &req.client_token
-            && let Some(existing) = self
-                .control_planes
-                .values()
-                .find(|cp| cp.client_token.as_ref() == Some(token))
+            && let Some(existing) = self.with_token::<ControlPlaneRecord>(token)
         {
             if existing.cluster != req.cluster
                 || existing.name != req.name
@@ -56,11 +54,7 @@ impl CloudState {
             }
             return Ok((cp_view(existing, settings), Outcome::Existing));
         }
-        if let Some(existing) = self
-            .control_planes
-            .values()
-            .find(|cp| cp.cluster == req.cluster)
-        {
+        if let Some(existing) = self.first_in_cluster::<ControlPlaneRecord>(&req.cluster) {
             return Err(StateError::AlreadyExists {
                 cluster: req.cluster,
                 kind: Kind::ControlPlane.name(),
@@ -81,6 +75,7 @@ impl CloudState {
             updated_at_ms: now_ms,
         };
         let view = cp_view(&record, settings);
+        self.index.add(&record);
         self.control_planes.insert(record.id, record);
         Ok((view, Outcome::Created))
     }
@@ -154,6 +149,7 @@ impl CloudState {
                         cp.target_version = Some(version);
                         cp.state = ControlPlaneState::Updating;
                         cp.updated_at_ms = now_ms;
+                        self.index.retime(None, cp.timer());
                     }
                 }
             }
@@ -184,19 +180,17 @@ impl CloudState {
         cluster: Option<&str>,
         settings: &CloudSettings,
     ) -> Vec<ManagedControlPlane> {
-        self.control_planes
-            .values()
-            .filter(|cp| cluster.is_none_or(|c| cp.cluster == c))
+        self.in_cluster(cluster)
             .map(|cp| cp_view(cp, settings))
             .collect()
     }
 
     /// Deletes managed control plane `id`; `false` when there was none.
     pub fn delete_control_plane(&mut self, id: &str) -> bool {
-        Kind::ControlPlane
+        let removed = Kind::ControlPlane
             .parse(id)
-            .and_then(|n| self.control_planes.remove(&n))
-            .is_some()
+            .and_then(|n| self.control_planes.remove(&n));
+        removed.map(|r| self.index.remove(&r)).is_some()
     }
 }
 

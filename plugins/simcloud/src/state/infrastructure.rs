@@ -3,8 +3,9 @@
 use std::net::Ipv4Addr;
 
 use super::{
-    CloudSettings, CloudState, DEFAULT_LB_PORT, FIRST_HOST, Kind, LoadBalancerRecord, MAX_NETWORKS,
-    NetworkRecord, Outcome, StateError, seconds, validate_name, validate_optional_token,
+    CloudSettings, CloudState, DEFAULT_LB_PORT, FIRST_HOST, InstanceRecord, Kind,
+    LoadBalancerRecord, MAX_NETWORKS, NetworkRecord, Outcome, StateError, seconds, validate_name,
+    validate_optional_token,
 };
 use crate::model::{
     CreateLoadBalancer, CreateNetwork, Endpoint, LoadBalancer, LoadBalancerState, Network,
@@ -26,10 +27,7 @@ impl CloudState {
         validate_name("name", &req.name)?;
         validate_optional_token(req.client_token.as_deref())?;
         if let Some(token) = &req.client_token
-            && let Some(existing) = self
-                .networks
-                .values()
-                .find(|n| n.client_token.as_ref() == Some(token))
+            && let Some(existing) = self.with_token::<NetworkRecord>(token)
         {
             if existing.cluster != req.cluster || existing.name != req.name {
                 return Err(StateError::TokenMismatch {
@@ -39,7 +37,7 @@ impl CloudState {
             }
             return Ok((network_view(existing), Outcome::Existing));
         }
-        if let Some(existing) = self.networks.values().find(|n| n.cluster == req.cluster) {
+        if let Some(existing) = self.first_in_cluster::<NetworkRecord>(&req.cluster) {
             return Err(StateError::AlreadyExists {
                 cluster: req.cluster,
                 kind: Kind::Network.name(),
@@ -61,6 +59,7 @@ impl CloudState {
             created_at_ms: now_ms,
         };
         let view = network_view(&record);
+        self.index.add(&record);
         self.networks.insert(record.id, record);
         Ok((view, Outcome::Created))
     }
@@ -80,11 +79,7 @@ impl CloudState {
 
     /// Networks, of `cluster` when given, by id.
     pub fn networks(&self, cluster: Option<&str>) -> Vec<Network> {
-        self.networks
-            .values()
-            .filter(|n| cluster.is_none_or(|c| n.cluster == c))
-            .map(network_view)
-            .collect()
+        self.in_cluster(cluster).map(network_view).collect()
     }
 
     /// Deletes network `id`; `false` when there was none.
@@ -93,16 +88,13 @@ impl CloudState {
     ///
     /// [`StateError::NetworkInUse`] while instances are in it.
     pub fn delete_network(&mut self, id: &str) -> Result<bool, StateError> {
-        let Some(n) = Kind::Network
-            .parse(id)
-            .filter(|n| self.networks.contains_key(n))
-        else {
+        let Some(network) = Kind::Network.parse(id).and_then(|n| self.networks.get(&n)) else {
             return Ok(false);
         };
+        // An instance is in its cluster's network, so only the cluster's need a look.
         let count = self
-            .instances
-            .values()
-            .filter(|i| i.network_id == n)
+            .in_cluster::<InstanceRecord>(Some(&network.cluster))
+            .filter(|i| i.network_id == network.id)
             .count();
         if count > 0 {
             return Err(StateError::NetworkInUse {
@@ -110,7 +102,9 @@ impl CloudState {
                 count,
             });
         }
-        Ok(self.networks.remove(&n).is_some())
+        let n = network.id;
+        let removed = self.networks.remove(&n);
+        Ok(removed.map(|r| self.index.remove(&r)).is_some())
     }
 
     // ---- load balancers ----
@@ -138,10 +132,7 @@ impl CloudState {
             });
         }
         if let Some(token) = &req.client_token
-            && let Some(existing) = self
-                .load_balancers
-                .values()
-                .find(|lb| lb.client_token.as_ref() == Some(token))
+            && let Some(existing) = self.with_token::<LoadBalancerRecord>(token)
         {
             if existing.cluster != req.cluster || existing.name != req.name || existing.port != port
             {
@@ -152,11 +143,7 @@ impl CloudState {
             }
             return Ok((lb_view(existing, settings), Outcome::Existing));
         }
-        if let Some(existing) = self
-            .load_balancers
-            .values()
-            .find(|lb| lb.cluster == req.cluster)
-        {
+        if let Some(existing) = self.first_in_cluster::<LoadBalancerRecord>(&req.cluster) {
             return Err(StateError::AlreadyExists {
                 cluster: req.cluster,
                 kind: Kind::LoadBalancer.name(),
@@ -180,6 +167,7 @@ impl CloudState {
             address,
         };
         let view = lb_view(&record, settings);
+        self.index.add(&record);
         self.load_balancers.insert(record.id, record);
         Ok((view, Outcome::Created))
     }
@@ -207,19 +195,17 @@ impl CloudState {
         cluster: Option<&str>,
         settings: &CloudSettings,
     ) -> Vec<LoadBalancer> {
-        self.load_balancers
-            .values()
-            .filter(|lb| cluster.is_none_or(|c| lb.cluster == c))
+        self.in_cluster(cluster)
             .map(|lb| lb_view(lb, settings))
             .collect()
     }
 
     /// Deletes load balancer `id`; `false` when there was none.
     pub fn delete_load_balancer(&mut self, id: &str) -> bool {
-        Kind::LoadBalancer
+        let removed = Kind::LoadBalancer
             .parse(id)
-            .and_then(|n| self.load_balancers.remove(&n))
-            .is_some()
+            .and_then(|n| self.load_balancers.remove(&n));
+        removed.map(|r| self.index.remove(&r)).is_some()
     }
 }
 

@@ -1,5 +1,6 @@
 //! Instances: idempotent creates, addresses, lookups and deletes.
 
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 use base64::Engine as _;
@@ -7,8 +8,8 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 
 use super::infrastructure::network_base;
 use super::{
-    CloudSettings, CloudState, InstanceRecord, Kind, LAST_HOST, MAX_BOOTSTRAP_DATA, Outcome,
-    StateError, seconds, validate_name, validate_token,
+    CloudSettings, CloudState, InstanceRecord, Kind, LAST_HOST, MAX_BOOTSTRAP_DATA, NetworkRecord,
+    Outcome, StateError, seconds, validate_name, validate_token,
 };
 use crate::model::{Address, CreateInstance, Instance, InstanceState};
 
@@ -21,6 +22,21 @@ pub struct InstanceFilter {
     pub client_token: Option<String>,
     /// Only those carrying every one of these tags.
     pub tags: Vec<(String, String)>,
+}
+
+impl InstanceFilter {
+    /// Whether an instance of `cluster`, created with `client_token` and carrying `tags`,
+    /// passes.
+    pub(super) fn matches(
+        &self,
+        cluster: &str,
+        client_token: &str,
+        tags: &BTreeMap<String, String>,
+    ) -> bool {
+        self.cluster.as_ref().is_none_or(|c| c == cluster)
+            && self.client_token.as_ref().is_none_or(|t| t == client_token)
+            && self.tags.iter().all(|(k, v)| tags.get(k) == Some(v))
+    }
 }
 
 impl CloudState {
@@ -94,9 +110,9 @@ impl CloudState {
             }
         };
         let network = self
-            .networks
-            .values_mut()
-            .find(|n| n.cluster == req.cluster)
+            .first_in_cluster::<NetworkRecord>(&req.cluster)
+            .map(|n| n.id)
+            .and_then(|n| self.networks.get_mut(&n))
             .ok_or_else(|| StateError::NoNetwork {
                 cluster: req.cluster.clone(),
             })?;
@@ -136,6 +152,7 @@ impl CloudState {
         let view = instance_view(&record);
         self.instance_tokens
             .insert(record.client_token.clone(), record.id);
+        self.index.add(&record);
         self.instances.insert(record.id, record);
         Ok((view, Outcome::Created))
     }
@@ -154,17 +171,21 @@ impl CloudState {
     }
 
     /// Instances matching `filter`, by id.
+    ///
+    /// Reads only the instance of the client token when there is one, else only the cluster's
+    /// instances when there is one.
     pub fn instances(&self, filter: &InstanceFilter) -> Vec<Instance> {
-        self.instances
-            .values()
-            .filter(|i| filter.cluster.as_ref().is_none_or(|c| &i.cluster == c))
-            .filter(|i| {
-                filter
-                    .client_token
-                    .as_ref()
-                    .is_none_or(|t| &i.client_token == t)
-            })
-            .filter(|i| filter.tags.iter().all(|(k, v)| i.tags.get(k) == Some(v)))
+        let candidates: Box<dyn Iterator<Item = &InstanceRecord>> = match &filter.client_token {
+            Some(token) => Box::new(
+                self.instance_tokens
+                    .get(token)
+                    .and_then(|id| self.instances.get(id))
+                    .into_iter(),
+            ),
+            None => self.in_cluster(filter.cluster.as_deref()),
+        };
+        candidates
+            .filter(|i| filter.matches(&i.cluster, &i.client_token, &i.tags))
             .map(instance_view)
             .collect()
     }
@@ -181,10 +202,10 @@ impl CloudState {
 
     /// Deletes instance `id`; `false` when there was none (never created, or deleted before).
     pub fn delete_instance(&mut self, id: &str) -> bool {
-        Kind::Instance
+        let removed = Kind::Instance
             .parse(id)
-            .and_then(|n| self.instances.remove(&n))
-            .is_some()
+            .and_then(|n| self.instances.remove(&n));
+        removed.map(|r| self.index.remove(&r)).is_some()
     }
 }
 

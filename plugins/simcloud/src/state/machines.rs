@@ -6,6 +6,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
+use super::index::Indexed as _;
 use super::instances::instance_view;
 use super::{CloudSettings, CloudState, Kind, Registration};
 use crate::boot_check::{self, KubeadmAction, LearnedSecrets};
@@ -201,7 +202,8 @@ impl CloudState {
         else {
             return false;
         };
-        match (record.state, outcome) {
+        let before = record.timer();
+        let changed = match (record.state, outcome) {
             (InstanceState::Booting, MachineOutcome::Ready) => {
                 record.state = InstanceState::Running;
                 let data = BASE64.decode(&record.bootstrap_data).unwrap_or_default();
@@ -216,6 +218,8 @@ impl CloudState {
                 true
             }
             _ => false,
-        }
+        };
+        self.index.retime(before, record.timer());
+        changed
     }
 }

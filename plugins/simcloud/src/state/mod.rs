@@ -18,6 +18,7 @@ use crate::model::{ControlPlaneState, Endpoint, InstanceState, LoadBalancerState
 
 mod clusters;
 mod control_planes;
+mod index;
 mod infrastructure;
 mod instances;
 mod loopback;
@@ -26,6 +27,7 @@ mod machines;
 mod tests;
 
 use control_planes::cp_endpoint;
+use index::{Index, Indexed as _, Phase};
 use infrastructure::lb_endpoint;
 pub use instances::InstanceFilter;
 pub use machines::{LaunchOrder, LoadBalancerPlan, MachineOutcome, MachinePlan};
@@ -300,6 +302,11 @@ struct Registration {
 }
 
 /// Everything the cloud holds. Serialisable as a whole: that is the state file.
+///
+/// # Caveats
+///
+/// Its index is not serialised: a state deserialised by other means than
+/// [`crate::store::load`] must call `rebuild_index` before use.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct CloudState {
     counters: Counters,
@@ -315,97 +322,98 @@ pub struct CloudState {
     /// The loopback blocks real-boot addresses come from.
     #[serde(default)]
     loopback: loopback::LoopbackPool,
+    /// Derived from the records above, never stored.
+    #[serde(skip)]
+    index: Index,
 }
 
 impl CloudState {
     /// Moves every resource whose delay has passed at `now_ms` to its next state, running the
     /// boot check of instances that finish booting. Returns whether anything changed.
+    ///
+    /// Visits only the resources that are due, whatever the number of resources.
     pub fn advance(&mut self, now_ms: u64, settings: &CloudSettings) -> bool {
         let t = &settings.timings;
         let mut changed = false;
-        for lb in self.load_balancers.values_mut() {
-            if lb.state == LoadBalancerState::Provisioning
-                && now_ms >= lb.created_at_ms.saturating_add(millis(t.load_balancer))
-            {
+        for due in self
+            .index
+            .take_due(Phase::LoadBalancerProvisioning, now_ms, t)
+        {
+            if let Some(lb) = self.load_balancers.get_mut(&due.id) {
                 lb.state = LoadBalancerState::Active;
                 changed = true;
             }
         }
-        for cp in self.control_planes.values_mut() {
-            match cp.state {
-                ControlPlaneState::Creating
-                    if now_ms
-                        >= cp
-                            .created_at_ms
-                            .saturating_add(millis(t.control_plane_create)) =>
-                {
-                    cp.state = ControlPlaneState::Ready;
-                    changed = true;
-                }
-                ControlPlaneState::Updating
-                    if now_ms
-                        >= cp
-                            .updated_at_ms
-                            .saturating_add(millis(t.control_plane_update)) =>
-                {
-                    if let Some(target) = cp.target_version.take() {
-                        cp.version = target;
-                    }
-                    cp.state = ControlPlaneState::Ready;
-                    changed = true;
-                }
-                _ => {}
+        for due in self.index.take_due(Phase::ControlPlaneCreating, now_ms, t) {
+            if let Some(cp) = self.control_planes.get_mut(&due.id) {
+                cp.state = ControlPlaneState::Ready;
+                changed = true;
             }
         }
-        let booted_at = |i: &InstanceRecord| {
-            i.created_at_ms
-                .saturating_add(millis(t.provision))
-                .saturating_add(millis(t.boot))
-        };
-        for instance in self.instances.values_mut() {
-            if instance.state == InstanceState::Pending
-                && now_ms >= instance.created_at_ms.saturating_add(millis(t.provision))
-            {
+        for due in self.index.take_due(Phase::ControlPlaneUpdating, now_ms, t) {
+            if let Some(cp) = self.control_planes.get_mut(&due.id) {
+                if let Some(target) = cp.target_version.take() {
+                    cp.version = target;
+                }
+                cp.state = ControlPlaneState::Ready;
+                changed = true;
+            }
+        }
+        for due in self.index.take_due(Phase::InstancePending, now_ms, t) {
+            if let Some(instance) = self.instances.get_mut(&due.id) {
                 instance.state = InstanceState::Booting;
+                self.index.retime(None, instance.timer());
                 changed = true;
             }
         }
         // A real boot ends when its machine says so, not on a timer.
-        let finished: Vec<u64> = self
-            .instances
-            .values()
-            .filter(|_| !settings.real_boot)
-            .filter(|i| i.state == InstanceState::Booting && now_ms >= booted_at(i))
-            .map(|i| i.id)
+        if settings.real_boot {
+            return changed;
+        }
+        let mut finished: Vec<u64> = self
+            .index
+            .take_due(Phase::InstanceBooting, now_ms, t)
+            .into_iter()
+            .map(|due| due.id)
             .collect();
+        // In id order: an init that registers its cluster's secrets comes before the joins
+        // created after it, which are checked against them.
+        finished.sort_unstable();
         for id in finished {
-            let Some(verdict) = self.instances.get(&id).map(|i| self.boot(i, settings)) else {
-                continue;
-            };
-            if let Some(instance) = self.instances.get_mut(&id) {
-                match verdict {
-                    Ok(registers) => {
-                        instance.state = InstanceState::Running;
-                        if let Some(learned) = registers {
-                            let cluster = instance.cluster.clone();
-                            self.bootstrap.insert(
-                                cluster,
-                                Registration {
-                                    token: learned.token,
-                                    ca_cert_hash: learned.ca_cert_hash,
-                                },
-                            );
-                        }
-                    }
-                    Err(reason) => {
-                        instance.state = InstanceState::Failed;
-                        instance.reason = reason;
-                    }
-                }
-                changed = true;
-            }
+            changed |= self.finish_boot(id, settings);
         }
         changed
+    }
+
+    /// Ends the boot of instance `id` with the boot check: `running` (an init registering its
+    /// cluster's secrets) or `failed` with the reason. Returns whether it did.
+    fn finish_boot(&mut self, id: u64, settings: &CloudSettings) -> bool {
+        let Some(verdict) = self.instances.get(&id).map(|i| self.boot(i, settings)) else {
+            return false;
+        };
+        let Some(instance) = self.instances.get_mut(&id) else {
+            return false;
+        };
+        match verdict {
+            Ok(registers) => {
+                instance.state = InstanceState::Running;
+                if let Some(learned) = registers {
+                    let cluster = instance.cluster.clone();
+                    self.bootstrap.insert(
+                        cluster,
+                        Registration {
+                            token: learned.token,
+                            ca_cert_hash: learned.ca_cert_hash,
+                        },
+                    );
+                }
+            }
+            Err(reason) => {
+                instance.state = InstanceState::Failed;
+                instance.reason = reason;
+            }
+        }
+        true
     }
 
     /// The boot check of `instance` against its cluster as it is now: the registration an
@@ -448,16 +456,10 @@ impl CloudState {
     /// The cluster's endpoint: its load balancer's, else its managed control plane's once that
     /// has one.
     pub fn cluster_endpoint(&self, cluster: &str, settings: &CloudSettings) -> Option<Endpoint> {
-        if let Some(lb) = self
-            .load_balancers
-            .values()
-            .find(|lb| lb.cluster == cluster)
-        {
+        if let Some(lb) = self.first_in_cluster::<LoadBalancerRecord>(cluster) {
             return Some(lb_endpoint(lb, settings));
         }
-        self.control_planes
-            .values()
-            .find(|cp| cp.cluster == cluster)
+        self.first_in_cluster::<ControlPlaneRecord>(cluster)
             .and_then(|cp| cp_endpoint(cp, settings))
     }
 }
