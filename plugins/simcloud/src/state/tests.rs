@@ -2,10 +2,14 @@ use std::time::Duration;
 
 use super::control_planes::parse_version;
 use super::*;
-use crate::fixtures::{CA_HASH, TOKEN, init_cloud_config, join_cloud_config};
+use crate::faults::SplitMix64;
+use crate::fixtures::{
+    CA_CERT_HASH, CA_HASH, TOKEN, init_cloud_config, init_cloud_config_with_ca, join_cloud_config,
+};
 use crate::model::{
     ControlPlaneState, CreateInstance, CreateLoadBalancer, CreateManagedControlPlane,
-    CreateNetwork, InstanceState, RegisterBootstrap, Role, UpdateManagedControlPlane,
+    CreateNetwork, Instance, InstanceState, LoadBalancerState, RegisterBootstrap, Role,
+    UpdateManagedControlPlane,
 };
 
 fn settings() -> CloudSettings {
@@ -338,4 +342,315 @@ fn inventory_groups_by_cluster() {
         Some("abcdef")
     );
     assert!(state.inventory(Some("c2"), &s).clusters.is_empty());
+}
+
+// ---- the index against the records ----
+
+/// Delays that differ per phase, so that phases fall due out of step.
+fn uneven_settings() -> CloudSettings {
+    CloudSettings {
+        timings: Timings {
+            provision: Duration::from_millis(7),
+            boot: Duration::from_millis(13),
+            load_balancer: Duration::from_millis(5),
+            control_plane_create: Duration::from_millis(11),
+            control_plane_update: Duration::from_millis(9),
+        },
+        ..settings()
+    }
+}
+
+const CLUSTERS: u64 = 5;
+
+/// One step of a made-up workload over [`CLUSTERS`] clusters: creates, updates and deletes of
+/// every kind, some of them refused, drawn from `rng`. Instances carry init or join data
+/// aimed at their cluster's endpoint as it is at creation, so some boot and some fail.
+fn random_step(state: &mut CloudState, rng: &mut SplitMix64, now_ms: u64, s: &CloudSettings) {
+    let cluster = format!("c{}", rng.next_u64() % CLUSTERS);
+    let token = format!("t{}", rng.next_u64() % 40);
+    let pick = |rng: &mut SplitMix64, counter: u64| rng.next_u64() % counter.max(1) + 1;
+    // Refusals are part of the workload: only what the state keeps matters here.
+    match rng.next_u64() % 10 {
+        0 => {
+            let _ = state.create_network(
+                CreateNetwork {
+                    client_token: Some(token),
+                    cluster,
+                    name: "n".into(),
+                },
+                now_ms,
+            );
+        }
+        1 => {
+            let _ = state.delete_network(&Kind::Network.id(pick(rng, state.counters.network)));
+        }
+        2 => {
+            let _ = state.create_load_balancer(
+                CreateLoadBalancer {
+                    client_token: Some(token),
+                    cluster,
+                    name: "lb".into(),
+                    port: None,
+                },
+                now_ms,
+                s,
+            );
+        }
+        3 => {
+            let id = Kind::LoadBalancer.id(pick(rng, state.counters.load_balancer));
+            state.delete_load_balancer(&id);
+        }
+        4 => {
+            let _ = state.create_control_plane(
+                CreateManagedControlPlane {
+                    client_token: Some(token),
+                    cluster,
+                    name: "cp".into(),
+                    version: "1.31.0".into(),
+                    replicas: 3,
+                },
+                now_ms,
+                s,
+            );
+        }
+        5 => {
+            let id = Kind::ControlPlane.id(pick(rng, state.counters.control_plane));
+            let version = Some(format!("1.{}.0", 31 + rng.next_u64() % 3));
+            let update = UpdateManagedControlPlane {
+                version,
+                replicas: None,
+            };
+            let _ = state.update_control_plane(&id, update, now_ms, s);
+        }
+        6 => {
+            state.delete_instance(&Kind::Instance.id(pick(rng, state.counters.instance)));
+        }
+        _ => {
+            let endpoint = state
+                .cluster_endpoint(&cluster, s)
+                .map_or_else(|| "nowhere:6443".to_owned(), |e| e.to_string());
+            let (role, data) = match rng.next_u64() % 4 {
+                0 => (
+                    Role::ControlPlane,
+                    init_cloud_config_with_ca(&endpoint, TOKEN),
+                ),
+                1 => (
+                    Role::ControlPlane,
+                    join_cloud_config(&endpoint, TOKEN, CA_CERT_HASH, true),
+                ),
+                2 => (
+                    Role::Worker,
+                    join_cloud_config(&endpoint, TOKEN, CA_CERT_HASH, false),
+                ),
+                _ => (Role::Worker, "#cloud-config\n".to_owned()),
+            };
+            let token = format!("i{}", rng.next_u64() % 400);
+            let _ = state.create_instance(instance_req(&token, &cluster, role, &data), now_ms, s);
+        }
+    }
+}
+
+/// The moves of [`CloudState::advance`] found by walking every record, as the sim did before
+/// it kept an index: the reference the indexed advance must agree with.
+fn advance_by_walk(state: &mut CloudState, now_ms: u64, s: &CloudSettings) {
+    let t = &s.timings;
+    let due = |since: u64, delay: Duration| now_ms >= since.saturating_add(millis(delay));
+    for lb in state.load_balancers.values_mut() {
+        if lb.state == LoadBalancerState::Provisioning && due(lb.created_at_ms, t.load_balancer) {
+            lb.state = LoadBalancerState::Active;
+        }
+    }
+    for cp in state.control_planes.values_mut() {
+        match cp.state {
+            ControlPlaneState::Creating if due(cp.created_at_ms, t.control_plane_create) => {
+                cp.state = ControlPlaneState::Ready;
+            }
+            ControlPlaneState::Updating if due(cp.updated_at_ms, t.control_plane_update) => {
+                if let Some(target) = cp.target_version.take() {
+                    cp.version = target;
+                }
+                cp.state = ControlPlaneState::Ready;
+            }
+            _ => {}
+        }
+    }
+    for i in state.instances.values_mut() {
+        if i.state == InstanceState::Pending && due(i.created_at_ms, t.provision) {
+            i.state = InstanceState::Booting;
+        }
+    }
+    let booted = |i: &InstanceRecord| {
+        i.state == InstanceState::Booting && due(i.created_at_ms, t.provision + t.boot)
+    };
+    let finished: Vec<u64> = state
+        .instances
+        .values()
+        .filter(|i| !s.real_boot && booted(i))
+        .map(|i| i.id)
+        .collect();
+    for id in finished {
+        state.finish_boot(id, s);
+    }
+    state.rebuild_index();
+}
+
+/// `filter` applied to every instance, one by one.
+fn instances_by_walk(state: &CloudState, filter: &InstanceFilter) -> Vec<Instance> {
+    state
+        .instances(&InstanceFilter::default())
+        .into_iter()
+        .filter(|i| filter.matches(&i.cluster, &i.client_token, &i.tags))
+        .collect()
+}
+
+/// Fails when the index differs from one built afresh, or a listing by cluster or token
+/// differs from the same filter over every record.
+fn assert_index_matches_records(state: &CloudState, s: &CloudSettings, step: usize) {
+    assert_eq!(
+        state.index,
+        state.built_index(),
+        "index drifted at step {step}"
+    );
+    let all = state.inventory(None, s);
+    // A few tokens per step, a different few each step: every one is checked in time.
+    let used = state.instance_tokens.keys().skip(step % 50).step_by(50);
+    let unused = "unused".to_owned();
+    for token in used.map(Some).chain([None, Some(&unused)]) {
+        let clusters = (0..=CLUSTERS).map(|c| Some(format!("c{c}")));
+        for cluster in clusters.chain([None]) {
+            let filter = InstanceFilter {
+                cluster: cluster.clone(),
+                client_token: token.cloned(),
+                tags: Vec::new(),
+            };
+            let expected = instances_by_walk(state, &filter);
+            assert_eq!(
+                state.instances(&filter),
+                expected,
+                "{filter:?} at step {step}"
+            );
+            if token.is_none()
+                && let Some(c) = cluster.as_deref()
+            {
+                let mine = all.clusters.get(c).cloned().unwrap_or_default();
+                assert_eq!(state.networks(Some(c)), mine.networks);
+                assert_eq!(state.load_balancers(Some(c), s), mine.load_balancers);
+                assert_eq!(
+                    state.control_planes(Some(c), s),
+                    mine.managed_control_planes
+                );
+                let only = state.inventory(Some(c), s);
+                assert_eq!(only.clusters.get(c).cloned().unwrap_or_default(), mine);
+            }
+        }
+    }
+}
+
+#[test]
+fn listings_by_cluster_and_token_match_a_walk_over_every_record() {
+    let s = uneven_settings();
+    let mut state = CloudState::default();
+    let mut rng = SplitMix64(7);
+    let mut now = 0;
+    let mut seen = Vec::new();
+    for step in 0..600 {
+        random_step(&mut state, &mut rng, now, &s);
+        now += rng.next_u64() % 6;
+        state.advance(now, &s);
+        assert_index_matches_records(&state, &s, step);
+        for i in state.instances.values() {
+            if !seen.contains(&i.state) {
+                seen.push(i.state);
+            }
+        }
+    }
+    // The workload reached every state, so every path that moves a record ran.
+    assert_eq!(seen.len(), 4, "{seen:?}");
+}
+
+#[test]
+fn advance_moves_what_a_walk_over_every_record_moves() {
+    let s = uneven_settings();
+    let (mut indexed, mut walked) = (CloudState::default(), CloudState::default());
+    let mut rng = SplitMix64(11);
+    let mut now = 1_000;
+    for step in 0..800 {
+        let mut twin = rng.clone();
+        random_step(&mut indexed, &mut rng, now, &s);
+        random_step(&mut walked, &mut twin, now, &s);
+        // Clocks that sometimes stand still and sometimes jump past several delays.
+        now += match rng.next_u64() % 8 {
+            0 => 40,
+            n => n % 4,
+        };
+        let changed = indexed.advance(now, &s);
+        let before = serde_json::to_value(&walked).unwrap();
+        advance_by_walk(&mut walked, now, &s);
+        let after = serde_json::to_value(&walked).unwrap();
+        assert_eq!(changed, before != after, "step {step}");
+        assert_eq!(
+            serde_json::to_value(&indexed).unwrap(),
+            after,
+            "step {step}"
+        );
+        assert_eq!(indexed.index, indexed.built_index(), "step {step}");
+    }
+}
+
+#[test]
+fn a_loaded_state_keeps_advancing() {
+    let s = settings();
+    let mut state = cluster();
+    let data = init_cloud_config("lb-1.sim:6443", TOKEN);
+    let (i, _) = state
+        .create_instance(instance_req("t1", "c1", Role::ControlPlane, &data), 0, &s)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.json");
+    crate::store::save(&path, &crate::store::encode(&state).unwrap()).unwrap();
+    let mut loaded = crate::store::load(&path).unwrap().unwrap();
+    assert_eq!(loaded.index, state.index);
+    assert_eq!(loaded.instances(&InstanceFilter::default()).len(), 1);
+    assert!(loaded.advance(20, &s));
+    assert_eq!(
+        loaded.instance(&i.id).unwrap().state,
+        InstanceState::Running
+    );
+    assert_eq!(
+        loaded.load_balancer("lb-1", &s).unwrap().state,
+        LoadBalancerState::Active
+    );
+    assert_eq!(loaded.index, loaded.built_index());
+}
+
+#[test]
+fn a_real_boot_stays_booting_until_its_machine_settles_it() {
+    let s = CloudSettings {
+        real_boot: true,
+        ..settings()
+    };
+    let mut state = cluster();
+    let mut create = |token: &str| {
+        let req = instance_req(token, "c1", Role::Worker, "#cloud-config\n");
+        state
+            .create_instance(req, 0, &s)
+            .map(|(i, _)| i.id)
+            .unwrap()
+    };
+    let (settled, deleted) = (create("a"), create("b"));
+    assert!(state.advance(1_000, &s));
+    assert!(!state.advance(1_000_000, &s));
+    assert_eq!(
+        state.instance(&settled).unwrap().state,
+        InstanceState::Booting
+    );
+    assert!(state.settle_machine(&settled, MachineOutcome::Ready));
+    assert!(state.delete_instance(&deleted));
+    assert_eq!(state.index, state.built_index());
+    assert_eq!(
+        state.instance(&settled).unwrap().state,
+        InstanceState::Running
+    );
+    assert!(state.settle_machine(&settled, MachineOutcome::Failed("gone".into())));
+    assert_eq!(state.index, state.built_index());
 }
