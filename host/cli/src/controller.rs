@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use capw_kube::{ControllerConfig, LeaseConfig, RequeuePolicy};
+use capw_kube::{CacheConfig, ControllerConfig, LeaseConfig, RequeuePolicy};
 use capw_local::SecretSource;
 use clap::Args;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -54,6 +54,9 @@ pub struct ControllerArgs {
     /// default: every namespace.
     #[arg(long, env = "CAPW_WATCH_NAMESPACE")]
     pub watch_namespace: Option<String>,
+    /// Most passes over Clusters running at once; 0 for no bound.
+    #[arg(long, default_value_t = 64)]
+    pub max_concurrent_reconciles: u16,
 }
 
 fn address(flag: &str, value: &str) -> anyhow::Result<Option<SocketAddr>> {
@@ -162,6 +165,8 @@ pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()
             max_requeue: Duration::from_secs(args.max_requeue_seconds.max(1)),
             ..RequeuePolicy::default()
         },
+        concurrency: args.max_concurrent_reconciles,
+        cache: CacheConfig::default(),
     };
     let client = client(&args).await?;
     let signals = signals()?;

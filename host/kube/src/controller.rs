@@ -4,21 +4,20 @@
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use capw_api::{Cluster, ClusterClass, Machine};
+use capw_api::Cluster;
 use capw_local::{Executor, PassOutcome};
 use capw_store::{ObjectKey, ObjectStore};
 use futures::stream::BoxStream;
 use futures::{FutureExt as _, StreamExt};
-use kube::api::Api;
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::{Action, Config, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
+use crate::cache::SharedStreams;
 use crate::error::KubeModeError;
 use crate::metrics::Metrics;
 use crate::store::object_reference;
@@ -269,27 +268,17 @@ pub(crate) fn recorder(client: Client, identity: &str) -> Recorder {
 /// holds every reconcile until its store is ready and stops watching when a shutdown starts,
 /// so it would wait for a list that never comes; and nothing runs yet that could be cut short.
 pub(crate) async fn run(
-    client: Client,
-    namespace: Option<&str>,
+    streams: SharedStreams,
+    concurrency: u16,
     ctx: Arc<Context>,
     mut reload: mpsc::Receiver<()>,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let (clusters, machines, classes): (Api<Cluster>, Api<Machine>, Api<ClusterClass>) =
-        match namespace {
-            Some(ns) => (
-                Api::namespaced(client.clone(), ns),
-                Api::namespaced(client.clone(), ns),
-                Api::namespaced(client, ns),
-            ),
-            None => (
-                Api::all(client.clone()),
-                Api::all(client.clone()),
-                Api::all(client),
-            ),
-        };
     let shutdown = shutdown.shared();
-    let controller = Controller::new(clusters, watcher::Config::default());
+    // The caches' watches, shared: one watch per kind feeds both the passes' reads and the
+    // triggers, and a trigger comes after the store shows its change.
+    let controller = Controller::for_shared_stream(streams.clusters, streams.cluster_store)
+        .with_config(Config::default().concurrency(concurrency));
     let reader = controller.store();
     let listed = controller.store();
     let (all_tx, all_rx) = futures::channel::mpsc::channel::<()>(1);
@@ -301,8 +290,8 @@ pub(crate) async fn run(
     });
     let node_changes = node_changes(&ctx.executor());
     let passes = controller
-        .owns(machines, watcher::Config::default())
-        .watches(classes, watcher::Config::default(), move |class| {
+        .owns_shared_stream(streams.machines)
+        .watches_shared_stream(streams.classes, move |class| {
             let name = class.name_any();
             let namespace = class.namespace();
             reader

@@ -8,14 +8,17 @@
 //!
 //! # Guarantees
 //!
-//! - One reconcile per Cluster at a time; every pass reads the API server afresh (no cache),
-//!   and a Machine's intent (name and idempotency key) is stored before any provider is asked
-//!   to create it, so a restart or a leader change never creates a machine twice.
+//! - One reconcile per Cluster at a time, at most `concurrency` at once; passes read from
+//!   watch-backed caches that show every write of this replica before they answer, and a
+//!   Machine's intent (name and idempotency key) is stored before any provider is asked to
+//!   create it, so a lagging cache, a restart or a leader change never creates a machine
+//!   twice (the `store` module docs give the argument).
 //! - With leader election, only the Lease holder reconciles; a replica that loses the Lease
 //!   stops reconciling before another can take it.
 //! - A provider that fails to load (not a component, a missing ConfigMap) is `Loaded=False`
 //!   with the reason on its WasmProvider; the others keep working.
 
+mod cache;
 pub mod controller;
 mod error;
 pub mod kinds;
@@ -33,6 +36,7 @@ use futures::FutureExt as _;
 use kube::Client;
 use tokio::sync::mpsc;
 
+pub use cache::{CacheConfig, SharedStreams};
 pub use controller::{CONTROLLER_NAME, RequeuePolicy};
 pub use error::{KubeModeError, chain};
 pub use kinds::CLUSTER_LABEL;
@@ -74,6 +78,10 @@ pub struct ControllerConfig {
     pub health_address: Option<SocketAddr>,
     /// When Clusters are looked at again.
     pub requeue: RequeuePolicy,
+    /// Most passes running at once (kube-runtime's controller `concurrency`; 0: no bound).
+    pub concurrency: u16,
+    /// How reads wait for the watch-backed caches.
+    pub cache: CacheConfig,
 }
 
 /// Runs the controller until `shutdown` resolves (then running passes finish and the Lease is
@@ -90,7 +98,11 @@ pub async fn run(
 ) -> Result<(), KubeModeError> {
     let shutdown = shutdown.shared();
     let metrics = Arc::new(Metrics::default());
-    config.local.call_observer = Some(metrics.clone());
+    // The caller's observer (`capw bench kube`'s) hears every call too.
+    config.local.call_observer = Some(match config.local.call_observer.take() {
+        Some(theirs) => Arc::new(metrics::Both(metrics.clone(), theirs)),
+        None => metrics.clone(),
+    });
     let readiness = Arc::new(Readiness::default());
     let mut servers = Vec::new();
     if let Some(address) = config.metrics_address {
@@ -142,7 +154,12 @@ pub async fn run(
     }
     metrics.leader.set(1);
 
-    let store: Arc<dyn ObjectStore> = Arc::new(KubeStore::new(client.clone()));
+    let (store, streams) = KubeStore::cached(
+        client.clone(),
+        config.watch_namespace.as_deref(),
+        config.cache.clone(),
+    );
+    let store: Arc<dyn ObjectStore> = Arc::new(store);
     let fingerprint = providers::fingerprint(store.as_ref(), &config.provider_namespace).await?;
     let executor = providers::load(&store, &config.local, &metrics, None).await?;
     readiness.set_ready();
@@ -184,14 +201,7 @@ pub async fn run(
             }
         }
     };
-    controller::run(
-        client,
-        config.watch_namespace.as_deref(),
-        ctx,
-        reload_rx,
-        stop,
-    )
-    .await;
+    controller::run(streams, config.concurrency, ctx, reload_rx, stop).await;
     drop(watch);
     metrics.leader.set(0);
     drop(holder);

@@ -137,6 +137,23 @@ fn call_buckets() -> Histogram {
     Histogram::new(exponential_buckets(0.000_05, 4.0, 10))
 }
 
+/// Two observers of provider calls, each told of every call.
+#[derive(Debug)]
+pub(crate) struct Both(pub Arc<Metrics>, pub Arc<dyn CallObserver>);
+
+impl CallObserver for Both {
+    fn call_finished(
+        &self,
+        provider: &str,
+        operation: &'static str,
+        elapsed: Duration,
+        outcome: Result<(), &'static str>,
+    ) {
+        self.0.call_finished(provider, operation, elapsed, outcome);
+        self.1.call_finished(provider, operation, elapsed, outcome);
+    }
+}
+
 impl CallObserver for Metrics {
     fn call_finished(
         &self,

@@ -1,8 +1,48 @@
 //! [`KubeStore`]: the executor's [`ObjectStore`] over a Kubernetes API server.
 //!
-//! Every read goes to the API server (no cache), so a pass decides on what is stored now;
-//! a controller restart or a leader change never acts on stale objects.
+//! Built with [`KubeStore::cached`], it answers `get`, `list` and `list_labelled` of the kinds
+//! a pass reads (Clusters, Machines, ClusterClasses, ClusterInfrastructures and the Secrets
+//! capw writes) from watch-backed caches ([`crate::cache`]); one cluster's Machines come from an
+//! index by namespace and cluster label, so a pass's reads do not grow with the number of
+//! clusters. Every write goes to the API server. [`KubeStore::new`] reads the API server
+//! directly, every time.
+//!
+//! # Why a pass on a cache that lags never acts twice
+//!
+//! A cache may lag the API server by the time a watch event takes to arrive. A pass that
+//! decided on such a cache could, unguarded, miss a Machine it created a moment ago and
+//! create another (Machine names carry a random suffix), or undo a write it just made. Four
+//! things keep it from acting twice:
+//!
+//! 1. **Read your writes.** The store remembers, for each object it wrote, the
+//!    `resourceVersion` the API server gave the write (or that it deleted it). A read waits
+//!    until the cache of that kind has applied a change at least that new (for a deletion:
+//!    until the object is gone from it), for the objects it returns: `get` for that object,
+//!    `list_labelled` for every object of that cluster this replica wrote. So the next pass
+//!    of a cluster, and the second read within a pass, see every Machine this replica
+//!    created. `resourceVersion`s of one kind come from etcd's revision and grow with every
+//!    change; a version that does not parse as a number is not waited for. A cache that does
+//!    not catch up within [`CacheConfig::catch_up`] (or has not listed within
+//!    [`CacheConfig::first_list`]) is not used: the read goes to the API server.
+//! 2. **Preconditions.** Every update names the `resourceVersion` it read. A stale read
+//!    therefore fails with a conflict instead of overwriting a newer object, and the retry
+//!    reads the API server, not the cache.
+//! 3. **Intent before action, idempotency keys.** A Machine's name and idempotency key are
+//!    stored before any provider is asked to create it, and a provider creates at most one
+//!    instance per key; a create that finds the object already there (AlreadyExists) is
+//!    retried as a read of the API server, never as a second object.
+//! 4. **One writer per cluster.** The controller never runs two passes of one Cluster at once,
+//!    and only the Lease holder reconciles. A replica that takes over starts its caches with
+//!    a quorum list (`ListSemantic::MostRecent`), taken after the old holder's last write was
+//!    acknowledged, as the Lease is only free once the old holder stopped writing.
+//!
+//! Writes by others (a person, another controller) are seen when their events arrive; a pass
+//! that decided without them can only lose a precondition, or be followed by the pass their
+//! event triggers.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -10,7 +50,9 @@ use capw_store::{Applied, Change, Deleted, ObjectKey, ObjectStore, StoreError};
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use serde_json::{Value, json};
+use tokio::time::Instant;
 
+use crate::cache::{CacheConfig, Caches, KindCache, SharedStreams, to_json, version_of};
 use crate::kinds::{CLUSTER_LABEL, Kind, kind};
 
 /// How often [`ObjectStore::update`] tries again after a conflict before giving up: each
@@ -25,6 +67,8 @@ const CONFLICT_PAUSE: Duration = Duration::from_millis(20);
 /// # Guarantees
 ///
 /// - Writes name the `resourceVersion` they read: two writers never overwrite each other.
+/// - Cached reads show every write this store made of the objects they return (the module
+///   docs say why a pass is safe on them).
 /// - `update` writes the object and, when it changed `status`, the status subresource.
 /// - Machines, cluster Secrets and ClusterInfrastructures created for a Cluster (the
 ///   `capw.dev/cluster` label) get an owner reference to it, so the controller sees their
@@ -32,6 +76,9 @@ const CONFLICT_PAUSE: Duration = Duration::from_millis(20);
 #[derive(Clone)]
 pub struct KubeStore {
     client: Client,
+    caches: Option<Arc<Caches>>,
+    written: Arc<WriteLog>,
+    misses: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for KubeStore {
@@ -41,9 +88,168 @@ impl std::fmt::Debug for KubeStore {
 }
 
 impl KubeStore {
-    /// A store talking to the API server of `client`.
+    /// A store that reads and writes the API server of `client` directly.
     pub fn new(client: Client) -> Self {
-        KubeStore { client }
+        KubeStore {
+            client,
+            caches: None,
+            written: Arc::default(),
+            misses: Arc::default(),
+        }
+    }
+
+    /// A store that reads the kinds a pass reads from watches of `namespace` (every
+    /// namespace when `None`) and writes to the API server; with the controller's triggers
+    /// from the same watches. Must be called inside a Tokio runtime; the watches stop when
+    /// the last clone of the store is dropped.
+    pub fn cached(
+        client: Client,
+        namespace: Option<&str>,
+        config: CacheConfig,
+    ) -> (Self, SharedStreams) {
+        let (caches, streams) = Caches::start(&client, namespace, config);
+        let store = KubeStore {
+            client,
+            caches: Some(Arc::new(caches)),
+            written: Arc::default(),
+            misses: Arc::default(),
+        };
+        (store, streams)
+    }
+
+    /// Reads a cache could not answer because it had not listed yet or lagged behind this
+    /// store's writes (they went to the API server).
+    pub fn cache_misses(&self) -> u64 {
+        self.misses.load(Ordering::Relaxed)
+    }
+
+    /// The cache of `kind` that sees `namespace`, once it shows this store's writes of the
+    /// objects `which` selects; `None` when the read must go to the API server.
+    async fn settled_cache(
+        &self,
+        kind_name: &str,
+        namespace: Option<&str>,
+        which: impl Fn(&Written) -> bool,
+    ) -> Option<&Arc<dyn KindCache>> {
+        let caches = self.caches.as_ref()?;
+        let cache = caches.of(kind_name, namespace)?;
+        let mut seen = cache.seen();
+        let listed_by = Instant::now() + caches.config.first_list;
+        while !seen.borrow_and_update().listed {
+            match tokio::time::timeout_at(listed_by, seen.changed()).await {
+                Ok(Ok(())) => {}
+                _ => {
+                    self.misses.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(
+                        kind = kind_name,
+                        "cache not listed yet: reading the API server"
+                    );
+                    return None;
+                }
+            }
+        }
+        let caught_up_by = Instant::now() + caches.config.catch_up;
+        loop {
+            let version = seen.borrow_and_update().version;
+            if self.written.settle(kind_name, &which, |w| match w.version {
+                Some(v) => version >= v,
+                None => !cache.contains(&w.namespace, &w.name),
+            }) {
+                return Some(cache);
+            }
+            match tokio::time::timeout_at(caught_up_by, seen.changed()).await {
+                Ok(Ok(())) => {}
+                _ => {
+                    self.misses.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(
+                        kind = kind_name,
+                        "cache behind this store's writes: reading the API server"
+                    );
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Remembers a write of `key` that left `object` (`None`: the object is gone), so that
+    /// cached reads wait until they show it.
+    fn wrote(&self, key: &ObjectKey, object: Option<&Value>) {
+        if !self.caches.as_ref().is_some_and(|c| c.caches(&key.kind)) {
+            return;
+        }
+        let version = match object {
+            None => None,
+            Some(o) => match version_of(
+                o.pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str),
+            ) {
+                Some(v) => Some(v),
+                // Not a revision: nothing to wait for.
+                None => return,
+            },
+        };
+        let cluster = match object {
+            _ if key.kind == "Cluster" => Some(key.name.clone()),
+            Some(o) => o
+                .pointer("/metadata/labels")
+                .and_then(|l| l.get(CLUSTER_LABEL))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            None => self.written.cluster_of(key),
+        };
+        self.written.record(
+            key,
+            Written {
+                namespace: key.namespace.clone(),
+                name: key.name.clone(),
+                cluster,
+                version,
+            },
+        );
+    }
+
+    /// The object at `key`, from the API server.
+    async fn get_fresh(&self, key: &ObjectKey) -> Result<Option<Value>, StoreError> {
+        let (api, k) = self.api_for(key)?;
+        match api.get_opt(&key.name).await {
+            Ok(Some(o)) => Ok(Some(to_value(o, &k)?)),
+            Ok(None) => Ok(None),
+            Err(e) => Err(api_error(key, e)),
+        }
+    }
+
+    /// The object at `key`, from the cache unless `fresh`.
+    async fn read(&self, key: &ObjectKey, fresh: bool) -> Result<Option<Value>, StoreError> {
+        if fresh {
+            self.get_fresh(key).await
+        } else {
+            self.get(key).await
+        }
+    }
+
+    /// Every object of `kind` (in `namespace`), from the API server.
+    async fn list_fresh(
+        &self,
+        kind_name: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>, StoreError> {
+        let (api, k) = self.api(kind_name, namespace)?;
+        let list = api.list(&ListParams::default()).await.map_err(|e| {
+            api_error(
+                &ObjectKey::namespaced(kind_name, namespace.unwrap_or(""), ""),
+                e,
+            )
+        })?;
+        let mut items = list
+            .items
+            .into_iter()
+            .map(|o| to_value(o, &k))
+            .collect::<Result<Vec<_>, _>>()?;
+        items.sort_by(|a, b| {
+            let key = |v: &Value| ObjectKey::of(v).ok();
+            key(a).cmp(&key(b))
+        });
+        Ok(items)
     }
 
     fn api(
@@ -107,6 +313,65 @@ impl KubeStore {
     }
 }
 
+/// One write this store made and its cache has not shown yet.
+#[derive(Clone, Debug)]
+struct Written {
+    namespace: String,
+    name: String,
+    /// The Cluster it belongs to (its label; its own name for a Cluster).
+    cluster: Option<String>,
+    /// The `resourceVersion` the write left, or `None` when it removed the object.
+    version: Option<u64>,
+}
+
+/// The writes of a store that its caches have not shown yet, by kind. An entry goes as soon
+/// as a read finds its cache caught up with it, so the log holds only the last moments.
+#[derive(Debug, Default)]
+struct WriteLog(Mutex<HashMap<String, WritesOfKind>>);
+
+/// One kind's entries of a [`WriteLog`], by namespace and name.
+type WritesOfKind = HashMap<(String, String), Written>;
+
+impl WriteLog {
+    fn record(&self, key: &ObjectKey, written: Written) {
+        let mut log = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        log.entry(key.kind.clone())
+            .or_default()
+            .insert((key.namespace.clone(), key.name.clone()), written);
+    }
+
+    fn cluster_of(&self, key: &ObjectKey) -> Option<String> {
+        let log = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        log.get(&key.kind)?
+            .get(&(key.namespace.clone(), key.name.clone()))?
+            .cluster
+            .clone()
+    }
+
+    /// Forgets the writes of `kind` that `which` selects and `shown` says the cache shows;
+    /// true when none of those selected is left.
+    fn settle(
+        &self,
+        kind: &str,
+        which: impl Fn(&Written) -> bool,
+        shown: impl Fn(&Written) -> bool,
+    ) -> bool {
+        let mut log = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(writes) = log.get_mut(kind) else {
+            return true;
+        };
+        let mut settled = true;
+        writes.retain(|_, w| {
+            if !which(w) || shown(w) {
+                return !which(w);
+            }
+            settled = false;
+            true
+        });
+        settled
+    }
+}
+
 /// The API server's answer as a store error, keeping the source.
 fn api_error(key: &ObjectKey, e: kube::Error) -> StoreError {
     match &e {
@@ -129,12 +394,7 @@ fn api_error(key: &ObjectKey, e: kube::Error) -> StoreError {
 /// An object as the JSON the executor works with, with `apiVersion` and `kind` always set
 /// (list responses leave them out of items).
 fn to_value(object: DynamicObject, k: &Kind) -> Result<Value, StoreError> {
-    let mut value = serde_json::to_value(object).map_err(|e| StoreError::Invalid(e.to_string()))?;
-    if let Some(map) = value.as_object_mut() {
-        map.insert("apiVersion".into(), k.resource.api_version.clone().into());
-        map.insert("kind".into(), k.resource.kind.clone().into());
-    }
-    Ok(value)
+    to_json(&object, k).map_err(|e| StoreError::Invalid(e.to_string()))
 }
 
 fn from_value(value: Value) -> Result<DynamicObject, StoreError> {
@@ -188,12 +448,17 @@ fn merged(existing: &Value, desired: &Value) -> Value {
 #[async_trait]
 impl ObjectStore for KubeStore {
     async fn get(&self, key: &ObjectKey) -> Result<Option<Value>, StoreError> {
-        let (api, k) = self.api_for(key)?;
-        match api.get_opt(&key.name).await {
-            Ok(Some(o)) => Ok(Some(to_value(o, &k)?)),
-            Ok(None) => Ok(None),
-            Err(e) => Err(api_error(key, e)),
+        let namespace = Some(key.namespace.as_str()).filter(|ns| !ns.is_empty());
+        let which = |w: &Written| w.namespace == key.namespace && w.name == key.name;
+        if let Some(cache) = self.settled_cache(&key.kind, namespace, which).await {
+            match cache.get(&key.namespace, &key.name) {
+                Some(object) => return Ok(Some(object)),
+                // A cache of only the labelled objects cannot say one is absent.
+                None if !cache.partial() => return Ok(None),
+                None => {}
+            }
         }
+        self.get_fresh(key).await
     }
 
     async fn list(
@@ -201,23 +466,38 @@ impl ObjectStore for KubeStore {
         kind_name: &str,
         namespace: Option<&str>,
     ) -> Result<Vec<Value>, StoreError> {
-        let (api, k) = self.api(kind_name, namespace)?;
-        let list = api.list(&ListParams::default()).await.map_err(|e| {
-            api_error(
-                &ObjectKey::namespaced(kind_name, namespace.unwrap_or(""), ""),
-                e,
-            )
-        })?;
-        let mut items = list
-            .items
-            .into_iter()
-            .map(|o| to_value(o, &k))
-            .collect::<Result<Vec<_>, _>>()?;
-        items.sort_by(|a, b| {
-            let key = |v: &Value| ObjectKey::of(v).ok();
-            key(a).cmp(&key(b))
+        let which = |w: &Written| namespace.is_none_or(|ns| w.namespace == ns);
+        if let Some(cache) = self.settled_cache(kind_name, namespace, which).await
+            && !cache.partial()
+        {
+            return Ok(cache.list(namespace));
+        }
+        self.list_fresh(kind_name, namespace).await
+    }
+
+    async fn list_labelled(
+        &self,
+        kind_name: &str,
+        namespace: &str,
+        label: &str,
+        value: &str,
+    ) -> Result<Vec<Value>, StoreError> {
+        if label == CLUSTER_LABEL {
+            // Every object with the label is in the cache, partial or not.
+            let which =
+                |w: &Written| w.namespace == namespace && w.cluster.as_deref() == Some(value);
+            if let Some(cache) = self.settled_cache(kind_name, Some(namespace), which).await {
+                return Ok(cache.labelled(namespace, value));
+            }
+        }
+        let mut all = self.list(kind_name, Some(namespace)).await?;
+        all.retain(|o| {
+            o.pointer("/metadata/labels")
+                .and_then(|l| l.get(label))
+                .and_then(Value::as_str)
+                == Some(value)
         });
-        Ok(items)
+        Ok(all)
     }
 
     async fn create(&self, mut object: Value) -> Result<Value, StoreError> {
@@ -228,22 +508,33 @@ impl ObjectStore for KubeStore {
             .create(&PostParams::default(), &from_value(object)?)
             .await
             .map_err(|e| api_error(&key, e))?;
-        to_value(created, &k)
+        let created = to_value(created, &k)?;
+        self.wrote(&key, Some(&created));
+        Ok(created)
     }
 
     async fn apply(&self, mut object: Value) -> Result<(Value, Applied), StoreError> {
         let key = ObjectKey::of(&object)?;
         let (api, k) = self.api_for(&key)?;
+        // The cache first; after a conflict or an AlreadyExists, the API server.
+        let mut fresh = false;
         for _ in 0..CONFLICT_RETRIES {
-            let Some(existing) = self.get(&key).await? else {
+            let Some(existing) = self.read(&key, fresh).await? else {
                 self.own(&mut object, &k).await?;
                 match api
                     .create(&PostParams::default(), &from_value(object.clone())?)
                     .await
                 {
-                    Ok(created) => return Ok((to_value(created, &k)?, Applied::Created)),
+                    Ok(created) => {
+                        let created = to_value(created, &k)?;
+                        self.wrote(&key, Some(&created));
+                        return Ok((created, Applied::Created));
+                    }
                     Err(e) => match api_error(&key, e) {
-                        StoreError::AlreadyExists(_) => continue,
+                        StoreError::AlreadyExists(_) => {
+                            fresh = true;
+                            continue;
+                        }
                         other => return Err(other),
                     },
                 }
@@ -256,9 +547,16 @@ impl ObjectStore for KubeStore {
                 .replace(&key.name, &PostParams::default(), &from_value(next)?)
                 .await
             {
-                Ok(stored) => return Ok((to_value(stored, &k)?, Applied::Configured)),
+                Ok(stored) => {
+                    let stored = to_value(stored, &k)?;
+                    self.wrote(&key, Some(&stored));
+                    return Ok((stored, Applied::Configured));
+                }
                 Err(e) => match api_error(&key, e) {
-                    StoreError::Conflict { .. } => tokio::time::sleep(CONFLICT_PAUSE).await,
+                    StoreError::Conflict { .. } => {
+                        fresh = true;
+                        tokio::time::sleep(CONFLICT_PAUSE).await;
+                    }
                     other => return Err(other),
                 },
             }
@@ -271,69 +569,13 @@ impl ObjectStore for KubeStore {
         key: &ObjectKey,
         change: Change<'_>,
     ) -> Result<Option<Value>, StoreError> {
-        let (api, k) = self.api_for(key)?;
-        for _ in 0..CONFLICT_RETRIES {
-            let existing = self
-                .get(key)
-                .await?
-                .ok_or_else(|| StoreError::NotFound(key.clone()))?;
-            let mut changed = existing.clone();
-            change(&mut changed)?;
-            if ObjectKey::of(&changed)? != *key {
-                return Err(StoreError::Invalid(format!(
-                    "{key}: the name cannot change"
-                )));
-            }
-            if changed == existing {
-                return Ok(Some(existing));
-            }
-            let mut stored = existing.clone();
-            if without_status(&changed) != without_status(&existing) {
-                match api
-                    .replace(
-                        &key.name,
-                        &PostParams::default(),
-                        &from_value(changed.clone())?,
-                    )
-                    .await
-                {
-                    Ok(o) => stored = to_value(o, &k)?,
-                    Err(e) => match api_error(key, e) {
-                        StoreError::Conflict { .. } => {
-                            tokio::time::sleep(CONFLICT_PAUSE).await;
-                            continue;
-                        }
-                        // Removing the last finalizer of an object being deleted removes it.
-                        StoreError::NotFound(_) => return Ok(None),
-                        other => return Err(other),
-                    },
-                }
-                let deleting = stored.pointer("/metadata/deletionTimestamp").is_some();
-                if deleting && finalizers_empty(&stored) {
-                    return Ok(None);
-                }
-            }
-            if k.status_subresource && changed.get("status") != existing.get("status") {
-                let mut next = stored.clone();
-                next["status"] = changed.get("status").cloned().unwrap_or(Value::Null);
-                match api
-                    .replace_status(&key.name, &PostParams::default(), &from_value(next)?)
-                    .await
-                {
-                    Ok(o) => stored = to_value(o, &k)?,
-                    Err(e) => match api_error(key, e) {
-                        StoreError::Conflict { .. } => {
-                            tokio::time::sleep(CONFLICT_PAUSE).await;
-                            continue;
-                        }
-                        StoreError::NotFound(_) => return Ok(None),
-                        other => return Err(other),
-                    },
-                }
-            }
-            return Ok(Some(stored));
+        let written = self.update_object(key, change).await;
+        match &written {
+            Ok(object) => self.wrote(key, object.as_ref()),
+            Err(StoreError::NotFound(_)) => self.wrote(key, None),
+            Err(_) => {}
         }
-        Err(conflict_exhausted(key))
+        written
     }
 
     async fn update_status(
@@ -343,9 +585,11 @@ impl ObjectStore for KubeStore {
         resource_version: Option<&str>,
     ) -> Result<Value, StoreError> {
         let (api, k) = self.api_for(key)?;
+        // A pinned version is compared with the API server's, never with a cache's.
+        let mut fresh = resource_version.is_some();
         for _ in 0..CONFLICT_RETRIES {
             let mut object = self
-                .get(key)
+                .read(key, fresh)
                 .await?
                 .ok_or_else(|| StoreError::NotFound(key.clone()))?;
             let actual = self::resource_version(&object).unwrap_or_default();
@@ -370,10 +614,15 @@ impl ObjectStore for KubeStore {
                     .await
             };
             match written {
-                Ok(o) => return to_value(o, &k),
+                Ok(o) => {
+                    let stored = to_value(o, &k)?;
+                    self.wrote(key, Some(&stored));
+                    return Ok(stored);
+                }
                 Err(e) => match api_error(key, e) {
                     // Only retry when the caller did not pin a version.
                     StoreError::Conflict { .. } if resource_version.is_none() => {
+                        fresh = true;
                         tokio::time::sleep(CONFLICT_PAUSE).await;
                     }
                     other => return Err(other),
@@ -384,14 +633,99 @@ impl ObjectStore for KubeStore {
     }
 
     async fn delete(&self, key: &ObjectKey) -> Result<Deleted, StoreError> {
-        let (api, _) = self.api_for(key)?;
+        let (api, k) = self.api_for(key)?;
         match api.delete(&key.name, &DeleteParams::default()).await {
-            Ok(either) => Ok(match either {
-                either::Either::Left(_) => Deleted::Marked,
-                either::Either::Right(_) => Deleted::Removed,
-            }),
+            Ok(either::Either::Left(marked)) => {
+                self.wrote(key, Some(&to_value(marked, &k)?));
+                Ok(Deleted::Marked)
+            }
+            Ok(either::Either::Right(_)) => {
+                self.wrote(key, None);
+                Ok(Deleted::Removed)
+            }
             Err(e) => Err(api_error(key, e)),
         }
+    }
+}
+
+impl KubeStore {
+    /// [`ObjectStore::update`]: the cache first, the API server after a conflict.
+    async fn update_object(
+        &self,
+        key: &ObjectKey,
+        change: Change<'_>,
+    ) -> Result<Option<Value>, StoreError> {
+        let (api, k) = self.api_for(key)?;
+        let mut fresh = false;
+        for _ in 0..CONFLICT_RETRIES {
+            let existing = match self.read(key, fresh).await? {
+                Some(existing) => existing,
+                // Someone else's create the cache has not shown yet.
+                None if !fresh => {
+                    fresh = true;
+                    continue;
+                }
+                None => return Err(StoreError::NotFound(key.clone())),
+            };
+            let mut changed = existing.clone();
+            change(&mut changed)?;
+            if ObjectKey::of(&changed)? != *key {
+                return Err(StoreError::Invalid(format!(
+                    "{key}: the name cannot change"
+                )));
+            }
+            if changed == existing {
+                return Ok(Some(existing));
+            }
+            let mut stored = existing.clone();
+            if without_status(&changed) != without_status(&existing) {
+                match api
+                    .replace(
+                        &key.name,
+                        &PostParams::default(),
+                        &from_value(changed.clone())?,
+                    )
+                    .await
+                {
+                    Ok(o) => stored = to_value(o, &k)?,
+                    Err(e) => match api_error(key, e) {
+                        StoreError::Conflict { .. } => {
+                            fresh = true;
+                            tokio::time::sleep(CONFLICT_PAUSE).await;
+                            continue;
+                        }
+                        // Removing the last finalizer of an object being deleted removes it.
+                        StoreError::NotFound(_) => return Ok(None),
+                        other => return Err(other),
+                    },
+                }
+                let deleting = stored.pointer("/metadata/deletionTimestamp").is_some();
+                if deleting && finalizers_empty(&stored) {
+                    return Ok(None);
+                }
+            }
+            if k.status_subresource && changed.get("status") != existing.get("status") {
+                let mut next = stored.clone();
+                next["status"] = changed.get("status").cloned().unwrap_or(Value::Null);
+                match api
+                    .replace_status(&key.name, &PostParams::default(), &from_value(next)?)
+                    .await
+                {
+                    Ok(o) => stored = to_value(o, &k)?,
+                    Err(e) => match api_error(key, e) {
+                        StoreError::Conflict { .. } => {
+                            fresh = true;
+                            tokio::time::sleep(CONFLICT_PAUSE).await;
+                            continue;
+                        }
+                        StoreError::NotFound(_) => return Ok(None),
+                        other => return Err(other),
+                    },
+                }
+            }
+            return Ok(Some(stored));
+        }
+        Err(conflict_exhausted(key))
     }
 }
 

@@ -2,11 +2,13 @@
 //! simcloud in-process and the real provider components (`make plugins`).
 
 mod common;
+#[path = "kube/cache.rs"]
+mod cache;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use capw_kube::{ControllerConfig, KubeStore, LeaseConfig, RequeuePolicy};
+use capw_kube::{CacheConfig, ControllerConfig, KubeStore, LeaseConfig, RequeuePolicy};
 use capw_local::{LocalConfig, SecretSource};
 use capw_simcloud::model::Inventory;
 use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
@@ -132,6 +134,8 @@ impl World {
                 resync: Duration::from_secs(30),
                 error_requeue: Duration::from_millis(500),
             },
+            concurrency: 0,
+            cache: CacheConfig::default(),
         }
     }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use capw_api::parse_manifests;
-use capw_kube::{ControllerConfig, KubeStore, RequeuePolicy};
+use capw_kube::{CacheConfig, ControllerConfig, KubeStore, RequeuePolicy};
 use capw_local::{
     ClusterCacheConfig, Executor, LocalConfig, Progress, SecretSource, WorkloadClusterAccess,
 };
@@ -138,6 +138,8 @@ impl Scenario {
                 resync: Duration::from_secs(30),
                 error_requeue: Duration::from_millis(500),
             },
+            concurrency: 0,
+            cache: CacheConfig::default(),
         };
         let task = tokio::spawn(capw_kube::run(client, controller, async {
             let _ = stopped.await;
