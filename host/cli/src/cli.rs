@@ -96,6 +96,10 @@ pub enum BenchCommand {
     /// Bring many clusters from nothing to Ready in a fresh state directory, with the real
     /// providers and an in-process simcloud; print the time and the peak memory.
     Converge(BenchConvergeArgs),
+    /// Converge many clusters in the Kubernetes mode against a real API server; print the
+    /// time, the CPU, the peak memory, the provider calls' latency and the API server's and
+    /// etcd's CPU and memory.
+    Kube(crate::bench_kube::BenchKubeArgs),
 }
 
 #[derive(Debug, Args)]

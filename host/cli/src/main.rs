@@ -3,6 +3,7 @@
 
 mod apply;
 mod bench;
+mod bench_kube;
 mod cli;
 mod controller;
 mod crds;
@@ -54,6 +55,9 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Up(args) => up::run(&cli.global, args).await,
         cli::Command::Bench(cli::BenchCommand::Converge(args)) => {
             bench::converge(&cli.global, args).await
+        }
+        cli::Command::Bench(cli::BenchCommand::Kube(args)) => {
+            bench_kube::kube(&cli.global, args).await
         }
         cli::Command::Controller(args) => controller::run(&cli.global, args).await,
         cli::Command::Crds => crds::run(),

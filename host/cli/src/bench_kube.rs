@@ -1,0 +1,449 @@
+//! `capw bench kube`: the Kubernetes mode at scale against a real API server. Applies many
+//! clusters to the API server of `--kubeconfig` (start one with
+//! `tests/kube-env/kube-env.sh start DIR`), runs the controller in this process with the real
+//! providers and an in-process simcloud (simulated boot) until every cluster is Ready, and
+//! prints the time, this process's CPU (user + system) and peak RSS, the provider calls'
+//! latency, and the CPU and memory the kube-apiserver and etcd processes spent meanwhile.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use capw_api::parse_manifests;
+use capw_kube::{CacheConfig, ControllerConfig, KubeStore, RequeuePolicy};
+use capw_local::SecretSource;
+use capw_runtime::CallObserver;
+use capw_simcloud::{SimCloud, SimCloudConfig, Timings};
+use capw_store::ObjectStore;
+use clap::Args;
+use futures::StreamExt as _;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde_json::{Value, json};
+
+use crate::cli::GlobalArgs;
+
+const PROVIDERS: &str = include_str!("../../../examples/quickstart/00-providers.yaml");
+const CLASS: &str = include_str!("../../../examples/quickstart/10-class.yaml");
+const TOKEN: &str = "capw-bench";
+
+/// Flags of `capw bench kube`.
+#[derive(Debug, Args)]
+pub struct BenchKubeArgs {
+    /// Kubeconfig of the API server to measure against; use a fresh one for each run.
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: PathBuf,
+    /// How many clusters.
+    #[arg(long, default_value_t = 100)]
+    pub clusters: usize,
+    /// Control-plane machines per cluster.
+    #[arg(long, default_value_t = 3)]
+    pub control_plane: u32,
+    /// Workers per cluster.
+    #[arg(long, default_value_t = 3)]
+    pub workers: u32,
+    /// simcloud's delay per step (provisioning, boot, load balancer), in milliseconds.
+    #[arg(long, default_value_t = 50)]
+    pub simcloud_delay_ms: u64,
+    /// Passes that may run at once (`capw controller --max-concurrent-reconciles`).
+    #[arg(long, default_value_t = 64)]
+    pub concurrency: u16,
+    /// Namespace of the clusters, providers' secret and class.
+    #[arg(long, default_value = "capw-bench")]
+    pub namespace: String,
+    /// Give up after this long.
+    #[arg(long, default_value = "60m", value_parser = crate::cli::parse_duration)]
+    pub timeout: Duration,
+}
+
+pub async fn kube(global: &GlobalArgs, args: BenchKubeArgs) -> anyhow::Result<()> {
+    let kubeconfig = Kubeconfig::read_from(&args.kubeconfig)
+        .with_context(|| format!("reading kubeconfig {}", args.kubeconfig.display()))?;
+    let server = kubeconfig
+        .clusters
+        .first()
+        .and_then(|c| c.cluster.as_ref())
+        .and_then(|c| c.server.clone())
+        .unwrap_or_default();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .context("using the kubeconfig")?;
+    let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
+    let apiserver = ApiServerProcesses::find(&server);
+    if apiserver.apiserver.is_none() {
+        eprintln!(
+            "no kube-apiserver process serving {server} on this machine: its CPU and RSS are not measured"
+        );
+    }
+
+    apply_crds(&client).await?;
+    let store = KubeStore::new(client.clone());
+    let ns = &args.namespace;
+    let namespaces = dynamic(&client, "", "v1", "Namespace", "namespaces", None);
+    namespaces
+        .patch(
+            ns,
+            &PatchParams::apply("capw-bench").force(),
+            &Patch::Apply(
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+            ),
+        )
+        .await
+        .context("creating the namespace")?;
+    let sim = SimCloud::start(SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(
+        Duration::from_millis(args.simcloud_delay_ms),
+    )))
+    .await
+    .context("starting simcloud")?;
+    store
+        .apply(json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "simcloud", "namespace": ns},
+            "stringData": {"token": TOKEN},
+        }))
+        .await?;
+    let mut objects = Vec::new();
+    let mut text = format!("{PROVIDERS}\n---\n{CLASS}\n");
+    for i in 0..args.clusters {
+        text += &cluster_manifest(i, &args);
+    }
+    let text = text
+        .replace("http://127.0.0.1:7480", &sim.base_url())
+        .replace("namespace: default", &format!("namespace: {ns}"));
+    for object in parse_manifests(&text)? {
+        let mut object = object.to_json()?;
+        if object["kind"] != "WasmProvider" && object.pointer("/metadata/namespace").is_none() {
+            object["metadata"]["namespace"] = ns.clone().into();
+        }
+        objects.push(object);
+    }
+    let applied: Vec<_> = futures::stream::iter(objects)
+        .map(|o| store.apply(o))
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    for result in applied {
+        result.context("applying the clusters")?;
+    }
+
+    let calls = Arc::new(CallTimes::default());
+    let mut local = crate::state::config(global);
+    local.state_dir = tempfile::tempdir()?.keep();
+    local.call_observer = Some(calls.clone());
+    local.secrets = SecretSource::Store {
+        default_namespace: ns.clone(),
+    };
+    let config = ControllerConfig {
+        local,
+        provider_namespace: ns.clone(),
+        watch_namespace: Some(ns.clone()),
+        identity: "capw-bench".into(),
+        leader_election: None,
+        metrics_address: None,
+        health_address: None,
+        requeue: RequeuePolicy {
+            max_requeue: Duration::from_secs(1),
+            ..RequeuePolicy::default()
+        },
+        concurrency: args.concurrency,
+        cache: CacheConfig::default(),
+    };
+    let before = Usage::now(&apiserver);
+    let started = Instant::now();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let controller = tokio::spawn(capw_kube::run(client.clone(), config, async {
+        let _ = stopped.await;
+    }));
+    let mut ready = 0;
+    while started.elapsed() < args.timeout && !controller.is_finished() {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        ready = store
+            .list("Cluster", Some(ns))
+            .await?
+            .iter()
+            .filter(|c| is_ready(c))
+            .count();
+        if ready == args.clusters {
+            break;
+        }
+    }
+    let elapsed = started.elapsed();
+    let after = Usage::now(&apiserver);
+    let machines = store.list("Machine", Some(ns)).await?.len();
+    let _ = stop.send(());
+    match tokio::time::timeout(Duration::from_secs(60), controller).await {
+        Ok(Ok(Err(e))) => eprintln!("the controller failed: {}", capw_kube::chain(&e)),
+        Err(_) => eprintln!("the controller did not stop within a minute"),
+        _ => {}
+    }
+    sim.shutdown().await.context("stopping simcloud")?;
+
+    let mut durations = calls.take();
+    durations.sort();
+    println!(
+        "kubernetes mode: {ready}/{} clusters Ready, {machines} machines, in {:.1} s (concurrency {})",
+        args.clusters,
+        elapsed.as_secs_f64(),
+        args.concurrency
+    );
+    println!(
+        "  capw: CPU {:.1} s (user+sys), peak RSS {}",
+        after.capw_cpu.saturating_sub(before.capw_cpu).as_secs_f64(),
+        mib(peak_rss_kib("self"))
+    );
+    println!(
+        "  provider calls: {}, p50 {}, p99 {}",
+        durations.len(),
+        micros(percentile(&durations, 50.0)),
+        micros(percentile(&durations, 99.0))
+    );
+    for (what, b, a, pid) in [
+        (
+            "kube-apiserver",
+            before.apiserver,
+            after.apiserver,
+            &apiserver.apiserver,
+        ),
+        ("etcd", before.etcd, after.etcd, &apiserver.etcd),
+    ] {
+        if let (Some(b), Some(a), Some(pid)) = (b, a, pid) {
+            println!(
+                "  {what} (pid {pid}): CPU {:.1} s, RSS {} now, peak {}",
+                a.saturating_sub(b).as_secs_f64(),
+                mib(rss_kib(pid, "VmRSS:")),
+                mib(peak_rss_kib(pid))
+            );
+        }
+    }
+    if ready < args.clusters {
+        bail!("{} clusters did not become Ready", args.clusters - ready);
+    }
+    Ok(())
+}
+
+fn cluster_manifest(i: usize, args: &BenchKubeArgs) -> String {
+    format!(
+        "---
+apiVersion: capw.dev/v1alpha1
+kind: Cluster
+metadata: {{name: bench-{i:05}}}
+spec:
+  topology:
+    classRef: {{name: sim-kubeadm}}
+    version: v1.34.4
+    controlPlane: {{replicas: {cp}}}
+    workers:
+      machineDeployments:
+        - {{class: default-worker, name: md-0, replicas: {workers}}}
+",
+        cp = args.control_plane,
+        workers = args.workers
+    )
+}
+
+fn is_ready(cluster: &Value) -> bool {
+    cluster
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        })
+}
+
+fn dynamic(
+    client: &kube::Client,
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+    namespace: Option<&str>,
+) -> Api<DynamicObject> {
+    let resource =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    }
+}
+
+/// Server-side applies capw's CRDs and waits until they serve.
+async fn apply_crds(client: &kube::Client) -> anyhow::Result<()> {
+    let api = dynamic(
+        client,
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        None,
+    );
+    for crd in capw_api::crds() {
+        let mut crd = serde_json::to_value(crd)?;
+        crd["apiVersion"] = "apiextensions.k8s.io/v1".into();
+        crd["kind"] = "CustomResourceDefinition".into();
+        let name = crd["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        api.patch(
+            &name,
+            &PatchParams::apply("capw-bench").force(),
+            &Patch::Apply(&crd),
+        )
+        .await
+        .with_context(|| format!("applying CRD {name}"))?;
+    }
+    let clusters = dynamic(client, "capw.dev", "v1alpha1", "Cluster", "clusters", None);
+    for _ in 0..100 {
+        if clusters.list(&Default::default()).await.is_ok() {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bail!("the CRDs did not become established")
+}
+
+/// The kube-apiserver serving the kubeconfig's port, and the etcd it stores in.
+#[derive(Debug, Default)]
+struct ApiServerProcesses {
+    apiserver: Option<String>,
+    etcd: Option<String>,
+}
+
+impl ApiServerProcesses {
+    fn find(server: &str) -> Self {
+        let port = server
+            .rsplit(':')
+            .next()
+            .unwrap_or_default()
+            .trim_end_matches('/');
+        let processes = processes();
+        let apiserver = processes.iter().find(|(_, args)| {
+            args.first().is_some_and(|a| a.ends_with("kube-apiserver"))
+                && args.iter().any(|a| a == &format!("--secure-port={port}"))
+        });
+        let etcd_port = apiserver.and_then(|(_, args)| {
+            args.iter()
+                .find_map(|a| a.strip_prefix("--etcd-servers="))
+                .and_then(|s| s.split(',').next())
+                .and_then(|s| s.rsplit(':').next())
+                .map(str::to_owned)
+        });
+        let etcd = etcd_port.and_then(|port| {
+            processes.iter().find(|(_, args)| {
+                args.first().is_some_and(|a| a.ends_with("etcd"))
+                    && args.iter().any(|a| a.contains(&format!(":{port}")))
+            })
+        });
+        ApiServerProcesses {
+            apiserver: apiserver.map(|(pid, _)| pid.clone()),
+            etcd: etcd.map(|(pid, _)| pid.clone()),
+        }
+    }
+}
+
+/// Every process's id and command line.
+fn processes() -> Vec<(String, Vec<String>)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().into_owned();
+            pid.bytes().all(|b| b.is_ascii_digit()).then_some(pid)
+        })
+        .filter_map(|pid| {
+            let line = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let args = line
+                .split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            Some((pid, args))
+        })
+        .collect()
+}
+
+/// CPU time of this process, the API server and etcd at one moment.
+struct Usage {
+    capw_cpu: Duration,
+    apiserver: Option<Duration>,
+    etcd: Option<Duration>,
+}
+
+impl Usage {
+    fn now(p: &ApiServerProcesses) -> Self {
+        Usage {
+            capw_cpu: cpu_time("self").unwrap_or_default(),
+            apiserver: p.apiserver.as_deref().and_then(cpu_time),
+            etcd: p.etcd.as_deref().and_then(cpu_time),
+        }
+    }
+}
+
+/// A process's CPU time so far (user + system), from /proc/<pid>/stat, in clock ticks of
+/// 1/100 s on Linux (`USER_HZ`).
+fn cpu_time(pid: &str) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i)?.parse::<u64>().ok();
+    Some(Duration::from_millis((ticks(11)? + ticks(12)?) * 10))
+}
+
+fn rss_kib(pid: &str, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+fn peak_rss_kib(pid: &str) -> Option<u64> {
+    rss_kib(pid, "VmHWM:")
+}
+
+fn mib(kib: Option<u64>) -> String {
+    kib.map_or_else(|| "-".into(), |k| format!("{:.0} MiB", k as f64 / 1024.0))
+}
+
+/// The `p`th percentile of sorted `values` (nearest rank).
+fn percentile(values: &[Duration], p: f64) -> Option<Duration> {
+    if values.is_empty() {
+        return None;
+    }
+    let rank = ((p / 100.0) * values.len() as f64).ceil() as usize;
+    values.get(rank.clamp(1, values.len()) - 1).copied()
+}
+
+fn micros(d: Option<Duration>) -> String {
+    d.map_or_else(|| "-".into(), |d| format!("{} µs", d.as_micros()))
+}
+
+/// The duration of every provider call.
+#[derive(Debug, Default)]
+struct CallTimes(Mutex<Vec<Duration>>);
+
+impl CallTimes {
+    fn take(&self) -> Vec<Duration> {
+        std::mem::take(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+impl CallObserver for CallTimes {
+    fn call_finished(
+        &self,
+        _provider: &str,
+        _operation: &'static str,
+        elapsed: Duration,
+        _outcome: Result<(), &'static str>,
+    ) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(elapsed);
+    }
+}
