@@ -10,7 +10,7 @@ PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plan
 	capw-sim-infra capw-kubeadm-bootstrap capw-broken-provider capw-broken-metadata-provider
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
-.PHONY: setup plugins build demo test lint fmt-check clippy bench bench-runs kube-env crds test-deps-oci toolchains examples
+.PHONY: setup plugins build demo test lint fmt-check clippy bench bench-runs bench-scale kube-env crds test-deps-oci toolchains examples
 
 # The example providers in other languages (plugins/examples/) and their toolchains.
 EXAMPLES := c python js go
@@ -96,6 +96,20 @@ clippy: setup
 bench: plugins
 	$(CARGO) bench -p capw-runtime --bench calls
 	@python3 scripts/bench-summary.py $(TARGET_DIR)/criterion
+
+## bench-scale: the local mode at scale with the release build: `capw bench converge` and
+## `capw bench resync` at each size of SIZES (clusters; default 100 1000 10000), MACHINES
+## control-plane + workers each (default 3 3); see docs/performance.md.
+SIZES ?= 100 1000 10000
+MACHINES ?= 3 3
+bench-scale: plugins build
+	@set -e; cp=$(word 1,$(MACHINES)); w=$(word 2,$(MACHINES)); for n in $(SIZES); do \
+		for what in converge resync; do \
+			echo "== capw bench $$what --clusters $$n --control-plane $$cp --workers $$w"; \
+			$(TARGET_DIR)/release/capw --plugin-dir $(PLUGIN_DIR) bench $$what \
+				--clusters $$n --control-plane $$cp --workers $$w; \
+		done; \
+	done
 
 ## bench-runs: the same benchmarks RUNS times (default 7), each run a new process pinned to
 ## one core; prints each benchmark's median over the runs and their range, as

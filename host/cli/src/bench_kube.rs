@@ -385,7 +385,7 @@ impl Usage {
 
 /// A process's CPU time so far (user + system), from /proc/<pid>/stat, in clock ticks of
 /// 1/100 s on Linux (`USER_HZ`).
-fn cpu_time(pid: &str) -> Option<Duration> {
+pub(crate) fn cpu_time(pid: &str) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) is in parentheses and may hold spaces: count from after it.
     let rest = &stat[stat.rfind(')')? + 1..];
@@ -402,16 +402,16 @@ fn rss_kib(pid: &str, field: &str) -> Option<u64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
-fn peak_rss_kib(pid: &str) -> Option<u64> {
+pub(crate) fn peak_rss_kib(pid: &str) -> Option<u64> {
     rss_kib(pid, "VmHWM:")
 }
 
-fn mib(kib: Option<u64>) -> String {
+pub(crate) fn mib(kib: Option<u64>) -> String {
     kib.map_or_else(|| "-".into(), |k| format!("{:.0} MiB", k as f64 / 1024.0))
 }
 
 /// The `p`th percentile of sorted `values` (nearest rank).
-fn percentile(values: &[Duration], p: f64) -> Option<Duration> {
+pub(crate) fn percentile(values: &[Duration], p: f64) -> Option<Duration> {
     if values.is_empty() {
         return None;
     }
@@ -419,16 +419,16 @@ fn percentile(values: &[Duration], p: f64) -> Option<Duration> {
     values.get(rank.clamp(1, values.len()) - 1).copied()
 }
 
-fn micros(d: Option<Duration>) -> String {
+pub(crate) fn micros(d: Option<Duration>) -> String {
     d.map_or_else(|| "-".into(), |d| format!("{} µs", d.as_micros()))
 }
 
 /// The duration of every provider call.
 #[derive(Debug, Default)]
-struct CallTimes(Mutex<Vec<Duration>>);
+pub(crate) struct CallTimes(Mutex<Vec<Duration>>);
 
 impl CallTimes {
-    fn take(&self) -> Vec<Duration> {
+    pub(crate) fn take(&self) -> Vec<Duration> {
         std::mem::take(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }

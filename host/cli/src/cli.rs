@@ -94,8 +94,12 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Bring many clusters from nothing to Ready in a fresh state directory, with the real
-    /// providers and an in-process simcloud; print the time and the peak memory.
+    /// providers and an in-process simcloud; print the time, the CPU, the peak memory and the
+    /// provider calls' latency.
     Converge(BenchConvergeArgs),
+    /// Converge many clusters, then measure one full pass over every one of them with
+    /// nothing to do: the steady state a controller lives in.
+    Resync(BenchConvergeArgs),
     /// Converge many clusters in the Kubernetes mode against a real API server; print the
     /// time, the CPU, the peak memory, the provider calls' latency and the API server's and
     /// etcd's CPU and memory.
@@ -116,6 +120,9 @@ pub struct BenchConvergeArgs {
     /// simcloud's delay per step (provisioning, boot, load balancer), in milliseconds.
     #[arg(long, default_value_t = 50)]
     pub simcloud_delay_ms: u64,
+    /// Passes that may run at once (default: the local mode's, 64).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
     /// Give up after this long.
     #[arg(long, default_value = "30m", value_parser = parse_duration)]
     pub timeout: std::time::Duration,

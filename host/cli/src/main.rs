@@ -56,6 +56,9 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Bench(cli::BenchCommand::Converge(args)) => {
             bench::converge(&cli.global, args).await
         }
+        cli::Command::Bench(cli::BenchCommand::Resync(args)) => {
+            bench::resync(&cli.global, args).await
+        }
         cli::Command::Bench(cli::BenchCommand::Kube(args)) => {
             bench_kube::kube(&cli.global, args).await
         }

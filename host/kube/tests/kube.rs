@@ -1,9 +1,9 @@
 //! The Kubernetes mode against a real kube-apiserver (tests/kube-env, `make kube-env`), with
 //! simcloud in-process and the real provider components (`make plugins`).
 
-mod common;
 #[path = "kube/cache.rs"]
 mod cache;
+mod common;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -292,6 +292,16 @@ impl ProviderRegistry {
             .insert(name.to_owned(), Instant::now());
     }
 
+    /// The names of the providers that loaded.
+    pub fn loaded_names(&self) -> impl Iterator<Item = &str> {
+        self.loaded.keys().map(String::as_str)
+    }
+
+    /// The providers that failed to load, each with why.
+    pub fn failed(&self) -> &BTreeMap<String, String> {
+        &self.failed
+    }
+
     /// Why `name` is not usable: failed to load (with the message), or unknown.
     pub fn why_missing(&self, name: &str) -> String {
         match self.failed.get(name) {
