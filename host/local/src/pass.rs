@@ -15,8 +15,8 @@ use crate::error::LocalError;
 use crate::kubeconfig::{self, kubeconfig_secret_name, stored_kubeconfig};
 use crate::machines;
 use crate::objects::{
-    CLUSTER_FINALIZER, CLUSTER_LABEL, INFRASTRUCTURE_KIND, InfrastructureRecord, SECRET_KIND, cluster_secret_name,
-    decode, secret_items,
+    CLUSTER_FINALIZER, CLUSTER_LABEL, INFRASTRUCTURE_KIND, InfrastructureRecord, SECRET_KIND,
+    cluster_secret_name, decode, secret_items,
 };
 use crate::status;
 use crate::validate::desired_state;
