@@ -106,7 +106,7 @@ impl Bench {
         let store = Store::open(&config.state_file())?;
         let mut text = format!("{PROVIDERS}\n---\n{CLASS}\n");
         for i in 0..args.clusters {
-            text += &cluster_manifest(i, args);
+            text += &cluster_manifest(i, "v1.34.1", args.control_plane, args.workers);
         }
         let text = text.replace("http://127.0.0.1:7480", &sim.base_url());
         for object in parse_manifests(&text)? {
@@ -162,7 +162,13 @@ impl Bench {
     }
 }
 
-fn cluster_manifest(i: usize, args: &BenchConvergeArgs) -> String {
+/// Cluster `bench-<i>` of the quickstart's class in namespace `default`, at `version`.
+pub(crate) fn cluster_manifest(
+    i: usize,
+    version: &str,
+    control_plane: u32,
+    workers: u32,
+) -> String {
     format!(
         "---
 apiVersion: capw.dev/v1alpha1
@@ -171,14 +177,12 @@ metadata: {{name: bench-{i:05}, namespace: default}}
 spec:
   topology:
     classRef: {{name: sim-kubeadm}}
-    version: v1.34.1
-    controlPlane: {{replicas: {cp}}}
+    version: {version}
+    controlPlane: {{replicas: {control_plane}}}
     workers:
       machineDeployments:
         - {{class: default-worker, name: md-0, replicas: {workers}}}
-",
-        cp = args.control_plane,
-        workers = args.workers
+"
     )
 }
 

@@ -106,7 +106,7 @@ pub async fn kube(global: &GlobalArgs, args: BenchKubeArgs) -> anyhow::Result<()
     let mut objects = Vec::new();
     let mut text = format!("{PROVIDERS}\n---\n{CLASS}\n");
     for i in 0..args.clusters {
-        text += &cluster_manifest(i, &args);
+        text += &crate::bench::cluster_manifest(i, "v1.34.4", args.control_plane, args.workers);
     }
     let text = text
         .replace("http://127.0.0.1:7480", &sim.base_url())
@@ -220,26 +220,6 @@ pub async fn kube(global: &GlobalArgs, args: BenchKubeArgs) -> anyhow::Result<()
         bail!("{} clusters did not become Ready", args.clusters - ready);
     }
     Ok(())
-}
-
-fn cluster_manifest(i: usize, args: &BenchKubeArgs) -> String {
-    format!(
-        "---
-apiVersion: capw.dev/v1alpha1
-kind: Cluster
-metadata: {{name: bench-{i:05}}}
-spec:
-  topology:
-    classRef: {{name: sim-kubeadm}}
-    version: v1.34.4
-    controlPlane: {{replicas: {cp}}}
-    workers:
-      machineDeployments:
-        - {{class: default-worker, name: md-0, replicas: {workers}}}
-",
-        cp = args.control_plane,
-        workers = args.workers
-    )
 }
 
 fn is_ready(cluster: &Value) -> bool {

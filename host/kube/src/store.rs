@@ -491,12 +491,7 @@ impl ObjectStore for KubeStore {
             }
         }
         let mut all = self.list(kind_name, Some(namespace)).await?;
-        all.retain(|o| {
-            o.pointer("/metadata/labels")
-                .and_then(|l| l.get(label))
-                .and_then(Value::as_str)
-                == Some(value)
-        });
+        all.retain(|o| capw_store::has_label(o, label, value));
         Ok(all)
     }
 

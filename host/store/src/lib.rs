@@ -21,6 +21,6 @@ mod objects;
 mod store;
 
 pub use error::StoreError;
-pub use meta::{ObjectKey, WatchEvent, WatchEventKind};
+pub use meta::{ObjectKey, WatchEvent, WatchEventKind, has_label};
 pub use objects::{Change, ObjectStore};
 pub use store::{Applied, Deleted, Store};

@@ -112,6 +112,15 @@ pub(crate) fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
     object.get("metadata")?.get(field)?.as_str()
 }
 
+/// Whether `object`'s label `label` is `value`.
+pub fn has_label(object: &Value, label: &str, value: &str) -> bool {
+    object
+        .pointer("/metadata/labels")
+        .and_then(|l| l.get(label))
+        .and_then(Value::as_str)
+        == Some(value)
+}
+
 /// `metadata.finalizers`, empty when absent.
 pub(crate) fn finalizers(object: &Value) -> Vec<String> {
     object

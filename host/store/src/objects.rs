@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::error::StoreError;
-use crate::meta::ObjectKey;
+use crate::meta::{ObjectKey, has_label};
 use crate::store::{Applied, Deleted, Store};
 
 /// A change to an object, applied by [`ObjectStore::update`]. It may be called more than
@@ -38,12 +38,7 @@ pub trait ObjectStore: Send + Sync + std::fmt::Debug {
         value: &str,
     ) -> Result<Vec<Value>, StoreError> {
         let mut all = self.list(kind, Some(namespace)).await?;
-        all.retain(|o| {
-            o.pointer("/metadata/labels")
-                .and_then(|l| l.get(label))
-                .and_then(Value::as_str)
-                == Some(value)
-        });
+        all.retain(|o| has_label(o, label, value));
         Ok(all)
     }
 

@@ -9,7 +9,8 @@ use tokio::sync::broadcast;
 
 use crate::error::StoreError;
 use crate::meta::{
-    ObjectKey, WatchEvent, WatchEventKind, finalizers, meta_str, metadata_mut, now_rfc3339,
+    ObjectKey, WatchEvent, WatchEventKind, finalizers, has_label, meta_str, metadata_mut,
+    now_rfc3339,
 };
 
 /// Objects by `kind/namespace/name`, as JSON.
@@ -176,12 +177,7 @@ impl Store {
             if let Some(v) = objects.get(key.db_key().as_str()).map_err(StoreError::db)? {
                 let object = decode(v.value())?;
                 // A value holding the separator could make another entry look like a match.
-                let labelled = object
-                    .pointer("/metadata/labels")
-                    .and_then(|l| l.get(label))
-                    .and_then(Value::as_str)
-                    == Some(value);
-                if labelled {
+                if has_label(&object, label, value) {
                     out.push(object);
                 }
             }
