@@ -150,6 +150,11 @@ pub enum Resource {
     /// `<cluster>-kubeconfig` Secret's `value`.
     #[value(alias = "kubeconfigs")]
     Kubeconfig,
+    /// A cluster's secrets (`get` only, with the cluster's name): the names of the items of
+    /// its `<cluster>-cluster-secrets` Secret, or with an item's name its bytes (the CAs an
+    /// admin signs client certificates with, e.g. `etcd/ca.crt` and `etcd/ca.key` for etcd).
+    #[value(alias = "cluster-secret")]
+    ClusterSecrets,
 }
 
 #[derive(Debug, Args)]
@@ -157,8 +162,11 @@ pub struct GetArgs {
     /// What to list.
     #[arg(value_enum)]
     pub resource: Resource,
-    /// The cluster whose kubeconfig to print (`get kubeconfig CLUSTER`).
+    /// The cluster whose kubeconfig or secrets to print (`get kubeconfig CLUSTER`,
+    /// `get cluster-secrets CLUSTER [ITEM]`).
     pub name: Option<String>,
+    /// The item of the cluster's secrets to print (`get cluster-secrets CLUSTER ITEM`).
+    pub item: Option<String>,
     /// Only this namespace (all when absent; `default` for a kubeconfig).
     #[arg(short, long)]
     pub namespace: Option<String>,

@@ -13,7 +13,9 @@ pub fn run(global: &GlobalArgs, args: DeleteArgs) -> anyhow::Result<()> {
         }
         Resource::Providers => ObjectKey::cluster_scoped("WasmProvider", &args.name),
         Resource::Machines => bail!("Machines belong to their Cluster: scale its topology instead"),
-        Resource::Kubeconfig => bail!("a kubeconfig belongs to its Cluster: delete the Cluster"),
+        Resource::Kubeconfig | Resource::ClusterSecrets => {
+            bail!("a cluster's kubeconfig and secrets belong to it: delete the Cluster")
+        }
     };
     let store = crate::state::open_store(global)?;
     match store.delete(&key) {

@@ -159,7 +159,9 @@ fn rows(
                 })
                 .collect(),
         ),
-        Resource::Kubeconfig => anyhow::bail!("a kubeconfig is printed, not listed"),
+        Resource::Kubeconfig | Resource::ClusterSecrets => {
+            anyhow::bail!("a cluster's kubeconfig or secrets are printed, not listed")
+        }
         Resource::Clusterclasses => (
             vec!["NAMESPACE", "NAME", "INFRASTRUCTURE", "CONTROL PLANE"],
             store
@@ -199,13 +201,63 @@ fn print_kubeconfig(store: &Store, namespace: &str, name: &str) -> anyhow::Resul
     Ok(())
 }
 
+/// Prints the names of cluster `name`'s secret items, one a line, or the bytes of `item`.
+fn print_cluster_secrets(
+    store: &Store,
+    namespace: &str,
+    name: &str,
+    item: Option<&str>,
+) -> anyhow::Result<()> {
+    let key = ObjectKey::namespaced("Secret", namespace, &capw_local::cluster_secret_name(name));
+    let Some(secret) = store.get(&key)? else {
+        anyhow::bail!(
+            "no secrets for cluster {namespace}/{name}: the bootstrap provider makes them on the \
+             cluster's first pass"
+        );
+    };
+    let items = capw_local::stored_secret_items(&secret)
+        .with_context(|| format!("the Secret {key} holds no readable items"))?;
+    let mut out = std::io::stdout();
+    match item {
+        None => {
+            for (item, _) in &items {
+                writeln!(out, "{item}").context("writing the item names")?;
+            }
+        }
+        Some(item) => {
+            let Some((_, bytes)) = items.iter().find(|(n, _)| n == item) else {
+                let names: Vec<&str> = items.iter().map(|(n, _)| n.as_str()).collect();
+                anyhow::bail!(
+                    "cluster {namespace}/{name} has no secret item `{item}`; it has: {}",
+                    names.join(", ")
+                );
+            };
+            out.write_all(bytes).context("writing the item")?;
+        }
+    }
+    Ok(())
+}
+
 pub fn run(global: &GlobalArgs, args: GetArgs) -> anyhow::Result<()> {
     let store = crate::state::open_store(global)?;
-    if args.resource == Resource::Kubeconfig {
-        let Some(name) = &args.name else {
-            anyhow::bail!("which cluster? `capw get kubeconfig CLUSTER [-n NAMESPACE]`");
-        };
-        return print_kubeconfig(&store, args.namespace.as_deref().unwrap_or("default"), name);
+    let namespace = args.namespace.as_deref().unwrap_or("default");
+    match (args.resource, &args.name) {
+        (Resource::Kubeconfig, None) => {
+            anyhow::bail!("which cluster? `capw get kubeconfig CLUSTER [-n NAMESPACE]`")
+        }
+        (Resource::ClusterSecrets, None) => {
+            anyhow::bail!("which cluster? `capw get cluster-secrets CLUSTER [ITEM] [-n NAMESPACE]`")
+        }
+        (Resource::Kubeconfig, Some(name)) => {
+            return print_kubeconfig(&store, namespace, name);
+        }
+        (Resource::ClusterSecrets, Some(name)) => {
+            return print_cluster_secrets(&store, namespace, name, args.item.as_deref());
+        }
+        _ => {}
+    }
+    if args.item.is_some() {
+        anyhow::bail!("only `capw get cluster-secrets CLUSTER ITEM` takes an item");
     }
     if let Some(name) = &args.name {
         anyhow::bail!("`capw get` lists every object; to see {name}, use `capw describe`");

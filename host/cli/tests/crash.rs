@@ -111,6 +111,28 @@ spec:
             .collect()
     }
 
+    /// etcd's client for `cluster`, its certificate signed by the etcd CA that
+    /// `capw get cluster-secrets` prints from the cluster's Secret.
+    fn etcd_client(&self, cluster: &str) -> capw_test_support::real_boot::EtcdClient {
+        let items: Vec<(String, Vec<u8>)> = ["etcd/ca.crt", "etcd/ca.key"]
+            .into_iter()
+            .map(|item| {
+                let out = self
+                    .capw()
+                    .args(["get", "cluster-secrets", cluster, item])
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "capw get cluster-secrets {cluster} {item}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                (item.to_owned(), out.stdout)
+            })
+            .collect();
+        capw_test_support::real_boot::EtcdClient::from_secret_items(&items)
+    }
+
     async fn inventory(&self) -> Inventory {
         capw_test_support::simcloud_inventory(&self.sim.base_url(), TOKEN).await
     }
@@ -261,7 +283,7 @@ async fn killing_capw_anywhere_never_duplicates_or_orphans_and_it_converges() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_capw_during_real_boots_never_duplicates_or_leaves_etcd_members() {
     use capw_test_support::real_boot::{
-        KUBE_VERSIONS, MachinesGuard, etcd_members, kube_binaries, processes_naming,
+        KUBE_VERSIONS, MachinesGuard, kube_binaries, processes_naming,
     };
     capw_test_support::init_tracing();
     let tmp = tempfile::tempdir().unwrap();
@@ -304,7 +326,9 @@ async fn killing_capw_during_real_boots_never_duplicates_or_leaves_etcd_members(
             .collect();
         assert_eq!(control_plane.len(), cp, "{phase}: control-plane instances");
         if let Some(first) = control_plane.first() {
-            let members = etcd_members(&machines, &first.id, &first.addresses[0].address);
+            let members = setup
+                .etcd_client("alpha")
+                .members(&first.addresses[0].address);
             assert_eq!(
                 members.len(),
                 cp,

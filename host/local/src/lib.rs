@@ -57,7 +57,8 @@ pub use kubeconfig::{
     KUBECONFIG_KEY, KUBECONFIG_SECRET_TYPE, kubeconfig_secret_name, kubeconfig_value,
 };
 pub use objects::{
-    CLUSTER_FINALIZER, INFRASTRUCTURE_KIND, MACHINE_FINALIZER, SECRET_KIND, cluster_secret_name,
+    CLUSTER_FINALIZER, INFRASTRUCTURE_KIND, MACHINE_FINALIZER, SECRET_KIND, SecretItems,
+    cluster_secret_name, stored_secret_items,
 };
 pub use pass::PassOutcome;
 pub use registry::{LoadedProvider, ProviderRegistry};

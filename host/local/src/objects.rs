@@ -138,6 +138,15 @@ pub fn secret_items(object: &Value, cluster_uid: &str) -> Option<SecretItems> {
         .collect()
 }
 
+/// The items of a stored cluster Secret, for whichever cluster uid it names: what an admin
+/// holding the Secret reads.
+pub fn stored_secret_items(object: &Value) -> Option<SecretItems> {
+    let uid = object
+        .pointer("/metadata/annotations/capw.dev~1cluster-uid")
+        .and_then(Value::as_str)?;
+    secret_items(object, uid)
+}
+
 /// A Secret data key for an item name. Kubernetes allows only `[-._a-zA-Z0-9]` in keys,
 /// and item names hold `/` (`etcd/ca.crt`): `_` becomes `__`, any other byte outside the
 /// allowed set `_xHH`. Names without `_` or other bytes are kept as they are.
@@ -218,6 +227,9 @@ mod tests {
         want.sort();
         assert_eq!(back, want);
         assert_eq!(secret_items(&object, "uid-2"), None);
+        let mut stored = stored_secret_items(&object).unwrap();
+        stored.sort();
+        assert_eq!(stored, want);
     }
 
     #[test]

@@ -70,39 +70,109 @@ pub fn processes_naming(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The etcd member names of a cluster, asked with etcd's own client (`etcdctl member list`)
-/// through the control-plane instance `id` at `address`, with the etcd CA and the
-/// healthcheck-client certificate kubeadm made in its directory under `machines`.
-///
-/// # Panics
-///
-/// When etcdctl fails, with its error.
-pub fn etcd_members(machines: &Path, id: &str, address: &str) -> Vec<String> {
-    let pki = machines.join(id).join("rootfs/etc/kubernetes/pki/etcd");
-    let bin = kube_binaries().join(KUBE_VERSIONS[0]).join("bin/etcdctl");
-    let out = std::process::Command::new(bin)
-        .arg(format!("--endpoints=https://{address}:2379"))
-        .arg(format!("--cacert={}", pki.join("ca.crt").display()))
-        .arg(format!(
-            "--cert={}",
-            pki.join("healthcheck-client.crt").display()
-        ))
-        .arg(format!(
-            "--key={}",
-            pki.join("healthcheck-client.key").display()
-        ))
-        .args(["member", "list", "-w", "simple"])
-        .output()
-        .unwrap_or_else(|e| panic!("running etcdctl: {e}"));
-    assert!(
-        out.status.success(),
-        "etcdctl member list through {address}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split(", ").nth(2).map(str::to_owned))
-        .collect()
+/// etcd's own client (`etcdctl`) for a cluster's etcd, holding a client certificate minted
+/// from the etcd CA of the cluster's Secret (items `etcd/ca.crt` and `etcd/ca.key`), as an admin
+/// with that Secret would mint one: `openssl` makes the key and signs the certificate. Nothing
+/// of a machine's own directory is used, so a member list that answers shows that the
+/// cluster's etcd trusts the CA the host stored.
+pub struct EtcdClient {
+    dir: tempfile::TempDir,
+}
+
+impl EtcdClient {
+    /// A client from the items of the cluster's Secret.
+    ///
+    /// # Panics
+    ///
+    /// When an item is missing or `openssl` refuses, with its output.
+    pub fn from_secret_items(items: &[(String, Vec<u8>)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        for (item, file) in [("etcd/ca.crt", "ca.crt"), ("etcd/ca.key", "ca.key")] {
+            let (_, bytes) = items
+                .iter()
+                .find(|(name, _)| name == item)
+                .unwrap_or_else(|| panic!("the cluster's Secret has no `{item}`"));
+            std::fs::write(dir.path().join(file), bytes).unwrap();
+        }
+        std::fs::write(
+            dir.path().join("client.ext"),
+            "keyUsage = critical, digitalSignature\nextendedKeyUsage = clientAuth\n",
+        )
+        .unwrap();
+        let openssl = |args: &[&str]| {
+            let out = std::process::Command::new("openssl")
+                .current_dir(dir.path())
+                .args(args)
+                .output()
+                .unwrap_or_else(|e| panic!("running openssl: {e}"));
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        openssl(&[
+            "req",
+            "-new",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-subj",
+            "/CN=capw-test-etcd-client",
+            "-keyout",
+            "client.key",
+            "-out",
+            "client.csr",
+        ]);
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "client.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-set_serial",
+            "1",
+            "-days",
+            "1",
+            "-extfile",
+            "client.ext",
+            "-out",
+            "client.crt",
+        ]);
+        EtcdClient { dir }
+    }
+
+    /// The names of the members, asked of the etcd at `address` (port 2379).
+    ///
+    /// # Panics
+    ///
+    /// When etcdctl fails, with its output.
+    pub fn members(&self, address: &str) -> Vec<String> {
+        let file = |name: &str| self.dir.path().join(name).display().to_string();
+        let bin = kube_binaries().join(KUBE_VERSIONS[0]).join("bin/etcdctl");
+        let out = std::process::Command::new(bin)
+            .arg(format!("--endpoints=https://{address}:2379"))
+            .arg(format!("--cacert={}", file("ca.crt")))
+            .arg(format!("--cert={}", file("client.crt")))
+            .arg(format!("--key={}", file("client.key")))
+            .args(["member", "list", "-w", "simple"])
+            .output()
+            .unwrap_or_else(|e| panic!("running etcdctl: {e}"));
+        assert!(
+            out.status.success(),
+            "etcdctl member list through {address}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split(", ").nth(2).map(str::to_owned))
+            .collect()
+    }
 }
 
 /// The TCP sockets listening on any of `addresses` (IPv4), as `address:port`, read from

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use capw_simcloud::model::{Instance, Role};
 use capw_store::ObjectKey;
 use capw_test_support::condition;
-use capw_test_support::real_boot::{KUBE_VERSIONS, etcd_members, kill_processes, listening_on};
+use capw_test_support::real_boot::{EtcdClient, KUBE_VERSIONS, kill_processes, listening_on};
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::api::{Api, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -76,14 +76,25 @@ impl Scenario {
             .unwrap_or_default()
     }
 
-    /// The cluster's etcd members, asked through one of its control-plane instances.
+    /// The cluster's etcd members, asked through one of its control-plane instances by
+    /// etcdctl with a client certificate signed by the etcd CA of the cluster's Secret.
     async fn etcd_members(&self, cluster: &str) -> Vec<String> {
+        let key = ObjectKey::namespaced(
+            "Secret",
+            &self.namespace,
+            &capw_local::cluster_secret_name(cluster),
+        );
+        let secret =
+            self.store.get(&key).await.unwrap().unwrap_or_else(|| {
+                panic!("{}: no Secret of {cluster}'s cluster secrets", self.mode)
+            });
+        let items = capw_local::stored_secret_items(&secret).expect("the cluster Secret's items");
         let instances = self.instances(cluster).await;
         let first = instances
             .iter()
             .find(|i| i.role == Role::ControlPlane)
             .expect("a control-plane instance");
-        etcd_members(self.machines_dir(), &first.id, &first.addresses[0].address)
+        EtcdClient::from_secret_items(&items).members(&first.addresses[0].address)
     }
 
     /// Waits until the workload cluster's Nodes are exactly the Machines: one Node per
