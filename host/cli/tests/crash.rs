@@ -40,7 +40,8 @@ impl Setup {
         cmd
     }
 
-    fn run_ok(&self, args: &[&str]) {
+    /// Runs capw with `args`, fails the test unless it succeeds, and gives its output.
+    fn run_ok(&self, args: &[&str]) -> Vec<u8> {
         let out = self.capw().args(args).output().unwrap();
         assert!(
             out.status.success(),
@@ -48,6 +49,7 @@ impl Setup {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        out.stdout
     }
 
     /// Writes alpha with `cp` control-plane machines and `workers` workers at `version` and
@@ -117,17 +119,8 @@ spec:
         let items: Vec<(String, Vec<u8>)> = ["etcd/ca.crt", "etcd/ca.key"]
             .into_iter()
             .map(|item| {
-                let out = self
-                    .capw()
-                    .args(["get", "cluster-secrets", cluster, item])
-                    .output()
-                    .unwrap();
-                assert!(
-                    out.status.success(),
-                    "capw get cluster-secrets {cluster} {item}: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                (item.to_owned(), out.stdout)
+                let bytes = self.run_ok(&["get", "cluster-secrets", cluster, item]);
+                (item.to_owned(), bytes)
             })
             .collect();
         capw_test_support::real_boot::EtcdClient::from_secret_items(&items)
@@ -200,7 +193,9 @@ async fn campaign(
     for &(phase, topology) in phases {
         match topology {
             Some(topology) => setup.apply(topology),
-            None => setup.run_ok(&["delete", "cluster", "alpha"]),
+            None => {
+                setup.run_ok(&["delete", "cluster", "alpha"]);
+            }
         }
         for k in 0..kills.per_phase {
             let ms = kills.first_ms + k * kills.step_ms;

@@ -99,51 +99,23 @@ impl EtcdClient {
             "keyUsage = critical, digitalSignature\nextendedKeyUsage = clientAuth\n",
         )
         .unwrap();
-        let openssl = |args: &[&str]| {
-            let out = std::process::Command::new("openssl")
-                .current_dir(dir.path())
-                .args(args)
-                .output()
-                .unwrap_or_else(|e| panic!("running openssl: {e}"));
-            assert!(
-                out.status.success(),
-                "openssl {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+        let openssl = |args: &str| {
+            let args: Vec<&str> = args.split_whitespace().collect();
+            output_ok(
+                std::process::Command::new("openssl")
+                    .current_dir(dir.path())
+                    .args(&args),
+                &format!("openssl {args:?}"),
+            )
         };
-        openssl(&[
-            "req",
-            "-new",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-subj",
-            "/CN=capw-test-etcd-client",
-            "-keyout",
-            "client.key",
-            "-out",
-            "client.csr",
-        ]);
-        openssl(&[
-            "x509",
-            "-req",
-            "-in",
-            "client.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-set_serial",
-            "1",
-            "-days",
-            "1",
-            "-extfile",
-            "client.ext",
-            "-out",
-            "client.crt",
-        ]);
+        openssl(
+            "req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+             -subj /CN=capw-test-etcd-client -keyout client.key -out client.csr",
+        );
+        openssl(
+            "x509 -req -in client.csr -CA ca.crt -CAkey ca.key -set_serial 1 -days 1 \
+             -extfile client.ext -out client.crt",
+        );
         EtcdClient { dir }
     }
 
@@ -155,24 +127,34 @@ impl EtcdClient {
     pub fn members(&self, address: &str) -> Vec<String> {
         let file = |name: &str| self.dir.path().join(name).display().to_string();
         let bin = kube_binaries().join(KUBE_VERSIONS[0]).join("bin/etcdctl");
-        let out = std::process::Command::new(bin)
-            .arg(format!("--endpoints=https://{address}:2379"))
-            .arg(format!("--cacert={}", file("ca.crt")))
-            .arg(format!("--cert={}", file("client.crt")))
-            .arg(format!("--key={}", file("client.key")))
-            .args(["member", "list", "-w", "simple"])
-            .output()
-            .unwrap_or_else(|e| panic!("running etcdctl: {e}"));
-        assert!(
-            out.status.success(),
-            "etcdctl member list through {address}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = output_ok(
+            std::process::Command::new(bin)
+                .arg(format!("--endpoints=https://{address}:2379"))
+                .arg(format!("--cacert={}", file("ca.crt")))
+                .arg(format!("--cert={}", file("client.crt")))
+                .arg(format!("--key={}", file("client.key")))
+                .args(["member", "list", "-w", "simple"]),
+            &format!("etcdctl member list through {address}"),
         );
-        String::from_utf8_lossy(&out.stdout)
+        String::from_utf8_lossy(&out)
             .lines()
             .filter_map(|l| l.split(", ").nth(2).map(str::to_owned))
             .collect()
     }
+}
+
+/// Runs `command` and gives its standard output; panics naming `what` with its standard
+/// error when it cannot start or fails.
+fn output_ok(command: &mut std::process::Command, what: &str) -> Vec<u8> {
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("running {what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
 }
 
 /// The TCP sockets listening on any of `addresses` (IPv4), as `address:port`, read from
