@@ -140,6 +140,7 @@ pub async fn kube(global: &GlobalArgs, args: BenchKubeArgs) -> anyhow::Result<()
         watch_namespace: Some(ns.clone()),
         identity: "capw-bench".into(),
         leader_election: None,
+        sharding: None,
         metrics_address: None,
         health_address: None,
         requeue: RequeuePolicy {

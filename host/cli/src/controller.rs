@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use capw_kube::{CacheConfig, ControllerConfig, LeaseConfig, RequeuePolicy};
+use capw_kube::{CacheConfig, ControllerConfig, LeaseConfig, RequeuePolicy, ShardConfig};
 use capw_local::SecretSource;
 use clap::Args;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -28,7 +28,12 @@ pub struct ControllerArgs {
     /// Reconcile only while holding a coordination.k8s.io Lease; other replicas wait.
     #[arg(long)]
     pub leader_elect: bool,
-    /// Name of the leader Lease.
+    /// Split the Clusters into this many shards, each held by one replica through its own
+    /// Lease (`<lease-name>-shard-<i>`); above 1, used instead of --leader-elect. Every
+    /// replica must be given the same number.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub shards: u32,
+    /// Name of the leader Lease (with --shards, the prefix of the shard Leases).
     #[arg(long, default_value = "capw-controller")]
     pub lease_name: String,
     /// Namespace of the leader Lease, of provider ConfigMaps and of secret grants without a
@@ -147,17 +152,23 @@ pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()
         }
     };
     let duration = Duration::from_secs(args.lease_duration_seconds.max(2));
+    let lease = LeaseConfig {
+        name: args.lease_name.clone(),
+        namespace: args.lease_namespace.clone(),
+        identity: identity.clone(),
+        duration,
+        renew_every: duration / 3,
+    };
+    let sharded = args.shards > 1;
     let config = ControllerConfig {
         local,
         provider_namespace: args.lease_namespace.clone(),
         watch_namespace: args.watch_namespace.clone(),
-        identity: identity.clone(),
-        leader_election: args.leader_elect.then(|| LeaseConfig {
-            name: args.lease_name.clone(),
-            namespace: args.lease_namespace.clone(),
-            identity,
-            duration,
-            renew_every: duration / 3,
+        identity,
+        leader_election: (args.leader_elect && !sharded).then(|| lease.clone()),
+        sharding: sharded.then(|| ShardConfig {
+            shards: args.shards,
+            lease,
         }),
         metrics_address: address("metrics-bind-address", &args.metrics_bind_address)?,
         health_address: address("health-probe-bind-address", &args.health_probe_bind_address)?,

@@ -73,6 +73,8 @@ pub(crate) struct Context {
     pub recorder: Recorder,
     pub metrics: Arc<Metrics>,
     pub policy: RequeuePolicy,
+    /// The shards this replica acts on, when replicas split the Clusters.
+    pub shards: Option<crate::Shards>,
 }
 
 impl Context {
@@ -136,7 +138,17 @@ async fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action, K
     );
     let before = serde_json::to_value(cluster.as_ref()).unwrap_or_default();
     let started = Instant::now();
-    let outcome = match ctx.executor().reconcile(&key).await {
+    let namespace = cluster.namespace().unwrap_or_default();
+    let executor = ctx.executor();
+    let pass = executor.reconcile(&key);
+    let Some(pass) =
+        crate::shards::while_held(ctx.shards.as_ref(), &namespace, &cluster.name_any(), pass).await
+    else {
+        // Not a shard this replica holds (now): its holder passes over the Cluster, and so
+        // does this replica if it gains the shard.
+        return Ok(Action::await_change());
+    };
+    let outcome = match pass {
         Ok(outcome) => outcome,
         Err(e) => {
             ctx.metrics.pass("error", started.elapsed());
@@ -289,6 +301,7 @@ pub(crate) async fn run(
         }
     });
     let node_changes = node_changes(&ctx.executor());
+    let gained = crate::shards::gained_clusters(ctx.shards.as_ref(), controller.store());
     let passes = controller
         .owns_shared_stream(streams.machines)
         .watches_shared_stream(streams.classes, move |class| {
@@ -306,6 +319,7 @@ pub(crate) async fn run(
         })
         .reconcile_all_on(all_rx)
         .reconcile_on(node_changes)
+        .reconcile_on(gained)
         .graceful_shutdown_on(shutdown.clone())
         .run(reconcile, error_policy, ctx);
     let before_first_list = async move {

@@ -6,6 +6,7 @@
 //! a standby takes over at its next try. Every write names the `resourceVersion` it read: two
 //! replicas never both win.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -58,6 +59,7 @@ pub enum LeaseError {
 pub struct LeaderLease {
     api: Api<Lease>,
     config: LeaseConfig,
+    labels: BTreeMap<String, String>,
 }
 
 fn now() -> MicroTime {
@@ -70,7 +72,21 @@ impl LeaderLease {
         LeaderLease {
             api: Api::namespaced(client, &config.namespace),
             config,
+            labels: BTreeMap::new(),
         }
+    }
+
+    /// The same handle, creating the Lease with `labels` (so that a group of Leases can be
+    /// listed at once, as the shards do).
+    #[must_use]
+    pub fn with_labels(mut self, labels: BTreeMap<String, String>) -> Self {
+        self.labels = labels;
+        self
+    }
+
+    /// What this handle was made with.
+    pub fn config(&self) -> &LeaseConfig {
+        &self.config
     }
 
     fn api_error(&self, source: kube::Error) -> LeaseError {
@@ -109,18 +125,30 @@ impl LeaderLease {
     ///
     /// [`LeaseError::Api`] when the API server fails or refuses (a lost race is `Ok(false)`).
     pub async fn try_acquire(&self) -> Result<bool, LeaseError> {
-        let me = &self.config.identity;
-        let duration = i32::try_from(self.config.duration.as_secs()).unwrap_or(i32::MAX);
-        let Some(mut lease) = self
+        let current = self
             .api
             .get_opt(&self.config.name)
             .await
-            .map_err(|e| self.api_error(e))?
-        else {
+            .map_err(|e| self.api_error(e))?;
+        self.try_acquire_from(current).await
+    }
+
+    /// [`Self::try_acquire`] from the Lease as last read (`None`: it did not exist), without
+    /// reading it again: the write names the `resourceVersion` of `current`, so a Lease that
+    /// changed since it was read is `Ok(false)`, never overwritten.
+    ///
+    /// # Errors
+    ///
+    /// [`LeaseError::Api`] when the API server fails or refuses (a lost race is `Ok(false)`).
+    pub async fn try_acquire_from(&self, current: Option<Lease>) -> Result<bool, LeaseError> {
+        let me = &self.config.identity;
+        let duration = i32::try_from(self.config.duration.as_secs()).unwrap_or(i32::MAX);
+        let Some(mut lease) = current else {
             let lease = Lease {
                 metadata: ObjectMeta {
                     name: Some(self.config.name.clone()),
                     namespace: Some(self.config.namespace.clone()),
+                    labels: (!self.labels.is_empty()).then(|| self.labels.clone()),
                     ..ObjectMeta::default()
                 },
                 spec: Some(LeaseSpec {
@@ -235,7 +263,7 @@ impl LeaderLease {
 }
 
 /// Whether nobody renewed the Lease within its duration.
-fn expired(spec: &LeaseSpec) -> bool {
+pub(crate) fn expired(spec: &LeaseSpec) -> bool {
     let (Some(renewed), Some(secs)) = (&spec.renew_time, spec.lease_duration_seconds) else {
         return true;
     };

@@ -25,6 +25,7 @@ pub mod kinds;
 pub mod leader;
 pub mod metrics;
 mod providers;
+pub mod shards;
 mod store;
 
 use std::net::SocketAddr;
@@ -42,6 +43,7 @@ pub use error::{KubeModeError, chain};
 pub use kinds::CLUSTER_LABEL;
 pub use leader::{LeaderLease, LeaseConfig, LeaseError};
 pub use metrics::{Metrics, Readiness};
+pub use shards::{ShardConfig, Shards, shard_of};
 pub use store::KubeStore;
 
 /// A task of [`run`] that must not outlive it: aborted when dropped, so a `run` that is
@@ -72,6 +74,9 @@ pub struct ControllerConfig {
     pub identity: String,
     /// Leader election, when more than one replica may run.
     pub leader_election: Option<LeaseConfig>,
+    /// Shards, when replicas split the Clusters between them ([`shards`]); used instead of
+    /// leader election.
+    pub sharding: Option<ShardConfig>,
     /// Address of `/metrics`, if served.
     pub metrics_address: Option<SocketAddr>,
     /// Address of `/healthz` and `/readyz`, if served.
@@ -153,6 +158,13 @@ pub async fn run(
         tracing::info!(identity = %config.identity, "leading");
     }
     metrics.leader.set(1);
+    let shards = config
+        .sharding
+        .clone()
+        .map(|c| Shards::new(client.clone(), c));
+    let sharder = shards
+        .clone()
+        .map(|s| Background(tokio::spawn(async move { s.run().await })));
 
     let (store, streams) = KubeStore::cached(
         client.clone(),
@@ -169,6 +181,7 @@ pub async fn run(
         recorder: controller::recorder(client.clone(), &config.identity),
         metrics: metrics.clone(),
         policy: config.requeue.clone(),
+        shards: shards.clone(),
     });
     let (reload_tx, reload_rx) = mpsc::channel(1);
     let watch = Background(tokio::spawn(providers::watch(
@@ -205,6 +218,10 @@ pub async fn run(
     drop(watch);
     metrics.leader.set(0);
     drop(holder);
+    drop(sharder);
+    if let Some(shards) = &shards {
+        shards.release_all().await;
+    }
     if let Some(Ok(why)) = lost.now_or_never() {
         return Err(KubeModeError::Lease(why));
     }

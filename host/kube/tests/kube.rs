@@ -4,6 +4,8 @@
 #[path = "kube/cache.rs"]
 mod cache;
 mod common;
+#[path = "kube/shards.rs"]
+mod shards;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -126,6 +128,7 @@ impl World {
                 duration,
                 renew_every: duration / 4,
             }),
+            sharding: None,
             metrics_address: None,
             health_address: None,
             requeue: RequeuePolicy {

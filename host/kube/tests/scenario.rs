@@ -130,6 +130,7 @@ impl Scenario {
             watch_namespace: Some(namespace.clone()),
             identity: "scenario".into(),
             leader_election: None,
+            sharding: None,
             metrics_address: None,
             health_address: None,
             requeue: RequeuePolicy {
