@@ -203,8 +203,11 @@ pub struct ErrorDetail {
 /// simcloud's error codes this provider tells apart.
 pub mod codes {
     /// A cluster's second network or load balancer, a network still in use, an instance token
-    /// of a deleted instance, or exhausted addresses.
+    /// of a deleted instance.
     pub const CONFLICT: &str = "conflict";
+    /// No network block or address left (409, like a conflict, but not one this provider can
+    /// resolve by looking the resource up).
+    pub const RESOURCE_EXHAUSTED: &str = "resource_exhausted";
     /// A client token already used with other parameters.
     pub const IDEMPOTENCY_MISMATCH: &str = "idempotency_mismatch";
     /// An instance created before its cluster's network.

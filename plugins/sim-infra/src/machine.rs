@@ -277,7 +277,7 @@ mod tests {
             addresses: vec![
                 api::Address {
                     kind: "private-ip".into(),
-                    address: "10.0.16.12".into(),
+                    address: "10.0.4.12".into(),
                 },
                 api::Address {
                     kind: "carrier-pigeon".into(),
@@ -341,7 +341,7 @@ mod tests {
             s.addresses,
             [Address {
                 kind: AddressKind::InternalIp,
-                address: "10.0.16.12".into()
+                address: "10.0.4.12".into()
             }]
         );
         assert_eq!(s.conditions[0].status, ConditionStatus::True);

@@ -123,7 +123,7 @@ pub struct Network {
     pub client_token: Option<String>,
     pub cluster: String,
     pub name: String,
-    /// E.g. `10.0.16.0/20`.
+    /// E.g. `10.0.4.0/22`.
     pub cidr: String,
     pub created_at: u64,
 }

@@ -122,8 +122,8 @@ impl From<StateError> for ApiError {
             StateError::TokenOfDeleted { .. }
             | StateError::AlreadyExists { .. }
             | StateError::NetworkInUse { .. }
-            | StateError::Exhausted { .. }
             | StateError::Busy { .. } => conflict("conflict"),
+            StateError::Exhausted { .. } => conflict("resource_exhausted"),
         }
     }
 }
@@ -146,5 +146,27 @@ impl IntoResponse for ApiError {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn running_out_is_told_apart_from_a_conflict() {
+        let exhausted = ApiError::from(StateError::Exhausted {
+            what: "network blocks".into(),
+        });
+        assert_eq!(
+            (exhausted.status, exhausted.code),
+            (StatusCode::CONFLICT, "resource_exhausted")
+        );
+        let second = ApiError::from(StateError::AlreadyExists {
+            cluster: "c1".into(),
+            kind: "network",
+            id: "net-1".into(),
+        });
+        assert_eq!(second.code, "conflict");
     }
 }

@@ -11,7 +11,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
-    CloudState, ControlPlaneRecord, InstanceRecord, LoadBalancerRecord, NetworkRecord, millis,
+    CloudState, ControlPlaneRecord, InstanceRecord, LoadBalancerRecord, MAX_BLOCK, NetworkRecord,
+    millis,
 };
 use crate::config::Timings;
 use crate::model::{ControlPlaneState, InstanceState, LoadBalancerState};
@@ -23,6 +24,8 @@ pub(super) struct Index {
     load_balancers: KindIndex,
     instances: KindIndex,
     control_planes: KindIndex,
+    /// The blocks of 10.0.0.0/8 the networks hold.
+    network_blocks: BTreeSet<u32>,
     /// The resources in a timed state, by phase, then by when the phase began.
     timers: BTreeSet<Timer>,
 }
@@ -89,6 +92,10 @@ pub(super) trait Indexed: Sized {
     fn token(&self) -> Option<&str>;
     /// The timed state it is in, if any.
     fn timer(&self) -> Option<Timer>;
+    /// The network block it holds, if any.
+    fn network_block(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// What a record is found by.
@@ -164,6 +171,9 @@ impl Index {
         if let Some(timer) = record.timer() {
             self.timers.insert(timer);
         }
+        if let Some(block) = record.network_block() {
+            self.network_blocks.insert(block);
+        }
     }
 
     /// Forgets `record`, which has been removed from the state.
@@ -172,6 +182,21 @@ impl Index {
         if let Some(timer) = record.timer() {
             self.timers.remove(&timer);
         }
+        if let Some(block) = record.network_block() {
+            self.network_blocks.remove(&block);
+        }
+    }
+
+    /// The lowest network block no network holds (block 0 is never used).
+    pub(super) fn free_network_block(&self) -> Option<u32> {
+        let mut candidate = 1;
+        for &held in self.network_blocks.range(1..) {
+            if held != candidate {
+                break;
+            }
+            candidate += 1;
+        }
+        (candidate <= MAX_BLOCK).then_some(candidate)
     }
 
     /// Records that a resource left the timed state `before` for `after` (`None`: untimed).
@@ -263,6 +288,9 @@ impl Indexed for NetworkRecord {
     }
     fn timer(&self) -> Option<Timer> {
         None
+    }
+    fn network_block(&self) -> Option<u32> {
+        Some(self.block())
     }
 }
 

@@ -4,7 +4,7 @@ use std::net::Ipv4Addr;
 
 use super::{
     CloudSettings, CloudState, DEFAULT_LB_PORT, FIRST_HOST, InstanceRecord, Kind,
-    LoadBalancerRecord, MAX_NETWORKS, NetworkRecord, Outcome, StateError, seconds, validate_name,
+    LoadBalancerRecord, NETWORK_PREFIX, NetworkRecord, Outcome, StateError, seconds, validate_name,
     validate_optional_token,
 };
 use crate::model::{
@@ -44,17 +44,18 @@ impl CloudState {
                 id: Kind::Network.id(existing.id),
             });
         }
-        if self.counters.network >= MAX_NETWORKS {
+        let Some(block) = self.index.free_network_block() else {
             return Err(StateError::Exhausted {
-                what: "network blocks of 10.0.0.0/8".into(),
+                what: format!("network blocks (/{NETWORK_PREFIX}) of 10.0.0.0/8"),
             });
-        }
+        };
         self.counters.network += 1;
         let record = NetworkRecord {
             id: self.counters.network,
             client_token: req.client_token,
             cluster: req.cluster,
             name: req.name,
+            block,
             next_host: FIRST_HOST,
             created_at_ms: now_ms,
         };
@@ -209,9 +210,9 @@ impl CloudState {
     }
 }
 
-pub(super) fn network_base(id: u64) -> u32 {
-    // `id` is at most MAX_NETWORKS, so it fits the 12 bits left of 10.0.0.0/8.
-    (10 << 24) | ((id as u32 & 0xfff) << 12)
+/// The first address of `network`'s block.
+pub(super) fn network_base(network: &NetworkRecord) -> u32 {
+    (10 << 24) | (network.block() << (32 - NETWORK_PREFIX))
 }
 
 pub(super) fn network_view(n: &NetworkRecord) -> Network {
@@ -220,7 +221,7 @@ pub(super) fn network_view(n: &NetworkRecord) -> Network {
         client_token: n.client_token.clone(),
         cluster: n.cluster.clone(),
         name: n.name.clone(),
-        cidr: format!("{}/20", Ipv4Addr::from(network_base(n.id))),
+        cidr: format!("{}/{NETWORK_PREFIX}", Ipv4Addr::from(network_base(n))),
         created_at: seconds(n.created_at_ms),
     }
 }

@@ -126,7 +126,7 @@ impl CloudState {
                     what: format!("addresses of network {}", Kind::Network.id(network.id)),
                 });
             }
-            let address = Ipv4Addr::from(network_base(network.id) + network.next_host);
+            let address = Ipv4Addr::from(network_base(network) + network.next_host);
             network.next_host += 1;
             address
         };

@@ -48,12 +48,14 @@ const MANAGED_API_PORT: u16 = 443;
 /// The port of a load balancer when the request names none.
 const DEFAULT_LB_PORT: u16 = 6443;
 
-/// Networks are /20 blocks of 10.0.0.0/8; block 0 is never used.
-const MAX_NETWORKS: u64 = (1 << 12) - 1;
+/// Networks are /22 blocks of 10.0.0.0/8 (14 bits of block number); block 0 is never used,
+/// and a deleted network's block is handed out again.
+const NETWORK_PREFIX: u32 = 22;
+const MAX_BLOCK: u32 = (1 << (NETWORK_PREFIX - 8)) - 1;
 
-/// Host numbers handed out in a /20: .10 up to the one before broadcast.
+/// Host numbers handed out in a network: .10 up to the one before broadcast.
 const FIRST_HOST: u32 = 10;
-const LAST_HOST: u32 = (1 << 12) - 2;
+const LAST_HOST: u32 = (1 << (32 - NETWORK_PREFIX)) - 2;
 
 /// What the state needs from the configuration.
 #[derive(Clone, Debug)]
@@ -232,8 +234,22 @@ struct NetworkRecord {
     client_token: Option<String>,
     cluster: String,
     name: String,
+    /// Its block of 10.0.0.0/8: the lowest free one when it was created. A state written
+    /// before blocks were stored has none (0): such a network's block is its id.
+    #[serde(default)]
+    block: u32,
     next_host: u32,
     created_at_ms: u64,
+}
+
+impl NetworkRecord {
+    fn block(&self) -> u32 {
+        if self.block == 0 {
+            u32::try_from(self.id).unwrap_or(u32::MAX) & MAX_BLOCK
+        } else {
+            self.block
+        }
+    }
 }
 
 /// A load balancer as stored.

@@ -86,7 +86,7 @@ fn instances_boot_through_every_state() {
         .unwrap();
     assert_eq!(outcome, Outcome::Created);
     assert_eq!(i.state, InstanceState::Pending);
-    assert_eq!(i.addresses[0].address, "10.0.16.10");
+    assert_eq!(i.addresses[0].address, "10.0.4.10");
     assert_eq!(i.zone, "zone-a");
     state.advance(1009, &s);
     assert_eq!(state.instance(&i.id).unwrap().state, InstanceState::Pending);
@@ -140,6 +140,43 @@ fn a_client_token_makes_one_instance_ever() {
 }
 
 #[test]
+fn a_deleted_networks_block_is_used_again_and_running_out_is_its_own_error() {
+    let mut state = CloudState::default();
+    let create = |state: &mut CloudState, cluster: &str| {
+        state
+            .create_network(
+                CreateNetwork {
+                    client_token: None,
+                    cluster: cluster.into(),
+                    name: "n".into(),
+                },
+                0,
+            )
+            .map(|(n, _)| (n.id, n.cidr))
+    };
+    let (first, cidr) = create(&mut state, "c0").unwrap();
+    assert_eq!(cidr, "10.0.4.0/22");
+    assert_eq!(create(&mut state, "c1").unwrap().1, "10.0.8.0/22");
+    assert!(state.delete_network(&first).unwrap());
+    // The lowest free block, under a new id.
+    let (id, cidr) = create(&mut state, "c2").unwrap();
+    assert_ne!(id, first);
+    assert_eq!(cidr, "10.0.4.0/22");
+    assert_eq!(state.index, state.built_index());
+    // Every block of 10.0.0.0/8 taken (block 0 is never used).
+    for i in 3..=16_383 {
+        create(&mut state, &format!("c{i}")).unwrap();
+    }
+    let err = create(&mut state, "one-too-many").unwrap_err();
+    assert!(matches!(err, StateError::Exhausted { .. }), "{err:?}");
+    // A cluster's second network is still refused as that, not as running out.
+    assert!(matches!(
+        create(&mut state, "c5"),
+        Err(StateError::AlreadyExists { .. })
+    ));
+}
+
+#[test]
 fn addresses_count_up_per_network() {
     let s = settings();
     let mut state = cluster();
@@ -158,9 +195,9 @@ fn addresses_count_up_per_network() {
             .create_instance(instance_req(token, cluster, Role::Worker, ""), 0, &s)
             .map(|(i, _)| i.addresses[0].address.clone())
     };
-    assert_eq!(address("a", "c1").unwrap(), "10.0.16.10");
-    assert_eq!(address("b", "c1").unwrap(), "10.0.16.11");
-    assert_eq!(address("c", "c2").unwrap(), "10.0.32.10");
+    assert_eq!(address("a", "c1").unwrap(), "10.0.4.10");
+    assert_eq!(address("b", "c1").unwrap(), "10.0.4.11");
+    assert_eq!(address("c", "c2").unwrap(), "10.0.8.10");
     assert_eq!(
         address("d", "c3").err(),
         Some(StateError::NoNetwork {

@@ -113,11 +113,11 @@ async fn instances_have_addresses_ids_and_states() {
     assert_eq!(i.provider_id, format!("sim://instances/{}", i.id));
     assert_eq!(i.network_id, "net-1");
     assert_eq!(i.addresses[0].kind, "private-ip");
-    assert_eq!(i.addresses[0].address, "10.0.16.10");
+    assert_eq!(i.addresses[0].address, "10.0.4.10");
     assert_eq!(i.zone, "zone-a");
     assert!(i.created_at > 1_600_000_000);
     let (_, j) = sim.create_instance("b", "c1", "worker", "").await;
-    assert_eq!(j.addresses[0].address, "10.0.16.11");
+    assert_eq!(j.addresses[0].address, "10.0.4.11");
     let got: Instance = body(sim.get(&format!("/v1/instances/{}", i.id)).await).await;
     assert_eq!(got.id, i.id);
 }

@@ -52,7 +52,7 @@ async fn state_survives_a_restart() {
     assert_eq!(r.status(), StatusCode::CONFLICT);
     let (_, next) = sim.create_instance("w3", "c1", "worker", &data).await;
     assert_eq!(next.id, "i-3");
-    assert_eq!(next.addresses[0].address, "10.0.16.12");
+    assert_eq!(next.addresses[0].address, "10.0.4.12");
     let booted: Instance = sim.settled_instance(&next.id).await;
     assert_eq!(booted.state, InstanceState::Running);
 }
