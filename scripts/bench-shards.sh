@@ -16,7 +16,7 @@
 # (user + system) of each replica, of kube-apiserver and of etcd over the run.
 #
 # Needs `make plugins`, `make kube-env`, and release builds of capw and simcloud:
-#   cargo build --release -p capw-cli -p capw-simcloud
+#   cargo build --release -p capw -p capw-simcloud
 set -euo pipefail
 
 clusters=${1:-100}

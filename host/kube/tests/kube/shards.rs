@@ -169,6 +169,22 @@ async fn a_killed_shard_holder_is_replaced_mid_scale_and_nothing_is_done_twice()
     assert_eq!(orphaned.len(), 2, "{holders:?}");
     replicas.remove(victim).unwrap().kill().await;
     let killed = Instant::now();
+    // Its clusters were still on their way: the survivors have work to take over.
+    let mut unfinished = Vec::new();
+    for i in 0..CLUSTERS {
+        let name = format!("c-{i:02}");
+        if !orphaned.contains(&capw_kube::shard_of(&w.namespace, &name, SHARDS)) {
+            continue;
+        }
+        let c = w.get("Cluster", &name).await.unwrap();
+        if condition(&c, "Ready")["status"] != "True" {
+            unfinished.push(name);
+        }
+    }
+    assert!(
+        !unfinished.is_empty(),
+        "every cluster of shards {orphaned:?} was Ready before {victim} was killed"
+    );
 
     // The survivors take its shards within two lease durations and split all six.
     let after = w.wait_balanced(&["replica-a", "replica-c"]).await;
