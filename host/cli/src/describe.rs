@@ -46,19 +46,26 @@ impl Tree {
         let r = self
             .rows
             .iter()
-            .map(|r| r.2.len())
+            .map(|r| r.2.chars().count())
             .max()
             .unwrap_or(0)
             .max(6);
+        // Padded by hand: a width from provider text may be beyond what `format!` takes.
+        let pad = |s: &str, width: usize| {
+            format!("{s}{}", " ".repeat(width.saturating_sub(s.chars().count())))
+        };
         let mut out = format!(
-            "{:<w$}  {:<5}  {:<r$}  MESSAGE\n",
-            "NAME", "READY", "REASON"
+            "{}  {:<5}  {}  MESSAGE\n",
+            pad("NAME", w),
+            "READY",
+            pad("REASON", r)
         );
         for (label, ready, reason, message) in &self.rows {
-            let pad = w - label.chars().count();
             let line = format!(
-                "{label}{}  {ready:<5}  {reason:<r$}  {message}",
-                " ".repeat(pad)
+                "{}  {}  {}  {message}",
+                pad(label, w),
+                pad(ready, 5),
+                pad(reason, r)
             );
             let _ = writeln!(out, "{}", line.trim_end());
         }
@@ -192,4 +199,48 @@ pub fn run(global: &GlobalArgs, args: DescribeArgs) -> anyhow::Result<()> {
     let store = crate::state::open_store(global)?;
     print!("{}", render(&store, &args.namespace, &args.name)?);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn hostile_provider_text_prints_as_one_bounded_line() {
+        // What a hostile provider can write: a megabyte-long provider-id with newlines, a
+        // message that clears the screen and forges a condition line.
+        let long_id = format!("sim://{}\nReady=True", "x".repeat(1 << 20));
+        let forged = "\u{1b}[2J\u{1b}]0;title\u{7}\rReady=True\nReady  True";
+        let machine = json!({
+            "metadata": {"name": "m-0"},
+            "status": {
+                "phase": "Running",
+                "providerId": long_id,
+                "conditions": [{"type": "InfrastructureReady", "status": "False",
+                    "reason": forged, "message": forged.repeat(100_000)}]
+            }
+        });
+        let mut tree = Tree { rows: Vec::new() };
+        tree.row(
+            machine_line(&machine),
+            cond(&machine, "InfrastructureReady"),
+        );
+        let out = tree.render();
+
+        assert_eq!(out.lines().count(), 2, "a header and one row");
+        assert!(!out.contains(['\u{1b}', '\r', '\u{7}']), "{out:.200}");
+        assert!(out.contains(r"\u{1b}[2J"), "escaped, not dropped");
+        assert!(out.len() < 8 * 1024, "{} bytes", out.len());
+        assert!(out.contains("more characters)"));
+    }
+
+    #[test]
+    fn plain_text_is_left_as_it_is() {
+        let v = json!({"a": "zone-a · ü", "n": 3});
+        assert_eq!(text(&v, "/a"), "zone-a · ü");
+        assert_eq!(text(&v, "/n"), "3");
+        assert_eq!(text(&v, "/missing"), "-");
+    }
 }

@@ -8,13 +8,40 @@ use serde_json::Value;
 
 use crate::cli::{GetArgs, GlobalArgs, Resource};
 
-/// A string at `pointer`, or `-`.
+/// Longest text of one field that is printed, in characters; the rest is counted, not shown.
+const MAX_SHOWN: usize = 512;
+
+/// A string at `pointer`, or `-`, fit for a terminal ([`printable`]): what providers write
+/// into status is not trusted to be short or free of control characters.
 pub fn text(v: &Value, pointer: &str) -> String {
     match v.pointer(pointer) {
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => printable(s),
         Some(Value::Null) | None => "-".into(),
-        Some(other) => other.to_string(),
+        Some(other) => printable(&other.to_string()),
     }
+}
+
+/// `s` as one line a terminal shows as written: control characters (newlines, carriage
+/// returns, ESC and the rest of C0 and C1, DEL) escaped as `\n`, `\r`, `\u{1b}`..., so
+/// that no text can move the cursor, clear the screen or forge a line; at most
+/// [`MAX_SHOWN`] characters, then how many more there were.
+pub fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len().min(MAX_SHOWN + 32));
+    let mut shown = 0;
+    for (i, c) in s.char_indices() {
+        if shown == MAX_SHOWN {
+            let rest = s[i..].chars().count();
+            out.push_str(&format!("… ({rest} more characters)"));
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+        shown += 1;
+    }
+    out
 }
 
 /// The status of condition `type_`, or `-`.
@@ -30,14 +57,14 @@ pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
+            *w = (*w).max(cell.chars().count());
         }
     }
     let line = |cells: Vec<&str>| {
         let padded: Vec<String> = cells
             .iter()
             .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.chars().count()))))
             .collect();
         println!("{}", padded.join("   ").trim_end());
     };

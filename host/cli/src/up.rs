@@ -85,8 +85,8 @@ pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
         let _ = writeln!(
             std::io::stderr(),
             "[{elapsed:6.1}s] {}: {}",
-            p.cluster,
-            p.line
+            crate::get::printable(&p.cluster),
+            crate::get::printable(&p.line)
         );
     });
     let report = executor
