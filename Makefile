@@ -10,7 +10,7 @@ PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plan
 	capw-sim-infra capw-kubeadm-bootstrap capw-broken-provider capw-broken-metadata-provider
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
-.PHONY: setup plugins build demo test lint fmt-check clippy bench bench-runs bench-scale kube-env crds test-deps-oci toolchains examples
+.PHONY: setup plugins build demo test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-shards kube-env crds test-deps-oci toolchains examples
 
 # The example providers in other languages (plugins/examples/) and their toolchains.
 EXAMPLES := c python js go
@@ -110,6 +110,24 @@ bench-scale: plugins build
 				--clusters $$n --control-plane $$cp --workers $$w; \
 		done; \
 	done
+
+## bench-kube: the Kubernetes mode at scale: `capw bench kube` against a fresh kube-apiserver
+## and etcd (tests/kube-env) with CLUSTERS clusters (default 1000) of MACHINES each; prints
+## capw's and the API server's and etcd's CPU and memory; see docs/performance.md.
+CLUSTERS ?= 1000
+bench-kube: plugins build kube-env
+	@set -e; dir=$$(mktemp -d); trap "tests/kube-env/kube-env.sh stop $$dir/env >/dev/null; rm -rf $$dir" EXIT; \
+		tests/kube-env/kube-env.sh start $$dir/env; \
+		$(TARGET_DIR)/release/capw --plugin-dir $(PLUGIN_DIR) bench kube \
+			--kubeconfig $$dir/env/kubeconfig --clusters $(CLUSTERS) \
+			--control-plane $(word 1,$(MACHINES)) --workers $(word 2,$(MACHINES))
+
+## bench-shards: `capw controller --shards 6` with 1, 2 and 3 replicas (separate processes)
+## over the same CLUSTERS clusters, each run on a fresh API server; see
+## docs/kubernetes-controller.md and scripts/bench-shards.sh.
+bench-shards: plugins build kube-env
+	$(CARGO) build --release -p capw-simcloud
+	scripts/bench-shards.sh $(CLUSTERS) 6 1 2 3
 
 ## bench-runs: the same benchmarks RUNS times (default 7), each run a new process pinned to
 ## one core; prints each benchmark's median over the runs and their range, as

@@ -121,7 +121,8 @@ run() {
 		url=$(grep -o 'http://[0-9.:]*' "$work/simcloud.log" | head -1) && [[ -n $url ]] && break
 		sleep 0.1
 	done
-	cat "$root/examples/quickstart/00-providers.yaml" "$root/examples/quickstart/10-class.yaml" |
+	# One document a file: the files need not end with a newline.
+	{ cat "$root/examples/quickstart/00-providers.yaml"; printf '\n---\n'; cat "$root/examples/quickstart/10-class.yaml"; } |
 		sed "s#http://127.0.0.1:7480#$url#" | "$kubectl" apply -f - >/dev/null
 
 	local controllers=()
@@ -158,7 +159,7 @@ run() {
 			failover=$(echo "$(date +%s.%N) - $killed" | bc)
 		fi
 		[[ $(ready_clusters) == "$clusters" && (-z $killed || -n $failover) ]] && break
-		sleep 1
+		sleep 2
 	done
 	local took
 	took=$(echo "$(date +%s.%N) - $started" | bc)

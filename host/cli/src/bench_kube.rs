@@ -302,11 +302,10 @@ impl ApiServerProcesses {
         let processes = processes();
         let apiserver = processes.iter().find(|(_, args)| {
             args.first().is_some_and(|a| a.ends_with("kube-apiserver"))
-                && args.iter().any(|a| a == &format!("--secure-port={port}"))
+                && flag(args, "--secure-port") == Some(port)
         });
         let etcd_port = apiserver.and_then(|(_, args)| {
-            args.iter()
-                .find_map(|a| a.strip_prefix("--etcd-servers="))
+            flag(args, "--etcd-servers")
                 .and_then(|s| s.split(',').next())
                 .and_then(|s| s.rsplit(':').next())
                 .map(str::to_owned)
@@ -322,6 +321,18 @@ impl ApiServerProcesses {
             etcd: etcd.map(|(pid, _)| pid.clone()),
         }
     }
+}
+
+/// The value of flag `name` in a command line, given as `--name=value` or `--name value`.
+fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter().enumerate().find_map(|(i, a)| {
+        let rest = a.strip_prefix(name)?;
+        match rest.strip_prefix('=') {
+            Some(value) => Some(value),
+            None if rest.is_empty() => args.get(i + 1).map(String::as_str),
+            None => None,
+        }
+    })
 }
 
 /// Every process's id and command line.
@@ -426,5 +437,29 @@ impl CallObserver for CallTimes {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(elapsed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_are_read_in_both_spellings() {
+        let args: Vec<String> = [
+            "kube-apiserver",
+            "--secure-port",
+            "38669",
+            "--etcd-servers=http://127.0.0.1:2379",
+            "--secure-port-extra=1",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(flag(&args, "--secure-port"), Some("38669"));
+        assert_eq!(
+            flag(&args, "--etcd-servers"),
+            Some("http://127.0.0.1:2379")
+        );
+        assert_eq!(flag(&args, "--bind-address"), None);
     }
 }
