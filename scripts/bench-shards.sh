@@ -60,14 +60,15 @@ cpu() {
 	awk -v t="$ticks" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 
+# Shard Leases held (the group's label is also on the membership Leases, which are not counted).
 held_shards() {
 	"$kubectl" get leases -n default -l capw.dev/shard-group=capw-controller -o json |
-		jq '[.items[] | select(.spec.holderIdentity != null and .spec.holderIdentity != "")] | length'
+		jq '[.items[] | select((.metadata.name | test("-shard-[0-9]+$")) and .spec.holderIdentity != null and .spec.holderIdentity != "")] | length'
 }
 
 holders_of() {
 	"$kubectl" get leases -n default -l capw.dev/shard-group=capw-controller -o json |
-		jq -r --arg who "$1" '[.items[] | select(.spec.holderIdentity == $who)] | length'
+		jq -r --arg who "$1" '[.items[] | select((.metadata.name | test("-shard-[0-9]+$")) and .spec.holderIdentity == $who)] | length'
 }
 
 ready_clusters() {

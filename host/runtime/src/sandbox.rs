@@ -312,6 +312,24 @@ impl WasiHttpHooks for HttpGrantHooks {
     }
 }
 
+/// `s` with its control characters (newline, carriage return, ESC, the rest of C0 and C1,
+/// DEL) escaped as `\n`, `\r`, `\u{1b}`...: a provider's log record stays one line and
+/// cannot rewrite the terminal or forge a record.
+fn one_line(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_owned();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn truncate(mut s: String) -> String {
     if s.len() > MAX_LOG_MESSAGE {
         let mut cut = MAX_LOG_MESSAGE;
@@ -331,11 +349,14 @@ impl host_log::Host for CallState {
             return;
         }
         self.log_records += 1;
-        let message = self.redactor.scrub(&truncate(message));
+        let message = one_line(&self.redactor.scrub(&truncate(message)));
         let fields = fields
             .into_iter()
             .take(MAX_LOG_FIELDS)
-            .map(|(k, v)| format!("{}={}", truncate(k), self.redactor.scrub(&truncate(v))))
+            .map(|(k, v)| {
+                let v = self.redactor.scrub(&truncate(v));
+                format!("{}={}", one_line(&truncate(k)), one_line(&v))
+            })
             .collect::<Vec<_>>()
             .join(" ");
         match level {
@@ -386,6 +407,15 @@ mod tests {
             r.scrub("auth failed for s3cr3t-token-value at ab"),
             "auth failed for [redacted] at ab"
         );
+    }
+
+    #[test]
+    fn log_text_stays_on_one_line() {
+        assert_eq!(
+            one_line("ok\r\u{1b}[2KReady=True\nnext\u{9b}"),
+            r"ok\r\u{1b}[2KReady=True\nnext\u{9b}"
+        );
+        assert_eq!(one_line("plain · text"), "plain · text");
     }
 
     #[test]
