@@ -456,10 +456,7 @@ mod tests {
         .map(String::from)
         .to_vec();
         assert_eq!(flag(&args, "--secure-port"), Some("38669"));
-        assert_eq!(
-            flag(&args, "--etcd-servers"),
-            Some("http://127.0.0.1:2379")
-        );
+        assert_eq!(flag(&args, "--etcd-servers"), Some("http://127.0.0.1:2379"));
         assert_eq!(flag(&args, "--bind-address"), None);
     }
 }

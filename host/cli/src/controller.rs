@@ -166,7 +166,7 @@ pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()
         watch_namespace: args.watch_namespace.clone(),
         identity,
         leader_election: (args.leader_elect && !sharded).then(|| lease.clone()),
-        sharding: sharded.then(|| ShardConfig {
+        sharding: sharded.then_some(ShardConfig {
             shards: args.shards,
             lease,
         }),

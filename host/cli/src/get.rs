@@ -27,8 +27,7 @@ pub fn text(v: &Value, pointer: &str) -> String {
 /// [`MAX_SHOWN`] characters, then how many more there were.
 pub fn printable(s: &str) -> String {
     let mut out = String::with_capacity(s.len().min(MAX_SHOWN + 32));
-    let mut shown = 0;
-    for (i, c) in s.char_indices() {
+    for (shown, (i, c)) in s.char_indices().enumerate() {
         if shown == MAX_SHOWN {
             let rest = s[i..].chars().count();
             out.push_str(&format!("… ({rest} more characters)"));
@@ -39,7 +38,6 @@ pub fn printable(s: &str) -> String {
         } else {
             out.push(c);
         }
-        shown += 1;
     }
     out
 }
