@@ -20,14 +20,15 @@ TOOLCHAINS_ENV := $(TARGET_DIR)/toolchains.env
 setup:
 	@rustup target list --installed | grep -qx $(PLUGIN_TARGET) || rustup target add $(PLUGIN_TARGET)
 
-## test-deps-oci: the real OCI registry the tests start on loopback (Debian's docker-registry)
-## and htpasswd (apache2-utils) for its credentials; installed only when missing.
+## test-deps-oci: the real OCI registry the tests start on loopback (Debian's docker-registry),
+## htpasswd (apache2-utils) for its credentials and curl, a client we did not write, to read
+## what the registry holds; installed only when missing.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 test-deps-oci:
-	@if ! [ -x /usr/bin/docker-registry ] || ! command -v htpasswd >/dev/null; then \
+	@if ! [ -x /usr/bin/docker-registry ] || ! command -v htpasswd >/dev/null || ! command -v curl >/dev/null; then \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
-			docker-registry apache2-utils; \
+			docker-registry apache2-utils curl; \
 	fi
 
 ## plugins: every provider component, from source.

@@ -43,7 +43,9 @@ pub use json::JsonObject;
 pub use machine::{
     Machine, MachineAddress, MachinePhase, MachineRole, MachineSpec, MachineStatus, NodeRef,
 };
-pub use manifest::{ManifestError, ManifestErrorReason, parse_manifests, parse_object};
+pub use manifest::{
+    MAX_FLOW_DEPTH, ManifestError, ManifestErrorReason, parse_manifests, parse_object,
+};
 pub use object::{API_VERSION, KINDS, Object};
 pub use patch::{
     ClusterClassPatch, JsonPatch, PatchDefinition, PatchOp, PatchSelector, PatchTarget, ValueFrom,

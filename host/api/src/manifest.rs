@@ -61,6 +61,17 @@ pub enum ManifestErrorReason {
     /// The YAML itself is malformed.
     #[error("invalid YAML: {0}")]
     Syntax(#[source] serde_yaml_ng::Error),
+    /// Flow collections (`[`, `{`) nested deeper than any manifest needs, refused before
+    /// parsing: the YAML parser's time grows with the square of the depth.
+    #[error(
+        "invalid YAML: `[` and `{{` nested more than {MAX_FLOW_DEPTH} deep at line {line} column {column}"
+    )]
+    TooDeep {
+        /// 1-based line of the opening bracket past the limit.
+        line: usize,
+        /// 1-based column (in characters) of that bracket.
+        column: usize,
+    },
     /// The document is not a mapping, or lacks `apiVersion` or `kind`.
     #[error("not an object: `apiVersion` and `kind` are required")]
     MissingTypeMeta,
@@ -102,6 +113,14 @@ pub enum ManifestErrorReason {
 /// The first document that fails, with its position, kind and name when known, and the path
 /// of the offending field.
 pub fn parse_manifests(yaml: &str) -> Result<Vec<Object>, ManifestError> {
+    if let Some((document, line, column)) = too_deep(yaml) {
+        return Err(ManifestError {
+            document,
+            kind: None,
+            name: None,
+            reason: ManifestErrorReason::TooDeep { line, column },
+        });
+    }
     let mut objects = Vec::new();
     for (index, document) in serde_yaml_ng::Deserializer::from_str(yaml).enumerate() {
         let fail = |kind: Option<String>, name: Option<String>, reason| ManifestError {
@@ -126,6 +145,81 @@ pub fn parse_manifests(yaml: &str) -> Result<Vec<Object>, ManifestError> {
             .map_err(|reason| fail(kind, name, reason))?;
     }
     Ok(objects)
+}
+
+/// Deepest nesting of flow collections a manifest may have. The parser refuses nesting past
+/// 128 anyway, but only after time that grows with the square of the depth (about 20 s for
+/// 100,000 `[`); this limit is far above any real manifest's and cheap to check.
+pub const MAX_FLOW_DEPTH: usize = 1024;
+
+/// Where flow collections first nest deeper than [`MAX_FLOW_DEPTH`], as (document, line,
+/// column), 1-based; `None` when they never do. A lexical scan in one pass: brackets in
+/// quoted scalars and comments are not counted; one in a plain scalar is, which can only
+/// make the count higher than the parser's for text no real manifest has.
+fn too_deep(yaml: &str) -> Option<(usize, usize, usize)> {
+    #[derive(PartialEq)]
+    enum In {
+        Plain,
+        Single,
+        Double,
+        Comment,
+    }
+    let mut state = In::Plain;
+    let mut depth = 0usize;
+    let mut document = 1;
+    let mut seen_content = false;
+    for (index, line) in yaml.split('\n').enumerate() {
+        if state == In::Comment {
+            state = In::Plain;
+        }
+        if state == In::Plain && (line == "---" || line.starts_with("--- ")) {
+            if seen_content {
+                document += 1;
+            }
+            seen_content = true;
+            depth = 0;
+            continue;
+        }
+        let mut escaped = false;
+        let mut previous = ' ';
+        for (column, c) in line.chars().enumerate() {
+            if !c.is_whitespace() && state == In::Plain && c != '#' {
+                seen_content = true;
+            }
+            match state {
+                In::Comment => break,
+                In::Single => {
+                    if c == '\'' {
+                        state = In::Plain;
+                    }
+                }
+                In::Double => {
+                    if escaped {
+                        escaped = false;
+                    } else if c == '\\' {
+                        escaped = true;
+                    } else if c == '"' {
+                        state = In::Plain;
+                    }
+                }
+                In::Plain => match c {
+                    '#' if previous.is_whitespace() => state = In::Comment,
+                    '\'' => state = In::Single,
+                    '"' => state = In::Double,
+                    '[' | '{' => {
+                        depth += 1;
+                        if depth > MAX_FLOW_DEPTH {
+                            return Some((document, index + 1, column + 1));
+                        }
+                    }
+                    ']' | '}' => depth = depth.saturating_sub(1),
+                    _ => {}
+                },
+            }
+            previous = c;
+        }
+    }
+    None
 }
 
 /// Reads one YAML document as JSON (the data model Kubernetes uses), merge keys applied.

@@ -217,3 +217,44 @@ fn cluster_status_counters_are_flat_and_summed() {
         status
     );
 }
+
+#[test]
+fn deep_flow_nesting_is_refused_before_parsing_with_its_position() {
+    let deep = format!(
+        "{}---\n{}",
+        object_doc("Cluster", "spec: {}\n"),
+        object_doc(
+            "Cluster",
+            &format!("spec: {}{}\n", "[".repeat(100_000), "]".repeat(100_000))
+        )
+    );
+    let (document, reason) = reason_of(&deep);
+    assert_eq!(document, 2);
+    let ManifestErrorReason::TooDeep { line, column } = reason else {
+        panic!("{reason:?}");
+    };
+    // `spec: ` then the 1,025th bracket, on the document's fifth line (the file's eleventh).
+    assert_eq!((line, column), (11, 6 + capw_api::MAX_FLOW_DEPTH + 1));
+    assert!(
+        reason.to_string().contains("nested more than 1024"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn brackets_in_quotes_and_comments_are_not_nesting() {
+    let many = "[".repeat(5_000);
+    let yaml = object_doc(
+        "Cluster",
+        &format!(
+            "# {many}\nspec:\n  topology:\n    classRef: {{name: \"{many}\"}}\n    version: '{many}'\n"
+        ),
+    );
+    // Refused for what it is (no such class, or a bad version), never as too deep.
+    if let Err(e) = parse_manifests(&yaml) {
+        assert!(
+            !matches!(e.reason, ManifestErrorReason::TooDeep { .. }),
+            "{e}"
+        );
+    }
+}

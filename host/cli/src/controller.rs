@@ -212,13 +212,30 @@ mod tests {
         }
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn one_signal_lets_running_passes_finish() {
         let (tx, rx) = mpsc::channel(4);
         tx.send(()).await.unwrap();
-        until_signalled(controller(Duration::from_millis(50)), rx)
-            .await
-            .unwrap();
+        let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mark = finished.clone();
+        let started = tokio::time::Instant::now();
+        until_signalled(
+            move |stopped| async move {
+                let _ = stopped.await;
+                // A pass still running when the signal came: it takes a minute to end.
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                mark.store(true, std::sync::atomic::Ordering::SeqCst);
+                Ok::<(), std::io::Error>(())
+            },
+            rx,
+        )
+        .await
+        .unwrap();
+        assert!(
+            finished.load(std::sync::atomic::Ordering::SeqCst),
+            "returned before the running pass ended"
+        );
+        assert!(started.elapsed() >= Duration::from_secs(60));
     }
 
     #[tokio::test(start_paused = true)]

@@ -178,19 +178,49 @@ struct Kills {
     per_phase: u64,
 }
 
+/// Where a campaign's kills landed.
+struct Landed {
+    /// Kills that landed while capw ran.
+    kills: u64,
+    /// The distinct (phase, Machines, cloud instances) a kill left that are neither the
+    /// phase's start nor its end: kills in the middle of a change.
+    mid_change: BTreeSet<(String, (usize, usize))>,
+}
+
+impl Landed {
+    /// Asserts at least `kills` kills landed, and at least `mid_change` of them in the
+    /// middle of a change, in at least `phases` phases: the campaign reached the points it
+    /// is about, not only before and after them.
+    fn assert_at_least(&self, kills: u64, mid_change: usize, phases: usize) {
+        assert!(
+            self.kills >= kills,
+            "only {} kills landed while capw ran",
+            self.kills
+        );
+        let in_phases: BTreeSet<&str> = self.mid_change.iter().map(|(p, _)| p.as_str()).collect();
+        assert!(
+            self.mid_change.len() >= mid_change && in_phases.len() >= phases,
+            "kills in the middle of a change: {:?}",
+            self.mid_change
+        );
+    }
+}
+
 /// Applies each phase's topology (or deletes alpha), kills `capw up` on `kills`' schedule
 /// until a run finishes before its kill, checks no orphan or duplicate after every kill, and
 /// that the converged counts are exact. `after_phase` checks what the cloud itself holds.
-/// Returns the number of kills that landed while capw ran.
 async fn campaign(
     setup: &Setup,
     phases: &[(&str, Option<Topology>)],
     kills: Kills,
     after_phase: impl AsyncFn(&Setup, &str, Option<Topology>),
-) -> u64 {
+) -> Landed {
     let mut landed = 0;
     let mut points = BTreeSet::new();
+    let mut mid_change = BTreeSet::new();
+    let mut start = (0, 0);
     for &(phase, topology) in phases {
+        let want = topology.map_or(0, |(cp, w, _)| (cp + w) as usize);
         match topology {
             Some(topology) => setup.apply(topology),
             None => {
@@ -210,12 +240,15 @@ async fn campaign(
             landed += 1;
             eprintln!("{phase}: killed after {ms} ms: (machines, instances) = {seen:?}");
             points.insert((phase, seen));
+            if seen != start && seen != (want, want) {
+                mid_change.insert((phase.to_owned(), seen));
+            }
         }
         // Left alone, it converges.
         setup.run_ok(&["up", "--no-simcloud", "--timeout", "5m"]);
         let (machines, instances) = setup.check_no_orphans(&format!("{phase}, converged")).await;
-        let want = topology.map_or(0, |(cp, w, _)| (cp + w) as usize);
         assert_eq!((machines, instances), (want, want), "{phase}");
+        start = (want, want);
         after_phase(setup, phase, topology).await;
     }
     let inv = setup.inventory().await;
@@ -227,10 +260,15 @@ async fn campaign(
     let store = Store::open(&setup.state_dir.join("state.redb")).unwrap();
     assert!(store.list("Cluster", None).unwrap().is_empty());
     eprintln!(
-        "{landed} kills of a running capw; {} distinct (phase, machines, instances) points",
-        points.len()
+        "{landed} kills of a running capw; {} distinct (phase, machines, instances) points, \
+         {} in the middle of a change: {mid_change:?}",
+        points.len(),
+        mid_change.len()
     );
-    landed
+    Landed {
+        kills: landed,
+        mid_change,
+    }
 }
 
 /// A setup around `sim`, with simcloud's token where the quickstart's grant reads it.
@@ -268,7 +306,7 @@ async fn killing_capw_anywhere_never_duplicates_or_orphans_and_it_converges() {
         per_phase: 25,
     };
     let landed = campaign(&setup, &phases, kills, async |_, _, _| {}).await;
-    assert!(landed >= 20, "only {landed} kills landed while capw ran");
+    landed.assert_at_least(20, 3, 2);
 }
 
 /// The same with real boot: the instances run real etcd, kube-apiserver and
@@ -346,6 +384,6 @@ async fn killing_capw_during_real_boots_never_duplicates_or_leaves_etcd_members(
         }
     })
     .await;
-    assert!(landed >= 10, "only {landed} kills landed while capw ran");
+    landed.assert_at_least(10, 1, 1);
     setup.sim.destroy_machines().await.unwrap();
 }

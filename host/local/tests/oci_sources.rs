@@ -254,11 +254,9 @@ async fn a_moved_tag_is_swapped_in_while_holders_keep_the_old_component() {
         "nothing moved yet"
     );
 
-    let v2_bytes = Bytes::from(capw_test_support::big::with_padding(
-        &example(),
-        "v2",
-        example().len() + 64,
-    ));
+    // The tag moves to another provider altogether, so that which one answers shows which
+    // component a holder calls.
+    let v2_bytes = Bytes::from(capw_test_support::component("capw_hostile_provider"));
     let v2 = publish(&registry, &reference, v2_bytes, &Credentials::Anonymous).await;
     assert_eq!(
         providers.refresh(&store).await.unwrap(),
@@ -267,10 +265,18 @@ async fn a_moved_tag_is_swapped_in_while_holders_keep_the_old_component() {
     let after = providers.get("moving").unwrap();
     assert_eq!(after.digest, v2);
     assert_eq!(status(&store, "moving")["digest"], v2.as_str());
+    assert_ne!(after.provider.name(), before.provider.name());
     // IfNotPresent is not refreshed.
-    assert_eq!(providers.get("pinned").unwrap().digest, v1);
-    // A holder of the old component (a call in flight) still calls it.
+    let pinned = providers.get("pinned").unwrap();
+    assert_eq!(pinned.digest, v1);
+    assert_eq!(pinned.provider.name(), before.provider.name());
+    // A holder of the old component (a call in flight) still calls it: the example provider
+    // takes this config, the new one refuses it (it wants a `behaviour`).
     assert_eq!(before.digest, v1);
-    assert!(before.provider.validate_config("{}").await.is_ok());
-    assert!(after.provider.validate_config("{}").await.is_ok());
+    let config = r#"{"region": "eu-1"}"#;
+    let accepted = |verdict: Result<Result<(), _>, _>| verdict.expect("the call answers").is_ok();
+    assert!(accepted(before.provider.validate_config(config).await));
+    assert!(!accepted(after.provider.validate_config(config).await));
+    let now = providers.get("moving").unwrap();
+    assert!(!accepted(now.provider.validate_config(config).await));
 }

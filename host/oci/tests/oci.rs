@@ -78,6 +78,32 @@ async fn fetch(
         .await
 }
 
+/// `curl -sS -f -L ARGS`: the response headers and body.
+fn curl(args: &[&str]) -> (String, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let headers = dir.path().join("headers");
+    let out = std::process::Command::new("curl")
+        .args(["-sS", "-f", "-L", "-D"])
+        .arg(&headers)
+        .args(args)
+        .output()
+        .expect("curl runs (make test-deps-oci installs it)");
+    assert!(
+        out.status.success(),
+        "curl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (std::fs::read_to_string(headers).unwrap(), out.stdout)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 #[tokio::test]
 async fn push_then_pull_by_tag_and_by_digest_in_the_wasm_artifact_layout() {
     capw_test_support::init_tracing();
@@ -86,11 +112,46 @@ async fn push_then_pull_by_tag_and_by_digest_in_the_wasm_artifact_layout() {
     let reference = format!("{}/capw/example:0.1.0", registry.host());
     let pushed = publish(&s, &reference, example()).await;
 
+    // What the registry itself holds, read with curl: the manifest under the tag, the
+    // digest the registry gives it, and the layer blob.
+    let manifest_url = format!("http://{}/v2/capw/example/manifests/0.1.0", registry.host());
+    let (headers, stored_manifest) = curl(&[
+        "-H",
+        "Accept: application/vnd.oci.image.manifest.v1+json",
+        &manifest_url,
+    ]);
+    let registry_digest = headers
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("docker-content-digest")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no digest header in {headers}"));
+    assert_eq!(registry_digest, pushed.digest, "the registry's digest");
+    assert_eq!(
+        format!("sha256:{}", sha256_hex(&stored_manifest)),
+        pushed.digest,
+        "the stored manifest hashes to the digest"
+    );
+    let stored: serde_json::Value = serde_json::from_slice(&stored_manifest).unwrap();
+    let layer = stored["layers"][0]["digest"].as_str().unwrap();
+    let (_, blob) = curl(&[&format!(
+        "http://{}/v2/capw/example/blobs/{layer}",
+        registry.host()
+    )]);
+    assert_eq!(
+        blob,
+        example(),
+        "the registry holds the component as the layer"
+    );
+
     let by_tag = pull(&s, &reference, &Credentials::Anonymous, None, None)
         .await
         .unwrap();
     assert_eq!(by_tag.component, example());
     assert_eq!(by_tag.digest, pushed.digest);
+    assert_eq!(by_tag.manifest, stored_manifest);
     assert_eq!(by_tag.annotations[ANNOTATION_PROVIDER_NAME], "example");
     let manifest: serde_json::Value = serde_json::from_slice(&by_tag.manifest).unwrap();
     assert_eq!(manifest["artifactType"], WASM_CONFIG_MEDIA_TYPE);

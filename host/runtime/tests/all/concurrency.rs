@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use capw_runtime::infrastructure::ClusterState;
 use capw_runtime::{CallFailure, Grants, Limits};
 use serde_json::json;
 
@@ -86,11 +87,18 @@ async fn concurrent_calls_to_one_provider() {
         tasks.push(tokio::spawn(async move {
             p.reconcile_cluster(&ctx(&format!("c{i}"), json!({"region": "local"})))
                 .await
-                .map(|_| i)
         }));
     }
+    // Each answer is its own call's: the endpoint names the cluster the call was about.
     for (i, t) in tasks.into_iter().enumerate() {
-        assert_eq!(t.await.unwrap().unwrap(), i);
+        let state = t.await.unwrap().unwrap();
+        let ClusterState::Ready(infra) = state else {
+            panic!("c{i}: {state:?}");
+        };
+        assert_eq!(
+            infra.control_plane_endpoint.host,
+            format!("c{i}.local.example.test")
+        );
     }
 }
 

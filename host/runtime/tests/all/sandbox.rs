@@ -287,17 +287,69 @@ async fn secrets_only_those_granted() {
     assert_eq!(infra.control_plane_endpoint.host, "tok-123456789");
 }
 
+/// The log lines the runtime writes while `f` runs on this thread.
+#[derive(Clone, Default)]
+struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Logs {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
 #[tokio::test]
 async fn a_flood_of_output_is_bounded_and_harmless() {
     let mut g = grants();
     g.limits.call_timeout = Duration::from_secs(10);
     let (_rt, p) = setup(g).await;
-    p.reconcile_cluster(&ctx(
-        "ok",
-        json!({"behaviour": "stdout-flood", "lines": 20_000}),
-    ))
-    .await
-    .unwrap();
+    let logs = Logs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .with_writer(move || writer.clone())
+        .finish();
+    {
+        // A current-thread test: the call and its logging run on this thread.
+        let _guard = tracing::subscriber::set_default(subscriber);
+        // 20,000 lines of 101 bytes: about 2 MB, against 64 KiB kept of each stream.
+        p.reconcile_cluster(&ctx(
+            "ok",
+            json!({"behaviour": "stdout-flood", "lines": 20_000}),
+        ))
+        .await
+        .unwrap();
+    }
+    let text = logs.text();
+    let line = "x".repeat(100);
+    let kept = text.lines().filter(|l| l.contains(&line)).count();
+    assert!(kept > 0, "the output was not logged at all");
+    assert!(
+        kept <= (64 << 10) / 101,
+        "{kept} lines of output logged, more than 64 KiB"
+    );
+    let dropped = text
+        .lines()
+        .find(|l| l.contains("provider output over the limit was dropped"))
+        .unwrap_or_else(|| panic!("no line says output was dropped"));
+    let count: usize = dropped
+        .split("dropped=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{dropped}"));
+    // Exactly 64 KiB kept, the rest counted.
+    assert_eq!(count, 20_000 * 101 - (64 << 10), "{dropped}");
     still_healthy(&p).await;
 }
 
