@@ -82,18 +82,13 @@ async fn fetch(
 fn curl(args: &[&str]) -> (String, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
     let headers = dir.path().join("headers");
-    let out = std::process::Command::new("curl")
+    let mut command = std::process::Command::new("curl");
+    command
         .args(["-sS", "-f", "-L", "-D"])
         .arg(&headers)
-        .args(args)
-        .output()
-        .expect("curl runs (make test-deps-oci installs it)");
-    assert!(
-        out.status.success(),
-        "curl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (std::fs::read_to_string(headers).unwrap(), out.stdout)
+        .args(args);
+    let body = capw_test_support::output_ok(&mut command, &format!("curl {args:?}"));
+    (std::fs::read_to_string(headers).unwrap(), body)
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

@@ -113,3 +113,17 @@ pub fn condition<'a>(object: &'a serde_json::Value, type_: &str) -> &'a serde_js
         .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
         .unwrap_or(&serde_json::Value::Null)
 }
+
+/// Runs `command` and gives its standard output; panics naming `what` with its standard
+/// error when it cannot start or fails.
+pub fn output_ok(command: &mut std::process::Command, what: &str) -> Vec<u8> {
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("running {what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}

@@ -101,7 +101,7 @@ impl EtcdClient {
         .unwrap();
         let openssl = |args: &str| {
             let args: Vec<&str> = args.split_whitespace().collect();
-            output_ok(
+            crate::output_ok(
                 std::process::Command::new("openssl")
                     .current_dir(dir.path())
                     .args(&args),
@@ -127,7 +127,7 @@ impl EtcdClient {
     pub fn members(&self, address: &str) -> Vec<String> {
         let file = |name: &str| self.dir.path().join(name).display().to_string();
         let bin = kube_binaries().join(KUBE_VERSIONS[0]).join("bin/etcdctl");
-        let out = output_ok(
+        let out = crate::output_ok(
             std::process::Command::new(bin)
                 .arg(format!("--endpoints=https://{address}:2379"))
                 .arg(format!("--cacert={}", file("ca.crt")))
@@ -141,20 +141,6 @@ impl EtcdClient {
             .filter_map(|l| l.split(", ").nth(2).map(str::to_owned))
             .collect()
     }
-}
-
-/// Runs `command` and gives its standard output; panics naming `what` with its standard
-/// error when it cannot start or fails.
-fn output_ok(command: &mut std::process::Command, what: &str) -> Vec<u8> {
-    let out = command
-        .output()
-        .unwrap_or_else(|e| panic!("running {what}: {e}"));
-    assert!(
-        out.status.success(),
-        "{what}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
 }
 
 /// The TCP sockets listening on any of `addresses` (IPv4), as `address:port`, read from
