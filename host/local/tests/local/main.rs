@@ -6,6 +6,7 @@ mod bad_input;
 mod hooks;
 mod hung;
 mod lifecycle;
+mod orphans;
 mod quickstart;
 mod support;
 mod workload;

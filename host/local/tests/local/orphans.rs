@@ -1,0 +1,90 @@
+//! An orphan that never goes away: the infrastructure keeps listing a machine no Machine
+//! names, and answers `deleted` each time it is asked to delete it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use capw_local::{ClusterOutcome, Progress};
+use capw_runtime::CallObserver;
+use serde_json::{Value, json};
+
+use crate::support::{Env, first_of_kind, manifests};
+
+const EXAMPLE: &str = "apiVersion: capw.dev/v1alpha1
+kind: WasmProvider
+metadata: {name: example}
+spec:
+  source: {file: {path: capw_example_provider.wasm}}
+";
+
+/// Counts the delete-machine calls.
+#[derive(Debug, Default)]
+struct Deletes(AtomicUsize);
+
+impl CallObserver for Deletes {
+    fn call_finished(
+        &self,
+        _provider: &str,
+        operation: &'static str,
+        _elapsed: Duration,
+        _outcome: Result<(), &'static str>,
+    ) {
+        if operation.ends_with("delete-machine") {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_orphan_that_never_goes_away_is_asked_again_with_backoff() {
+    let mut env = Env::start(Duration::from_millis(10)).await;
+    let deletes = Arc::new(Deletes::default());
+    env.config.call_observer = Some(deletes.clone());
+    // The local mode's default: the tests' environment waits at most 100 ms.
+    env.config.max_requeue = Duration::from_secs(1);
+    let mut objects: Vec<Value> = manifests(&env.sim, EXAMPLE)
+        .into_iter()
+        .filter(|o| o["metadata"]["name"] != "beta")
+        .collect();
+    let class = first_of_kind(&objects, "ClusterClass");
+    let mut haunted = class.clone();
+    haunted["metadata"]["name"] = "haunted".into();
+    // The example provider as the infrastructure, listing a machine "ghost" for ever.
+    let config = json!({"region": "eu-1", "existingMachines": ["ghost"]});
+    haunted["spec"]["infrastructure"] = json!({"provider": "example", "config": config});
+    haunted["spec"]["controlPlane"]["machineInfrastructure"]["config"] = config.clone();
+    haunted["spec"]["workers"]["machineDeployments"][0]["infrastructure"]["config"] = config;
+    // Only the kubeadm patches: the simcloud endpoint is not the example's.
+    let patches: Vec<Value> = haunted["spec"]["patches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["name"] != "simcloud-endpoint")
+        .cloned()
+        .collect();
+    haunted["spec"]["patches"] = patches.into();
+    objects.push(haunted);
+    for o in objects
+        .iter_mut()
+        .filter(|o| o["metadata"]["name"] == "alpha")
+    {
+        o["spec"]["topology"]["classRef"]["name"] = "haunted".into();
+        o["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = 0.into();
+    }
+    env.apply(objects);
+    let executor = env.executor().await;
+
+    let progress = Arc::new(|p: Progress| eprintln!("{}: {}", p.cluster, p.line));
+    let report = executor
+        .reconcile_until_settled(Duration::from_secs(6), progress)
+        .await
+        .unwrap();
+    assert_eq!(report.outcomes["default/alpha"], ClusterOutcome::TimedOut);
+    let asked = deletes.0.load(Ordering::SeqCst);
+    eprintln!("the orphan was asked to go {asked} times in 6 s");
+    // Asked again and again, but waiting longer each time up to `max_requeue` (1 s): about
+    // a dozen times in 6 s, not every few milliseconds.
+    assert!(asked >= 2, "asked {asked} times");
+    assert!(asked <= 20, "asked {asked} times in 6 s: no backoff");
+}
