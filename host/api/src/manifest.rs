@@ -84,7 +84,7 @@ pub enum ManifestErrorReason {
     /// `metadata` has a field Kubernetes' ObjectMeta does not have (usually a typo).
     #[error("metadata.{0}: unknown field")]
     UnknownMetadataField(String),
-    /// `metadata.name` is missing.
+    /// `metadata.name` is missing or null.
     #[error("metadata.name: required")]
     MissingName,
     /// A field has the wrong type or value, is unknown, or a required one is missing.
@@ -287,9 +287,10 @@ fn check_metadata(value: &Value) -> Result<(), ManifestErrorReason> {
             return Err(ManifestErrorReason::UnknownMetadataField(key.clone()));
         }
     }
+    // `name: null` (or `name:` with nothing after it) decodes to no name at all.
     match metadata.and_then(|m| m.get("name")) {
+        Some(Value::Null) | None => Err(ManifestErrorReason::MissingName),
         Some(_) => Ok(()),
-        None => Err(ManifestErrorReason::MissingName),
     }
 }
 

@@ -162,6 +162,23 @@ fn refuses_missing_name_and_bad_yaml() {
 }
 
 #[test]
+fn refuses_a_null_name_as_missing() {
+    // Found by fuzzing: `name:` with nothing after it decoded to an object without a name,
+    // which `write_manifests` then wrote as `metadata: {}`.
+    for metadata in [
+        "metadata:\n  name:\n",
+        "metadata: {name: null}\n",
+        "metadata: {name: ~}\n",
+    ] {
+        let yaml = format!("apiVersion: capw.dev/v1alpha1\nkind: Cluster\n{metadata}");
+        assert!(
+            matches!(reason_of(&yaml).1, ManifestErrorReason::MissingName),
+            "{metadata}"
+        );
+    }
+}
+
+#[test]
 fn crds_have_status_and_preserve_free_form_config() {
     let all = crds();
     assert_eq!(all.len(), 5);
