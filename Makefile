@@ -10,7 +10,7 @@ PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plan
 	capw-sim-infra capw-kubeadm-bootstrap capw-broken-provider capw-broken-metadata-provider
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
-.PHONY: setup plugins build demo test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-shards kube-env crds test-deps-oci toolchains examples
+.PHONY: setup plugins build demo test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-shards kube-env crds test-deps-oci toolchains examples fuzz fuzz-check fuzz-tool
 
 # The example providers in other languages (plugins/examples/) and their toolchains.
 EXAMPLES := c python js go
@@ -137,3 +137,27 @@ RUNS ?= 7
 bench-runs: plugins
 	$(CARGO) bench -p capw-runtime --bench calls --no-run --message-format=json \
 		| python3 scripts/bench-runs.py --runs $(RUNS) --criterion $(TARGET_DIR)/criterion
+
+## fuzz: each fuzz target of fuzz/ (fuzz/README.md) for FUZZ_SECONDS (default 900), one after
+## the other, growing its corpus in fuzz/corpus/<target>; a crash stops the run and leaves its
+## input in fuzz/artifacts/<target>. Built apart from the main build, in $(TARGET_DIR)/fuzz,
+## on stable Rust (no sanitizer).
+FUZZ_SECONDS ?= 900
+FUZZ_TARGETS := manifest topology provider_schema provider_answers
+CARGO_FUZZ_VERSION := 0.13.1
+fuzz: fuzz-tool
+	@set -e; for target in $(FUZZ_TARGETS); do \
+		echo "== fuzz $$target for $(FUZZ_SECONDS) s"; \
+		mkdir -p fuzz/corpus/$$target; \
+		CARGO_TARGET_DIR=$(TARGET_DIR)/fuzz $(CARGO) fuzz run --sanitizer none --fuzz-dir fuzz \
+			$$target fuzz/corpus/$$target -- -max_total_time=$(FUZZ_SECONDS); \
+	done
+
+## fuzz-check: every fuzz target for 20 s: a quick check that they build and hold.
+fuzz-check:
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
+
+## fuzz-tool: cargo-fuzz, pinned, installed when missing.
+fuzz-tool:
+	@$(CARGO) fuzz --version 2>/dev/null | grep -q " $(CARGO_FUZZ_VERSION)$$" || \
+		$(CARGO) install --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)

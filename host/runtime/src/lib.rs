@@ -18,6 +18,8 @@ mod call;
 mod contract;
 mod error;
 mod exports;
+#[doc(hidden)]
+pub mod fuzzing;
 mod grants;
 mod limits;
 mod output;

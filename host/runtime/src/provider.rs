@@ -348,7 +348,7 @@ fn placeholder_metadata() -> metadata::ProviderMetadata {
 }
 
 /// Check what `describe` said against the component's exports; returns the parsed schema.
-fn check_metadata(
+pub(crate) fn check_metadata(
     contract: &ContractInfo,
     m: &metadata::ProviderMetadata,
 ) -> Result<serde_json::Value, String> {
