@@ -3,7 +3,8 @@
 //! Validation is delegated to the `jsonschema` crate; this module only adapts its errors to
 //! dotted paths and adds Kubernetes' structural defaulting, which JSON Schema does not do.
 
-use jsonschema::{Draft, Validator};
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{Draft, ValidationError, Validator};
 use serde_json::Value;
 
 use crate::path::join_pointer;
@@ -19,7 +20,7 @@ pub(crate) fn compile_openapi(schema: &Value) -> Result<Validator, SchemaError> 
     jsonschema::options()
         .with_draft(Draft::Draft4)
         .build(schema)
-        .map_err(|e| e.to_string())
+        .map_err(|e| compile_error(schema, &e))
 }
 
 /// Compiles a provider's config schema (JSON Schema; draft taken from `$schema`, 2020-12 when
@@ -28,7 +29,63 @@ pub(crate) fn compile_json_schema(schema: &Value) -> Result<Validator, SchemaErr
     jsonschema::options()
         .with_draft(Draft::Draft202012)
         .build(schema)
-        .map_err(|e| e.to_string())
+        .map_err(|e| compile_error(schema, &e))
+}
+
+/// Why `schema` did not compile, the same each time for the same schema.
+///
+/// The validator resolves references through hash maps with a random seed: of several
+/// references it cannot resolve, it names any one. The message ends up in a condition, which
+/// would then change from one pass to the next with nothing changed; so every reference
+/// outside the schema is named instead, in document order.
+fn compile_error(schema: &Value, error: &ValidationError<'_>) -> SchemaError {
+    let ValidationErrorKind::Referencing(_) = error.kind() else {
+        return error.to_string();
+    };
+    let mut outside = Vec::new();
+    outside_references(schema, &mut outside);
+    if outside.is_empty() {
+        return error.to_string();
+    }
+    format!(
+        "unresolvable reference among {}: schemas outside this one are not fetched",
+        outside.join(", ")
+    )
+}
+
+/// The `$ref`s of `schema` (and `$dynamicRef`s, `$recursiveRef`s) that are not a fragment of
+/// it, as `"<reference>" at <pointer>`, in document order.
+fn outside_references(schema: &Value, found: &mut Vec<String>) {
+    fn walk(value: &Value, pointer: &mut String, found: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    let len = pointer.len();
+                    pointer.push('/');
+                    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    match (key.as_str(), child) {
+                        ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r))
+                            if !r.starts_with('#') =>
+                        {
+                            found.push(format!("{r:?} at {pointer}"));
+                        }
+                        _ => walk(child, pointer, found),
+                    }
+                    pointer.truncate(len);
+                }
+            }
+            Value::Array(items) => {
+                for (index, child) in items.iter().enumerate() {
+                    let len = pointer.len();
+                    pointer.push_str(&format!("/{index}"));
+                    walk(child, pointer, found);
+                    pointer.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(schema, &mut String::new(), found);
 }
 
 /// One place where a value breaks its schema.
@@ -146,6 +203,27 @@ mod tests {
             "{}",
             found[0].message
         );
+    }
+
+    #[test]
+    fn names_every_unresolvable_reference_the_same_way_each_time() {
+        let schema = json!({
+            "properties": {
+                "a": {"$ref": "http://capw.invalid/schema.json"},
+                "b": {"items": {"$ref": "other.json#/a"}},
+                "c": {"$ref": "#/properties/a"}
+            }
+        });
+        let expected = "unresolvable reference among \"http://capw.invalid/schema.json\" at \
+             /properties/a/$ref, \"other.json#/a\" at /properties/b/items/$ref: schemas \
+             outside this one are not fetched";
+        // The validator's own message names either reference, by the seed of its hash maps.
+        for _ in 0..16 {
+            let openapi = compile_openapi(&schema).err();
+            let json_schema = compile_json_schema(&schema).err();
+            assert_eq!(openapi.as_deref(), Some(expected));
+            assert_eq!(json_schema.as_deref(), Some(expected));
+        }
     }
 
     #[test]
