@@ -1,11 +1,12 @@
 //! The controller: kube-runtime's [`Controller`] on Clusters, each reconcile one pass of the
 //! shared executor.
 
-use std::sync::{Arc, RwLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use capw_api::Cluster;
-use capw_local::{Executor, PassOutcome};
+use capw_local::{Executor, PassOutcome, Requeue};
 use capw_store::{ObjectKey, ObjectStore};
 use futures::stream::BoxStream;
 use futures::{FutureExt as _, StreamExt};
@@ -35,6 +36,9 @@ pub struct RequeuePolicy {
     pub max_requeue: Duration,
     /// Shortest wait while work is under way.
     pub min_requeue: Duration,
+    /// Wait after a pass whose action failed, without a provider's retry-after; doubled with
+    /// each failure in a row, up to `max_requeue` ([`Requeue`]).
+    pub base_backoff: Duration,
     /// Wait after a pass that failed in the host (the API server).
     pub error_requeue: Duration,
 }
@@ -45,22 +49,35 @@ impl Default for RequeuePolicy {
             resync: Duration::from_secs(300),
             max_requeue: Duration::from_secs(10),
             min_requeue: Duration::from_millis(50),
+            base_backoff: Duration::from_millis(200),
             error_requeue: Duration::from_secs(5),
         }
     }
 }
 
 impl RequeuePolicy {
-    /// When to look at a Cluster again after `outcome`.
-    pub fn action(&self, outcome: &PassOutcome) -> Action {
+    /// A Cluster's waits before its first pass.
+    pub fn start(&self) -> Requeue {
+        Requeue::new(self.min_requeue, self.base_backoff, self.max_requeue)
+    }
+
+    /// When to look at a Cluster again after `outcome`; `requeue` is the Cluster's state
+    /// while its work is under way, reset when it settles.
+    pub fn action(&self, outcome: &PassOutcome, requeue: &mut Requeue) -> Action {
         match outcome {
-            PassOutcome::Gone => Action::await_change(),
-            PassOutcome::Converged(_) | PassOutcome::Blocked(_) => Action::requeue(self.resync),
-            PassOutcome::Progress { requeue, .. } => Action::requeue(
-                requeue
-                    .unwrap_or(self.min_requeue)
-                    .clamp(self.min_requeue, self.max_requeue.max(self.min_requeue)),
-            ),
+            PassOutcome::Gone => {
+                *requeue = self.start();
+                Action::await_change()
+            }
+            PassOutcome::Converged(_) | PassOutcome::Blocked(_) => {
+                *requeue = self.start();
+                Action::requeue(self.resync)
+            }
+            PassOutcome::Progress {
+                status,
+                requeue: hint,
+                failed,
+            } => Action::requeue(requeue.progress(status.as_ref(), *hint, *failed)),
         }
     }
 }
@@ -73,6 +90,8 @@ pub(crate) struct Context {
     pub recorder: Recorder,
     pub metrics: Arc<Metrics>,
     pub policy: RequeuePolicy,
+    /// The requeue state of each Cluster whose work is under way.
+    pub requeues: Mutex<HashMap<ObjectKey, Requeue>>,
     /// The shards this replica acts on, when replicas split the Clusters.
     pub shards: Option<crate::Shards>,
 }
@@ -91,6 +110,24 @@ impl Context {
             .executor
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = executor;
+    }
+
+    /// When to look at the Cluster at `key` again after `outcome`.
+    fn next(&self, key: &ObjectKey, outcome: &PassOutcome) -> Action {
+        // A poisoned lock only means a reconcile panicked mid-update: the map is whole.
+        let mut requeues = self
+            .requeues
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let PassOutcome::Progress { .. } = outcome {
+            let requeue = requeues
+                .entry(key.clone())
+                .or_insert_with(|| self.policy.start());
+            self.policy.action(outcome, requeue)
+        } else {
+            requeues.remove(key);
+            self.policy.action(outcome, &mut self.policy.start())
+        }
     }
 
     async fn publish(&self, object: &Value, type_: EventType, reason: &str, note: String) {
@@ -217,7 +254,7 @@ async fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action, K
         }
         _ => {}
     }
-    Ok(ctx.policy.action(&outcome))
+    Ok(ctx.next(&key, &outcome))
 }
 
 fn is_ready(object: &Value) -> bool {
@@ -369,29 +406,45 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn requeue_follows_the_provider_within_bounds() {
+    fn requeue_follows_the_provider_within_bounds_and_backs_off() {
         let policy = RequeuePolicy::default();
-        let progress = |requeue: Option<Duration>| PassOutcome::Progress {
+        let mut requeue = policy.start();
+        let progress = |requeue: Option<Duration>, failed: bool| PassOutcome::Progress {
             status: None,
             requeue,
-            failed: false,
+            failed,
         };
+        let mut action = |outcome: PassOutcome| policy.action(&outcome, &mut requeue);
         assert_eq!(
-            policy.action(&progress(Some(Duration::from_secs(2)))),
+            action(progress(Some(Duration::from_secs(2)), false)),
             Action::requeue(Duration::from_secs(2))
         );
         assert_eq!(
-            policy.action(&progress(Some(Duration::from_secs(3600)))),
+            action(progress(Some(Duration::from_secs(3600)), false)),
             Action::requeue(policy.max_requeue)
         );
         assert_eq!(
-            policy.action(&progress(None)),
+            action(progress(None, false)),
             Action::requeue(policy.min_requeue)
         );
-        assert_eq!(policy.action(&PassOutcome::Gone), Action::await_change());
+        // Failures without a hint wait longer each time.
         assert_eq!(
-            policy.action(&PassOutcome::Blocked("x".into())),
+            action(progress(None, true)),
+            Action::requeue(policy.base_backoff)
+        );
+        assert_eq!(
+            action(progress(None, true)),
+            Action::requeue(policy.base_backoff * 2)
+        );
+        assert_eq!(action(PassOutcome::Gone), Action::await_change());
+        assert_eq!(
+            action(PassOutcome::Blocked("x".into())),
             Action::requeue(policy.resync)
+        );
+        // Settling started the backoff over.
+        assert_eq!(
+            action(progress(None, true)),
+            Action::requeue(policy.base_backoff)
         );
     }
 

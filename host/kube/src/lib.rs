@@ -181,6 +181,7 @@ pub async fn run(
         recorder: controller::recorder(client.clone(), &config.identity),
         metrics: metrics.clone(),
         policy: config.requeue.clone(),
+        requeues: std::sync::Mutex::default(),
         shards: shards.clone(),
     });
     let (reload_tx, reload_rx) = mpsc::channel(1);

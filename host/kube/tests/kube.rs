@@ -134,6 +134,7 @@ impl World {
             requeue: RequeuePolicy {
                 max_requeue: Duration::from_millis(500),
                 min_requeue: Duration::from_millis(20),
+                base_backoff: Duration::from_millis(50),
                 resync: Duration::from_secs(30),
                 error_requeue: Duration::from_millis(500),
             },

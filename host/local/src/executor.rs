@@ -15,6 +15,7 @@ use crate::config::LocalConfig;
 use crate::error::LocalError;
 use crate::pass::{PassOutcome, pass};
 use crate::registry::ProviderRegistry;
+use crate::requeue::Requeue;
 use crate::workload::WorkloadClusterAccess;
 use capw_workload::ClusterCache;
 
@@ -23,7 +24,7 @@ use capw_workload::ClusterCache;
 const REFRESH_TICK: Duration = Duration::from_secs(1);
 
 /// The shortest wait between two passes over a cluster that is making progress; a cluster
-/// whose passes change nothing waits longer each time (see `drive`).
+/// whose passes change nothing waits longer each time (see [`Requeue`]).
 const MIN_REQUEUE: Duration = Duration::from_millis(10);
 
 /// How one cluster settled.
@@ -223,11 +224,7 @@ async fn drive(
             last = line;
         }
     };
-    let mut backoff = env.config.base_backoff;
-    // Without a hint, a pass that changed what the cluster shows passes again at once; one
-    // that changed nothing waits twice as long as the last, up to `max_requeue`.
-    let mut idle = MIN_REQUEUE;
-    let mut last_status: Option<StatusView> = None;
+    let mut requeue = Requeue::new(MIN_REQUEUE, env.config.base_backoff, env.config.max_requeue);
     loop {
         let turn = async {
             let _turn = turns.acquire().await.expect("the turns are never closed");
@@ -253,28 +250,13 @@ async fn drive(
             }
             PassOutcome::Progress {
                 status,
-                requeue,
+                requeue: hint,
                 failed,
             } => {
                 if let Some(status) = &status {
                     say(summary(status));
                 }
-                let unchanged = status.is_some() && status == last_status;
-                last_status = status;
-                idle = if unchanged {
-                    (idle * 2).min(env.config.max_requeue)
-                } else {
-                    MIN_REQUEUE
-                };
-                let wait = if failed {
-                    let b = backoff;
-                    backoff = (backoff * 2).min(env.config.max_requeue);
-                    requeue.unwrap_or(b)
-                } else {
-                    backoff = env.config.base_backoff;
-                    requeue.unwrap_or(idle)
-                };
-                wait.clamp(MIN_REQUEUE, env.config.max_requeue.max(MIN_REQUEUE))
+                requeue.progress(status.as_ref(), hint, failed)
             }
         };
         if Instant::now() + wait >= deadline {

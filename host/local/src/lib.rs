@@ -42,6 +42,7 @@ mod objects;
 mod oci_source;
 mod pass;
 mod registry;
+mod requeue;
 mod secrets;
 mod sources;
 mod status;
@@ -62,6 +63,7 @@ pub use objects::{
 };
 pub use pass::PassOutcome;
 pub use registry::{LoadedProvider, ProviderRegistry};
+pub use requeue::Requeue;
 pub use secrets::LocalSecrets;
 pub use sources::{
     ConfigMapSourceError, MAX_CONFIG_MAP_COMPONENT, StoreSecretError, StoreSecrets,

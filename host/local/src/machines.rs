@@ -22,6 +22,8 @@ use crate::objects::{
 use crate::view::{Snapshot, api_role, parse_version};
 
 const INFRA: &str = "InfrastructureReady";
+/// The reason while an orphan the infrastructure answered deleted is still listed.
+pub(crate) const DELETING_ORPHAN: &str = "DeletingOrphan";
 const BOOTSTRAP: &str = "BootstrapReady";
 
 fn is_control_plane(m: &Machine) -> bool {
@@ -488,7 +490,19 @@ pub(crate) async fn delete_orphan(env: &Env, s: &Snapshot, key: &str, name: &str
         uid: String::new(),
     };
     match provider.provider.delete_machine(&ctx, &machine).await {
-        Ok(Deletion::Deleted) => ActionNote::done(),
+        // Deleted, so the next listing should not have it. Until one does not, the cluster
+        // says so, and its passes back off as after a failure: an orphan the infrastructure
+        // keeps listing after answering `deleted` is asked again, but ever less often.
+        Ok(Deletion::Deleted) => ActionNote::host_failed(
+            INFRA,
+            DELETING_ORPHAN,
+            format!(
+                "the infrastructure answered that machine {} (idempotency key {key}), which \
+                 no Machine names, is deleted; waiting for it to leave the infrastructure's \
+                 list of machines",
+                name
+            ),
+        ),
         Ok(Deletion::InProgress(p)) => ActionNote::in_progress(INFRA, &p),
         Err(e) => ActionNote::failed(INFRA, &e),
     }

@@ -9,7 +9,7 @@ use capw_local::{ClusterOutcome, Progress};
 use capw_runtime::CallObserver;
 use serde_json::{Value, json};
 
-use crate::support::{Env, first_of_kind, manifests};
+use crate::support::{Env, cluster, condition, first_of_kind, manifests};
 
 const EXAMPLE: &str = "apiVersion: capw.dev/v1alpha1
 kind: WasmProvider
@@ -87,4 +87,11 @@ async fn an_orphan_that_never_goes_away_is_asked_again_with_backoff() {
     // a dozen times in 6 s, not every few milliseconds.
     assert!(asked >= 2, "asked {asked} times");
     assert!(asked <= 20, "asked {asked} times in 6 s: no backoff");
+    // And the cluster says why it is not done.
+    let alpha = cluster(&env.store, "alpha").unwrap();
+    let infra = condition(&alpha, "InfrastructureReady");
+    assert_eq!(infra["status"], "False", "{infra}");
+    assert_eq!(infra["reason"], "DeletingOrphan", "{infra}");
+    let message = infra["message"].as_str().unwrap();
+    assert!(message.contains("machine ghost"), "{message}");
 }
