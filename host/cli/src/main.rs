@@ -27,6 +27,9 @@ fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(cli.log_level())),
         )
         .with_writer(std::io::stderr)
+        // Colours only for a terminal: piped into a file or another program, escape
+        // sequences are noise, and they would hide the ones a provider's text might carry.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     // rustls has two crypto providers in this build (aws-lc through the OCI client's reqwest,
     // ring through kube and wasi:http) and cannot pick one on its own: ring it is.

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use wasmtime::{Store, Trap, UpdateDeadline};
 
+use crate::answer::{Answer, Checker, answer_root};
 use crate::error::{CallError, CallFailure};
 use crate::grants::Grants;
 use crate::limits::MAX_RESULT_BYTES;
@@ -95,7 +96,7 @@ pub(crate) struct Caller<'a> {
 
 /// Turn a raw outcome into the provider's answer or a precise [`CallError`], and write the
 /// guest's captured output into the logs.
-pub(crate) fn finish<R>(
+pub(crate) fn finish<R: Answer>(
     caller: Caller<'_>,
     operation: &'static str,
     state: &CallState,
@@ -111,15 +112,24 @@ pub(crate) fn finish<R>(
         None => CallFailure::DeadlineExceeded { timeout },
         Some(Err(e)) => classify(e, state, timeout, memory_limit),
         Some(Ok(Err(mut provider_error))) => {
-            provider_error.message = state.redactor().scrub(&provider_error.message);
-            CallFailure::Provider(provider_error)
-        }
-        Some(Ok(Ok(answer))) => {
-            tracing::debug!(provider, operation, ?elapsed, "provider call succeeded");
-            if let Some(observer) = caller.observer {
-                observer.call_finished(caller.source, operation, elapsed, Ok(()));
+            let mut checker = Checker::new("provider-error", Some(state.redactor()));
+            match provider_error.check(&mut checker) {
+                Ok(()) => CallFailure::Provider(provider_error),
+                Err(invalid) => CallFailure::InvalidAnswer(invalid),
             }
-            return Ok(answer);
+        }
+        Some(Ok(Ok(mut answer))) => {
+            let mut checker = Checker::new(answer_root(operation), Some(state.redactor()));
+            match answer.check(&mut checker) {
+                Err(invalid) => CallFailure::InvalidAnswer(invalid),
+                Ok(()) => {
+                    tracing::debug!(provider, operation, ?elapsed, "provider call succeeded");
+                    if let Some(observer) = caller.observer {
+                        observer.call_finished(caller.source, operation, elapsed, Ok(()));
+                    }
+                    return Ok(answer);
+                }
+            }
         }
     };
     // A refusal of the sandbox explains most failures that follow it.

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::answer::InvalidAnswer;
 use crate::types::ProviderError;
 
 /// Why a component could not be loaded as a provider.
@@ -157,6 +158,10 @@ pub enum CallFailure {
         denial: Denial,
         outcome: Box<CallFailure>,
     },
+    /// The answer broke the contract's limits on names and lists ([`crate::answer`]):
+    /// nothing of it is kept.
+    #[error(transparent)]
+    InvalidAnswer(#[from] InvalidAnswer),
     /// The provider does not export what the call needs.
     #[error("contract mismatch: {detail}")]
     ContractMismatch { detail: String },
@@ -178,6 +183,7 @@ impl CallFailure {
             CallFailure::Trap { .. } => "Trap",
             CallFailure::ResultTooLarge { .. } => "ResultTooLarge",
             CallFailure::Denied { .. } => "CapabilityDenied",
+            CallFailure::InvalidAnswer(_) => "InvalidAnswer",
             CallFailure::ContractMismatch { .. } => "ContractMismatch",
             CallFailure::Provider(_) => "ProviderError",
             CallFailure::Host(_) => "HostError",

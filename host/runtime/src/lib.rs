@@ -12,6 +12,7 @@
 //! This crate knows nothing of Kubernetes or of the reconcile core: it loads components and
 //! calls them.
 
+mod answer;
 mod bindings;
 mod cache;
 mod call;
@@ -27,6 +28,10 @@ mod provider;
 mod runtime;
 mod sandbox;
 
+pub use answer::{
+    InvalidAnswer, MAX_LIST_ENTRIES, MAX_LISTED_MACHINES, MAX_MESSAGE_BYTES, MAX_NAME_BYTES,
+    MAX_PROVIDER_ID_BYTES, MAX_REASON_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, printable,
+};
 pub use bindings::types;
 pub use bindings::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata};
 pub use cache::{CacheOutcome, CompileCache};

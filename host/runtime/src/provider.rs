@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use tracing::Instrument;
 use wasmtime::component::{Component, Instance, InstancePre};
 
+use crate::answer::Answer;
 use crate::bindings::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata};
 use crate::cache::{CacheOutcome, CompileCache};
 use crate::call::{ActiveCall, Caller, finish, with_deadline};
@@ -632,7 +633,7 @@ async fn instantiate(
 
 impl Session<'_> {
     /// Run one guest function in the session's instance under a fresh deadline.
-    async fn run<R>(
+    async fn run<R: Answer>(
         &mut self,
         operation: &'static str,
         body: impl AsyncFnOnce(

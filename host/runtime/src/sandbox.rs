@@ -108,6 +108,13 @@ impl Redactor {
         }
     }
 
+    /// Replaces the secrets in `text`, allocating only when it holds one.
+    pub(crate) fn scrub_in_place(&self, text: &mut String) {
+        if self.needles.iter().any(|n| text.contains(n.as_str())) {
+            *text = self.scrub(text);
+        }
+    }
+
     pub(crate) fn scrub(&self, text: &str) -> String {
         let mut out = text.to_owned();
         for n in self.needles.iter() {

@@ -16,7 +16,8 @@ use capw_sdk::infrastructure::{
 };
 use capw_sdk::metadata::Capabilities;
 use capw_sdk::types::{
-    Address, AddressKind, Deletion, Endpoint, ErrorCode, MachineRef, ProviderError,
+    Address, AddressKind, Condition, ConditionStatus, Deletion, Endpoint, ErrorCode, MachineRef,
+    ProviderError,
 };
 use capw_sdk::{Context, Infrastructure, Provider};
 use schemars::JsonSchema;
@@ -79,6 +80,35 @@ pub enum Behaviour {
         /// Number of lines.
         lines: u32,
     },
+    /// [`garbage`] in every free-text field of every answer (condition reasons and messages,
+    /// a machine's message) and in log records, with healthy names: the host must keep and
+    /// print that text capped and escaped, and the cluster still comes up.
+    GarbageText,
+    /// [`garbage`] in the names of a machine's status (provider id, address, failure
+    /// domain): the host must refuse the answer, naming the field, and keep none of it.
+    GarbageNames,
+    /// Fail `reconcile-cluster` with [`garbage`] as the error's message.
+    GarbageError,
+}
+
+/// A megabyte of text a terminal would obey: it clears the screen, sets the window title,
+/// moves the cursor to the start of the line and forges a `Ready=True` line, then repeats a
+/// red-colour escape for the rest.
+pub fn garbage() -> String {
+    let mut text = String::from("\r\u{1b}[2J\u{1b}]0;pwned\u{7}\nReady=True\r\n");
+    while text.len() < MIB {
+        text.push_str("x\u{1b}[31m\r");
+    }
+    text
+}
+
+fn garbage_conditions() -> Vec<Condition> {
+    vec![Condition {
+        type_: "Garbage".into(),
+        status: ConditionStatus::True,
+        reason: garbage(),
+        message: garbage(),
+    }]
 }
 
 /// The hostile provider.
@@ -103,7 +133,18 @@ impl Provider for Hostile {
 impl Infrastructure for Hostile {
     fn reconcile_cluster(ctx: &Context<Behaviour>) -> Result<ClusterState, ProviderError> {
         match &ctx.config {
-            Behaviour::Healthy => Ok(ready("healthy.test")),
+            Behaviour::Healthy | Behaviour::GarbageNames => Ok(ready("healthy.test")),
+            Behaviour::GarbageText => {
+                capw_sdk::log::warn(&garbage(), &[("garbage", &garbage())]);
+                let mut state = ready("healthy.test");
+                if let ClusterState::Ready(r) = &mut state {
+                    r.conditions = garbage_conditions();
+                }
+                Ok(state)
+            }
+            Behaviour::GarbageError => {
+                Err(ProviderError::retryable(ErrorCode::Unavailable, garbage()))
+            }
             Behaviour::Loop => spin(),
             Behaviour::GrowMemory => grow_memory(),
             Behaviour::Recurse => {
@@ -173,10 +214,10 @@ impl Infrastructure for Hostile {
     /// Every machine runs at once: the misbehaviour is in `reconcile-cluster` only, so a
     /// cluster whose misbehaviour stops can go on to Ready.
     fn reconcile_machine(
-        _ctx: &Context<Behaviour>,
+        ctx: &Context<Behaviour>,
         spec: MachineSpec,
     ) -> Result<MachineStatus, ProviderError> {
-        Ok(MachineStatus {
+        let mut status = MachineStatus {
             provider_id: Some(format!("hostile://{}", spec.machine.name)),
             phase: MachinePhase::Running,
             addresses: vec![Address {
@@ -187,7 +228,20 @@ impl Infrastructure for Hostile {
             message: String::new(),
             requeue_after_ms: None,
             conditions: Vec::new(),
-        })
+        };
+        match ctx.config {
+            Behaviour::GarbageText => {
+                status.message = garbage();
+                status.conditions = garbage_conditions();
+            }
+            Behaviour::GarbageNames => {
+                status.provider_id = Some(garbage());
+                status.addresses[0].address = garbage();
+                status.failure_domain = Some(garbage());
+            }
+            _ => {}
+        }
+        Ok(status)
     }
 
     fn delete_machine(
