@@ -5,6 +5,8 @@
 //! in-process simcloud's inventory (one instance per machine, nothing left after delete).
 
 mod common;
+#[path = "scenario/faults.rs"]
+mod faults;
 #[path = "scenario/real.rs"]
 mod real;
 
@@ -18,7 +20,7 @@ use capw_local::{
     ClusterCacheConfig, Executor, LocalConfig, Progress, SecretSource, WorkloadClusterAccess,
 };
 use capw_simcloud::model::Inventory;
-use capw_simcloud::{RealBoot, SimCloud, SimCloudConfig, SimCloudHandle, Timings};
+use capw_simcloud::{FaultConfig, RealBoot, SimCloud, SimCloudConfig, SimCloudHandle, Timings};
 use capw_store::{ObjectKey, ObjectStore, Store};
 use capw_test_support::condition;
 use capw_test_support::kube::KubeEnv;
@@ -79,6 +81,11 @@ enum Boot {
 
 impl Scenario {
     async fn embedded(boot: Boot) -> Scenario {
+        Scenario::embedded_with(boot, FaultConfig::default()).await
+    }
+
+    /// The local mode, against a simcloud with `faults`.
+    async fn embedded_with(boot: Boot, faults: FaultConfig) -> Scenario {
         capw_test_support::init_tracing();
         let tmp = tempfile::tempdir().unwrap();
         let state_dir = tmp.path().join(".capw");
@@ -86,7 +93,7 @@ impl Scenario {
         std::fs::write(state_dir.join("secrets/simcloud/token"), TOKEN).unwrap();
         let config = local_config(&state_dir, SecretSource::Files, boot);
         let store: Arc<dyn ObjectStore> = Arc::new(Store::open(&config.state_file()).unwrap());
-        let (sim, machines) = sim(boot, tmp.path()).await;
+        let (sim, machines) = sim(boot, tmp.path(), faults).await;
         Scenario {
             mode: "embedded",
             namespace: "default".into(),
@@ -100,6 +107,11 @@ impl Scenario {
     }
 
     async fn kube(boot: Boot) -> Scenario {
+        Scenario::kube_with(boot, FaultConfig::default()).await
+    }
+
+    /// The controller against the API server, and a simcloud with `faults`.
+    async fn kube_with(boot: Boot, faults: FaultConfig) -> Scenario {
         capw_test_support::init_tracing();
         let env = KubeEnv::shared();
         env.apply_crds(capw_api::crds()).await;
@@ -136,6 +148,7 @@ impl Scenario {
             requeue: RequeuePolicy {
                 max_requeue: Duration::from_millis(500),
                 min_requeue: Duration::from_millis(20),
+                base_backoff: Duration::from_millis(50),
                 resync: Duration::from_secs(30),
                 error_requeue: Duration::from_millis(500),
             },
@@ -145,7 +158,7 @@ impl Scenario {
         let task = tokio::spawn(capw_kube::run(client, controller, async {
             let _ = stopped.await;
         }));
-        let (sim, machines) = sim(boot, tmp.path()).await;
+        let (sim, machines) = sim(boot, tmp.path(), faults).await;
         Scenario {
             mode: "kube",
             namespace,
@@ -189,6 +202,18 @@ impl Scenario {
             })
             .await
             .unwrap();
+    }
+
+    async fn fault_stats(&self) -> Value {
+        reqwest::Client::new()
+            .get(format!("{}/v1/admin/faults", self.sim.base_url()))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
     }
 
     /// simcloud's name of a cluster: its name in `default`, `<namespace>.<name>` elsewhere.
@@ -375,9 +400,14 @@ fn local_config(state_dir: &std::path::Path, secrets: SecretSource, boot: Boot) 
 
 /// simcloud in this process; with real boot, its machines under `dir/machines`, destroyed
 /// when the guard drops.
-async fn sim(boot: Boot, dir: &Path) -> (SimCloudHandle, Option<MachinesGuard>) {
-    let config =
-        SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(Duration::from_millis(20)));
+async fn sim(
+    boot: Boot,
+    dir: &Path,
+    faults: FaultConfig,
+) -> (SimCloudHandle, Option<MachinesGuard>) {
+    let config = SimCloudConfig::new(TOKEN)
+        .with_timings(Timings::uniform(Duration::from_millis(20)))
+        .with_faults(faults);
     match boot {
         Boot::Simulated => (SimCloud::start(config).await.unwrap(), None),
         Boot::Real => {
@@ -539,4 +569,32 @@ async fn real_clusters_against_the_api_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_workload_cluster_whose_api_is_down_holds_up_only_itself() {
     real::unreachable(Scenario::embedded(Boot::Real).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn faults_in_the_embedded_mode() {
+    faults::run(Scenario::embedded_with(Boot::Simulated, faults::unreliable()).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn faults_against_the_api_server() {
+    faults::run(Scenario::kube_with(Boot::Simulated, faults::unreliable()).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_clusters_through_faults_in_the_embedded_mode() {
+    faults::many(
+        Scenario::embedded_with(Boot::Simulated, faults::unreliable()).await,
+        20,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_clusters_through_faults_against_the_api_server() {
+    faults::many(
+        Scenario::kube_with(Boot::Simulated, faults::unreliable()).await,
+        20,
+    )
+    .await;
 }
