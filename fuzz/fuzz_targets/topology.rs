@@ -209,7 +209,7 @@ fn json_patch(u: &mut Unstructured<'_>, class: &ClusterClass) -> Result<JsonPatc
         }
         // Both, neither or half a `valueFrom`: refused, never a panic.
         _ => (
-            u.arbitrary::<bool>()?.then(|| Value::Null),
+            u.arbitrary::<bool>()?.then_some(Value::Null),
             u.arbitrary::<bool>()?.then_some(ValueFrom {
                 variable: None,
                 template: None,
