@@ -22,8 +22,11 @@ use crate::objects::{
 use crate::view::{Snapshot, api_role, parse_version};
 
 const INFRA: &str = "InfrastructureReady";
-/// The reason while an orphan the infrastructure answered deleted is still listed.
-pub(crate) const DELETING_ORPHAN: &str = "DeletingOrphan";
+/// The Cluster's condition while machines no Machine names are being deleted: false, with
+/// reason [`DELETING_ORPHAN`], until the infrastructure stops listing them.
+pub(crate) const ORPHANS_DELETED: &str = "OrphansDeleted";
+/// The reason of [`ORPHANS_DELETED`] while an orphan answered deleted is still listed.
+const DELETING_ORPHAN: &str = "DeletingOrphan";
 const BOOTSTRAP: &str = "BootstrapReady";
 
 fn is_control_plane(m: &Machine) -> bool {
@@ -494,7 +497,7 @@ pub(crate) async fn delete_orphan(env: &Env, s: &Snapshot, key: &str, name: &str
         // says so, and its passes back off as after a failure: an orphan the infrastructure
         // keeps listing after answering `deleted` is asked again, but ever less often.
         Ok(Deletion::Deleted) => ActionNote::host_failed(
-            INFRA,
+            ORPHANS_DELETED,
             DELETING_ORPHAN,
             format!(
                 "the infrastructure answered that machine {} (idempotency key {key}), which \

@@ -26,6 +26,9 @@ fn counters(p: &capw_reconcile::PoolStatus) -> ReplicaCounters {
     }
 }
 
+/// Conditions the host sets from its actions' notes, not from the core's status.
+const HOST_CONDITIONS: &[&str] = &[crate::machines::ORPHANS_DELETED];
+
 /// Writes the status of `s`'s Cluster: the core's `status` (absent when the cluster is
 /// blocked on invalid topology) with `notes` overlaid on the conditions the core reports as
 /// false. A write that changes nothing is skipped by the store.
@@ -101,6 +104,27 @@ pub(crate) async fn write(
                 .collect(),
         );
         out.observed_generation = generation;
+        // Conditions of the host's own, beside the core's: false with the note that says
+        // so, and gone on a pass without one.
+        for &type_ in HOST_CONDITIONS {
+            let note = notes
+                .iter()
+                .filter_map(|n| n.condition.as_ref())
+                .find(|(t, _, _)| *t == type_);
+            match note {
+                Some((_, reason, message)) => {
+                    let c = Condition::new(
+                        type_,
+                        ConditionStatus::False,
+                        reason.clone(),
+                        message.clone(),
+                        now(),
+                    );
+                    set_condition(&mut out.conditions, c.observed(generation));
+                }
+                None => out.conditions.retain(|c| c.type_ != type_),
+            }
+        }
     }
     out.control_plane_endpoint = s
         .infrastructure

@@ -89,7 +89,7 @@ async fn an_orphan_that_never_goes_away_is_asked_again_with_backoff() {
     assert!(asked <= 20, "asked {asked} times in 6 s: no backoff");
     // And the cluster says why it is not done.
     let alpha = cluster(&env.store, "alpha").unwrap();
-    let infra = condition(&alpha, "InfrastructureReady");
+    let infra = condition(&alpha, "OrphansDeleted");
     assert_eq!(infra["status"], "False", "{infra}");
     assert_eq!(infra["reason"], "DeletingOrphan", "{infra}");
     let message = infra["message"].as_str().unwrap();
