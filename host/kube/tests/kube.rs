@@ -4,6 +4,8 @@
 #[path = "kube/cache.rs"]
 mod cache;
 mod common;
+#[path = "kube/processes.rs"]
+mod processes;
 #[path = "kube/shards.rs"]
 mod shards;
 

@@ -1,0 +1,170 @@
+//! Two real `capw controller` processes with leader election against the real API server:
+//! the leader is SIGKILLed in the middle of a scale-up, the standby takes the Lease and
+//! finishes the job with nothing done twice, and a SIGTERM then stops the survivor cleanly
+//! (exit 0) with its Lease released.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{STOP, World, wait};
+
+/// The `capw` binary of this build. `cargo test --workspace` (what `make test` runs) builds
+/// every binary of the workspace before any test runs.
+fn capw_binary() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../debug/capw");
+    assert!(
+        path.exists(),
+        "{} is missing: build the workspace's tests (`cargo test --workspace`) so the capw \
+         binary is there",
+        path.display()
+    );
+    path
+}
+
+/// A `capw controller` process.
+struct Process {
+    child: Child,
+    identity: &'static str,
+}
+
+impl Process {
+    fn start(w: &World, identity: &'static str, lease: Duration) -> Process {
+        let log = std::fs::File::create(w.tmp.path().join(format!("{identity}.log"))).unwrap();
+        let child = Command::new(capw_binary())
+            .arg("--state-dir")
+            .arg(w.tmp.path().join(identity))
+            .arg("--plugin-dir")
+            .arg(capw_test_support::plugin_dir())
+            .arg("--cache-dir")
+            .arg(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"))
+            .arg("controller")
+            .arg("--kubeconfig")
+            .arg(w.env.kubeconfig())
+            .args(["--leader-elect", "--lease-name", "capw-controller"])
+            .args(["--lease-namespace", &w.namespace])
+            .args(["--watch-namespace", &w.namespace])
+            .args(["--lease-duration-seconds", &lease.as_secs().to_string()])
+            .args(["--identity", identity])
+            .args([
+                "--metrics-bind-address",
+                "0",
+                "--health-probe-bind-address",
+                "0",
+            ])
+            .args(["--max-requeue-seconds", "1"])
+            .env_remove("CAPW_LOG")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        Process { child, identity }
+    }
+
+    /// Sends `signal` (`KILL`, `TERM`) and waits at most [`STOP`] for the process to end.
+    async fn signal_and_wait(mut self, signal: &str) -> ExitStatus {
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -{signal} {}", self.identity);
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if started.elapsed() > STOP {
+                let _ = self.child.kill();
+                panic!(
+                    "{} did not end within {STOP:?} of SIG{signal}",
+                    self.identity
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        // A failed test leaves no controller behind.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl World {
+    fn lease_holder(&self) -> String {
+        self.kubectl(&[
+            "get",
+            "lease",
+            "capw-controller",
+            "-n",
+            &self.namespace,
+            "-o",
+            "jsonpath={.spec.holderIdentity}",
+        ])
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_controller_processes_hand_over_on_sigkill_and_release_the_lease_on_sigterm() {
+    use std::os::unix::process::ExitStatusExt as _;
+
+    let w = World::new("capw-processes").await;
+    let lease = Duration::from_secs(4);
+    let first = Process::start(&w, "process-a", lease);
+    wait("process-a leading", || async {
+        (w.lease_holder() == "process-a").then_some(())
+    })
+    .await;
+    let second = Process::start(&w, "process-b", lease);
+    w.kubectl(&["apply", "-f", w.example().to_str().unwrap()]);
+    w.wait_ready("alpha").await;
+    assert_eq!(w.lease_holder(), "process-a");
+
+    // Scale up, and SIGKILL the leader as soon as the first new machine's intent is stored.
+    let before = w.machines("alpha").await.len();
+    let patch = json!({"spec": {"topology": {"workers": {"machineDeployments": [
+        {"class": "default-worker", "name": "md-0", "replicas": 4}
+    ]}}}});
+    w.kubectl(&[
+        "patch",
+        "clusters.capw.dev",
+        "alpha",
+        "-n",
+        &w.namespace,
+        "--type=merge",
+        "-p",
+        &patch.to_string(),
+    ]);
+    wait("a new machine", || async {
+        (w.machines("alpha").await.len() > before).then_some(())
+    })
+    .await;
+    let killed = Instant::now();
+    let status = first.signal_and_wait("KILL").await;
+    assert_eq!(status.signal(), Some(9), "{status:?}");
+
+    // The standby takes the Lease once it expires and finishes the scale-up: every Machine
+    // has exactly one instance.
+    wait("process-b leading", || async {
+        (w.lease_holder() == "process-b").then_some(())
+    })
+    .await;
+    let handover = killed.elapsed();
+    eprintln!("hand-over {handover:?} after SIGKILL, lease {lease:?}");
+    assert!(
+        handover <= lease * 2 + Duration::from_secs(2),
+        "hand-over took {handover:?}, lease {lease:?}"
+    );
+    w.wait_workers("alpha", 4).await;
+
+    // SIGTERM: running passes finish, the Lease is released, the process exits 0.
+    let status = second.signal_and_wait("TERM").await;
+    assert!(status.success(), "process-b after SIGTERM: {status:?}");
+    assert_eq!(w.lease_holder(), "", "the Lease was not released");
+}
