@@ -97,16 +97,18 @@ impl Drop for Process {
 }
 
 impl World {
-    fn lease_holder(&self) -> String {
-        self.kubectl(&[
-            "get",
-            "lease",
-            "capw-controller",
-            "-n",
-            &self.namespace,
-            "-o",
-            "jsonpath={.spec.holderIdentity}",
-        ])
+    /// The leader Lease's holder (empty once released), or `None` before the Lease exists.
+    fn lease_holder(&self) -> Option<String> {
+        let out = self
+            .env
+            .kubectl()
+            .args(["get", "lease", "capw-controller", "-n", &self.namespace])
+            .args(["-o", "jsonpath={.spec.holderIdentity}"])
+            .output()
+            .expect("running kubectl");
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 }
 
@@ -118,13 +120,13 @@ async fn two_controller_processes_hand_over_on_sigkill_and_release_the_lease_on_
     let lease = Duration::from_secs(4);
     let first = Process::start(&w, "process-a", lease);
     wait("process-a leading", || async {
-        (w.lease_holder() == "process-a").then_some(())
+        (w.lease_holder().as_deref() == Some("process-a")).then_some(())
     })
     .await;
     let second = Process::start(&w, "process-b", lease);
     w.kubectl(&["apply", "-f", w.example().to_str().unwrap()]);
     w.wait_ready("alpha").await;
-    assert_eq!(w.lease_holder(), "process-a");
+    assert_eq!(w.lease_holder().as_deref(), Some("process-a"));
 
     // Scale up, and SIGKILL the leader as soon as the first new machine's intent is stored.
     let before = w.machines("alpha").await.len();
@@ -152,7 +154,7 @@ async fn two_controller_processes_hand_over_on_sigkill_and_release_the_lease_on_
     // The standby takes the Lease once it expires and finishes the scale-up: every Machine
     // has exactly one instance.
     wait("process-b leading", || async {
-        (w.lease_holder() == "process-b").then_some(())
+        (w.lease_holder().as_deref() == Some("process-b")).then_some(())
     })
     .await;
     let handover = killed.elapsed();
@@ -166,5 +168,9 @@ async fn two_controller_processes_hand_over_on_sigkill_and_release_the_lease_on_
     // SIGTERM: running passes finish, the Lease is released, the process exits 0.
     let status = second.signal_and_wait("TERM").await;
     assert!(status.success(), "process-b after SIGTERM: {status:?}");
-    assert_eq!(w.lease_holder(), "", "the Lease was not released");
+    assert_eq!(
+        w.lease_holder().as_deref(),
+        Some(""),
+        "the Lease was not released"
+    );
 }
