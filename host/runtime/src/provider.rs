@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use tracing::Instrument;
 use wasmtime::component::{Component, Instance, InstancePre};
 
-use crate::answer::Answer;
+use crate::answer::{Answer, AsWritten};
 use crate::bindings::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata};
 use crate::cache::{CacheOutcome, CompileCache};
 use crate::call::{ActiveCall, Caller, finish, with_deadline};
@@ -417,6 +417,16 @@ impl Provider {
     /// `metadata.describe`: ask the provider again to describe itself.
     pub async fn describe(&self) -> Result<metadata::ProviderMetadata, CallError> {
         guest_call!(self, "metadata.describe", &self.exports.describe, (), Ok)
+    }
+
+    /// `metadata.describe`, its description as the provider wrote it (control characters and
+    /// all; every other check made): for judging the answer itself, as the conformance suite
+    /// does. Print the description only escaped.
+    pub async fn describe_as_written(&self) -> Result<metadata::ProviderMetadata, CallError> {
+        guest_call!(self, "metadata.describe", &self.exports.describe, (), |m| {
+            Ok(AsWritten(m))
+        })
+        .map(|m| m.0)
     }
 
     /// `metadata.validate-config`: `Ok(Err(errors))` when the provider rejects the config.

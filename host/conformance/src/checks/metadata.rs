@@ -1,7 +1,7 @@
 //! `metadata.describe` and the config schema.
 
-use capw_runtime::metadata::{ControlPlaneShape, ExtensionPoint};
-use capw_runtime::{HttpGrant, ProviderInfo};
+use capw_runtime::HttpGrant;
+use capw_runtime::metadata::{ControlPlaneShape, ExtensionPoint, ProviderMetadata};
 
 use super::Findings;
 use crate::calls::Subject;
@@ -9,19 +9,27 @@ use crate::rules::id;
 
 pub(crate) async fn run(s: &Subject<'_>, f: &mut Findings) {
     let info = s.provider.info();
-    f.problems(id::DESCRIBE_WELL_FORMED, describe_problems(info));
-    match s.record(s.provider.describe().await) {
-        Ok(again) if again == info.metadata => {
+    // Judged as the provider wrote it: the host keeps the description escaped.
+    let first = s.record(s.provider.describe_as_written().await);
+    let again = s.record(s.provider.describe_as_written().await);
+    match &first {
+        Ok(m) => f.problems(id::DESCRIBE_WELL_FORMED, describe_problems(m)),
+        Err(e) => f.check(
+            id::DESCRIBE_WELL_FORMED,
+            Err(format!("describe failed: {e}")),
+        ),
+    }
+    match (first, again) {
+        (Ok(first), Ok(again)) if first == again => {
             f.set(id::DESCRIBE_DETERMINISTIC, crate::Outcome::Pass)
         }
-        Ok(again) => f.check(
+        (Ok(first), Ok(again)) => f.check(
             id::DESCRIBE_DETERMINISTIC,
             Err(format!(
-                "describe answered differently the second time: first {:?}, then {:?}",
-                info.metadata, again
+                "describe answered differently the second time: first {first:?}, then {again:?}"
             )),
         ),
-        Err(e) => f.check(
+        (Err(e), _) | (_, Err(e)) => f.check(
             id::DESCRIBE_DETERMINISTIC,
             Err(format!("describe failed: {e}")),
         ),
@@ -33,8 +41,7 @@ pub(crate) async fn run(s: &Subject<'_>, f: &mut Findings) {
 }
 
 /// What is wrong with what `describe` said, beyond what the host refuses at load.
-fn describe_problems(info: &ProviderInfo) -> Vec<String> {
-    let m = &info.metadata;
+fn describe_problems(m: &ProviderMetadata) -> Vec<String> {
     let mut problems = Vec::new();
     if let Err(e) = semver::Version::parse(&m.version) {
         problems.push(format!(
