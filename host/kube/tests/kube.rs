@@ -158,6 +158,23 @@ impl World {
         Replica { task, stop }
     }
 
+    /// `kubectl patch` of Cluster `name`'s worker pool md-0 to `replicas`.
+    fn scale_workers(&self, name: &str, replicas: u32) {
+        let patch = json!({"spec": {"topology": {"workers": {"machineDeployments": [
+            {"class": "default-worker", "name": "md-0", "replicas": replicas}
+        ]}}}});
+        self.kubectl(&[
+            "patch",
+            "clusters.capw.dev",
+            name,
+            "-n",
+            &self.namespace,
+            "--type=merge",
+            "-p",
+            &patch.to_string(),
+        ]);
+    }
+
     async fn get(&self, kind: &str, name: &str) -> Option<Value> {
         self.store
             .get(&ObjectKey::namespaced(kind, &self.namespace, name))
@@ -549,19 +566,7 @@ async fn a_killed_leader_hands_over_mid_scale_up_and_nothing_is_done_twice() {
 
     // Scale up, and kill the leader as soon as the first new machine's intent is stored.
     let before = w.machines("alpha").await.len();
-    let patch = json!({"spec": {"topology": {"workers": {"machineDeployments": [
-        {"class": "default-worker", "name": "md-0", "replicas": 4}
-    ]}}}});
-    w.kubectl(&[
-        "patch",
-        "clusters.capw.dev",
-        "alpha",
-        "-n",
-        &ns,
-        "--type=merge",
-        "-p",
-        &patch.to_string(),
-    ]);
+    w.scale_workers("alpha", 4);
     wait("a new machine", || async {
         (w.machines("alpha").await.len() > before).then_some(())
     })

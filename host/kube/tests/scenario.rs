@@ -377,6 +377,17 @@ impl Scenario {
         }
     }
 
+    /// Nothing of any cluster is left in the cloud.
+    async fn assert_cloud_empty(&self) {
+        let inventory = self.inventory().await;
+        assert!(
+            inventory.clusters.is_empty(),
+            "{}: simcloud still holds {:?}",
+            self.mode,
+            inventory.clusters.keys()
+        );
+    }
+
     async fn stop(self) {
         if let Some(Driver::Kube { task, stop }) = self.driver {
             let _ = stop.send(());
@@ -536,13 +547,7 @@ async fn run(mut s: Scenario) {
     s.settle(&[("alpha", Expect::Gone), ("bad", Expect::Gone)])
         .await;
     assert!(s.machines("alpha").await.is_empty());
-    let inventory = s.inventory().await;
-    assert!(
-        inventory.clusters.is_empty(),
-        "{}: simcloud still holds {:?}",
-        s.mode,
-        inventory.clusters.keys()
-    );
+    s.assert_cloud_empty().await;
     s.stop().await;
 }
 

@@ -7,8 +7,6 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use super::{STOP, World, wait};
 
 /// The `capw` binary of this build. `cargo test --workspace` (what `make test` runs) builds
@@ -130,19 +128,7 @@ async fn two_controller_processes_hand_over_on_sigkill_and_release_the_lease_on_
 
     // Scale up, and SIGKILL the leader as soon as the first new machine's intent is stored.
     let before = w.machines("alpha").await.len();
-    let patch = json!({"spec": {"topology": {"workers": {"machineDeployments": [
-        {"class": "default-worker", "name": "md-0", "replicas": 4}
-    ]}}}});
-    w.kubectl(&[
-        "patch",
-        "clusters.capw.dev",
-        "alpha",
-        "-n",
-        &w.namespace,
-        "--type=merge",
-        "-p",
-        &patch.to_string(),
-    ]);
+    w.scale_workers("alpha", 4);
     wait("a new machine", || async {
         (w.machines("alpha").await.len() > before).then_some(())
     })

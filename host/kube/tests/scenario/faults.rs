@@ -68,13 +68,7 @@ pub async fn run(mut s: Scenario) {
     s.store.delete(&s.key("alpha")).await.unwrap();
     s.settle(&[("alpha", Expect::Gone)]).await;
     assert!(s.machines("alpha").await.is_empty());
-    let inventory = s.inventory().await;
-    assert!(
-        inventory.clusters.is_empty(),
-        "{}: simcloud still holds {:?}",
-        s.mode,
-        inventory.clusters.keys()
-    );
+    s.assert_cloud_empty().await;
     // One cluster makes a few hundred requests: a hang (1%) is likely, not certain.
     s.assert_faults_fired(&["errored", "throttled"]).await;
     s.stop().await;
@@ -115,13 +109,7 @@ pub async fn many(mut s: Scenario, count: usize) {
     }
     let gone: Vec<(&str, Expect<'_>)> = names.iter().map(|n| (n.as_str(), Expect::Gone)).collect();
     s.settle(&gone).await;
-    let inventory = s.inventory().await;
-    assert!(
-        inventory.clusters.is_empty(),
-        "{}: simcloud still holds {:?}",
-        s.mode,
-        inventory.clusters.keys()
-    );
+    s.assert_cloud_empty().await;
     s.assert_faults_fired(&["errored", "throttled", "hung"])
         .await;
     s.stop().await;
