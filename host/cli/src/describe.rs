@@ -21,6 +21,14 @@ fn cond(v: &Value, type_: &str) -> (String, String, String) {
         })
 }
 
+/// The Cluster's conditions the tree's own rows show.
+const TREE_CONDITIONS: [&str; 4] = [
+    "Ready",
+    "InfrastructureReady",
+    "ControlPlaneReady",
+    "WorkersReady",
+];
+
 struct Tree {
     rows: Vec<(String, String, String, String)>,
 }
@@ -112,9 +120,18 @@ pub fn render(store: &Store, namespace: &str, name: &str) -> anyhow::Result<Stri
         ),
         cond(&c, "Ready"),
     );
-    let topology = cond(&c, "TopologyReconciled");
-    if topology.0 == "False" {
-        tree.row("├─TopologyReconciled".into(), topology);
+    // What holds the cluster beyond its parts' readiness (its topology, its secrets, a
+    // lifecycle hook, an orphan that stays): every other condition that is false.
+    let conditions = c
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for condition in conditions {
+        let type_ = text(condition, "/type");
+        if text(condition, "/status") == "False" && !TREE_CONDITIONS.contains(&type_.as_str()) {
+            tree.row(format!("├─{type_}"), cond(&c, &type_));
+        }
     }
     let endpoint = match (
         c.pointer("/status/controlPlaneEndpoint/host"),
@@ -234,6 +251,41 @@ mod tests {
         assert!(out.contains(r"\u{1b}[2J"), "escaped, not dropped");
         assert!(out.len() < 8 * 1024, "{} bytes", out.len());
         assert!(out.contains("more characters)"));
+    }
+
+    #[test]
+    fn what_else_holds_the_cluster_has_a_row_of_its_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state.redb")).unwrap();
+        let condition = |type_: &str, status: &str, reason: &str| json!({"type": type_, "status": status, "reason": reason, "message": format!("{reason} says why")});
+        store
+            .create(json!({
+                "apiVersion": "capw.dev/v1alpha1", "kind": "Cluster",
+                "metadata": {"name": "alpha", "namespace": "default"},
+                "spec": {"topology": {"classRef": {"name": "none"}, "version": "v1.34.4"}},
+                "status": {"phase": "Provisioning", "conditions": [
+                    condition("Ready", "False", "NotReady"),
+                    condition("InfrastructureReady", "False", "Booting"),
+                    condition("LifecycleHooksPassed", "False", "BeforeClusterCreateHeld"),
+                    condition("ControlPlaneInitialized", "False", "InvalidAnswer"),
+                    condition("TopologyReconciled", "True", "Reconciled"),
+                ]},
+            }))
+            .unwrap();
+
+        let out = render(&store, "default", "alpha").unwrap();
+
+        for row in [
+            "├─LifecycleHooksPassed",
+            "BeforeClusterCreateHeld says why",
+            "├─ControlPlaneInitialized",
+            "InvalidAnswer says why",
+        ] {
+            assert!(out.contains(row), "{row}: {out}");
+        }
+        assert!(!out.contains("TopologyReconciled"), "{out}");
+        assert_eq!(out.matches("InfrastructureReady").count(), 0, "{out}");
+        assert_eq!(out.matches("Booting says why").count(), 1, "{out}");
     }
 
     #[test]

@@ -1,82 +1,17 @@
 //! Provider text is data, never terminal control: the hostile component answers a megabyte
 //! of escape sequences, carriage returns and forged lines in every text field (and in its
-//! log records), in every name of a machine's status, and as an error message. `capw up`,
-//! `get` and `describe` never panic on it, print it escaped and bounded, and the store keeps
-//! it capped and escaped, or not at all where it was a name.
+//! log records), in every name, and as an error message, as the infrastructure, the
+//! bootstrap, the control plane and a lifecycle hook of a class each. `capw up`, `get` and
+//! `describe` never panic on it, print it escaped and bounded, and the store keeps it capped
+//! and escaped, or not at all where it was a name.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use capw_store::Store;
+use capw_test_support::hostile::{GARBAGE as BEHAVIOURS, POINTS as ROLES};
+use capw_test_support::strings_in;
 use serde_json::Value;
-
-/// The hostile component as the infrastructure of three classes, one per behaviour, each
-/// with one cluster of one control-plane machine and one worker.
-fn hostile_manifest() -> String {
-    let mut text = String::from(
-        "apiVersion: capw.dev/v1alpha1
-kind: WasmProvider
-metadata: {name: hostile}
-spec:
-  source: {file: {path: capw_hostile_provider.wasm}}
-  grants: {callTimeoutSeconds: 5}
----
-apiVersion: capw.dev/v1alpha1
-kind: WasmProvider
-metadata: {name: kubeadm-bootstrap}
-spec:
-  source: {file: {path: capw_kubeadm_bootstrap.wasm}}
----
-apiVersion: capw.dev/v1alpha1
-kind: WasmProvider
-metadata: {name: kubeadm-control-plane}
-spec:
-  source: {file: {path: capw_kubeadm_control_plane.wasm}}
-",
-    );
-    for behaviour in ["garbage-text", "garbage-names", "garbage-error"] {
-        text.push_str(&format!(
-            "---
-apiVersion: capw.dev/v1alpha1
-kind: ClusterClass
-metadata: {{name: {behaviour}, namespace: default}}
-spec:
-  infrastructure:
-    provider: hostile
-    config: {{behaviour: {behaviour}}}
-  controlPlane:
-    provider: kubeadm-control-plane
-    config: {{}}
-    machineInfrastructure:
-      config: {{behaviour: {behaviour}}}
-    bootstrap:
-      provider: kubeadm-bootstrap
-      config: {{}}
-  workers:
-    machineDeployments:
-      - class: default-worker
-        infrastructure:
-          config: {{behaviour: {behaviour}}}
-        bootstrap:
-          provider: kubeadm-bootstrap
-          config: {{}}
----
-apiVersion: capw.dev/v1alpha1
-kind: Cluster
-metadata: {{name: {behaviour}, namespace: default}}
-spec:
-  topology:
-    classRef: {{name: {behaviour}}}
-    version: v1.34.4
-    controlPlane: {{replicas: 1}}
-    workers:
-      machineDeployments:
-        - {{class: default-worker, name: md-0, replicas: 1}}
-"
-        ));
-    }
-    text
-}
 
 struct Setup {
     _tmp: tempfile::TempDir,
@@ -89,7 +24,11 @@ impl Setup {
         let state_dir = tmp.path().join(".capw");
         std::fs::create_dir_all(&state_dir).unwrap();
         let manifest = tmp.path().join("hostile.yaml");
-        std::fs::write(&manifest, hostile_manifest()).unwrap();
+        std::fs::write(
+            &manifest,
+            capw_test_support::hostile::manifest("default", "", &BEHAVIOURS),
+        )
+        .unwrap();
         let setup = Setup {
             _tmp: tmp,
             state_dir,
@@ -157,24 +96,6 @@ fn assert_printable(what: &str, out: &Output, max_line: usize, max_total: usize)
     }
 }
 
-/// Every string of every object of `kind`, with where it is.
-fn strings(value: &Value, at: String, out: &mut Vec<(String, String)>) {
-    match value {
-        Value::String(s) => out.push((at, s.clone())),
-        Value::Array(items) => {
-            for (i, v) in items.iter().enumerate() {
-                strings(v, format!("{at}[{i}]"), out);
-            }
-        }
-        Value::Object(fields) => {
-            for (k, v) in fields {
-                strings(v, format!("{at}.{k}"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
 fn stored(state_dir: &Path, kind: &str) -> Vec<Value> {
     let store = Store::open(&state_dir.join("state.redb")).unwrap();
     store.list(kind, Some("default")).unwrap()
@@ -191,7 +112,7 @@ fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
 #[test]
 fn hostile_text_is_stored_and_printed_escaped_and_bounded() {
     let setup = Setup::new();
-    // Two of the three clusters can never settle: `up` gives up after its timeout.
+    // Most of the clusters can never settle: `up` gives up after its timeout.
     let up = setup.run(&[
         "up",
         "--no-simcloud",
@@ -210,8 +131,8 @@ fn hostile_text_is_stored_and_printed_escaped_and_bounded() {
     );
 
     // What the store keeps: every string of every Cluster, Machine and infrastructure
-    // record is at most a message long (with the few words naming the provider and the call
-    // of an error), with no control character.
+    // record is at most a message and a reason long (a hook's hold joins both), with the few
+    // words naming the provider and the call, and no control character.
     let mut all = Vec::new();
     for kind in ["Cluster", "Machine", "ClusterInfrastructure"] {
         for object in stored(&setup.state_dir, kind) {
@@ -219,13 +140,13 @@ fn hostile_text_is_stored_and_printed_escaped_and_bounded() {
                 .as_str()
                 .unwrap_or("?")
                 .to_owned();
-            strings(&object, format!("{kind}/{name}"), &mut all);
+            all.extend(strings_in(&object, &format!("{kind}/{name}")));
         }
     }
     assert!(all.len() > 50, "{} strings stored", all.len());
     for (at, s) in &all {
         assert!(
-            s.len() <= capw_runtime::MAX_MESSAGE_BYTES + 256,
+            s.len() <= capw_runtime::MAX_MESSAGE_BYTES + capw_runtime::MAX_REASON_BYTES + 256,
             "{at}: {} bytes stored",
             s.len()
         );
@@ -235,18 +156,56 @@ fn hostile_text_is_stored_and_printed_escaped_and_bounded() {
             &s[..s.len().min(80)]
         );
     }
-    // The text was kept, escaped: the forged line is visible as what it is.
-    assert!(
-        all.iter()
-            .any(|(_, s)| s.contains("\\u{1b}[2J\\u{1b}]0;pwned\\u{7}\\nReady=True")),
-        "the hostile text is not stored escaped"
-    );
+    // Each cluster's own strings: its Cluster's and its Machines'.
+    let of_cluster = |cluster: &str| -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for kind in ["Cluster", "Machine"] {
+            for object in stored(&setup.state_dir, kind) {
+                let name = object["metadata"]["name"].as_str().unwrap_or("?");
+                let owner = object["spec"]["clusterName"].as_str().unwrap_or(name);
+                if owner == cluster {
+                    out.extend(strings_in(&object, &format!("{kind}/{name}")));
+                }
+            }
+        }
+        out
+    };
+    // The text was kept, escaped, wherever the host shows it: the forged line is visible as
+    // what it is. (A control plane's `wait` text is not shown anywhere, so cp-garbage-text
+    // has nothing to find.)
+    let forged = "\\u{1b}[2J\\u{1b}]0;pwned\\u{7}\\nReady=True";
+    for role in ROLES {
+        for behaviour in ["garbage-text", "garbage-error"] {
+            let cluster = format!("{role}-{behaviour}");
+            if cluster == "cp-garbage-text" {
+                continue;
+            }
+            assert!(
+                of_cluster(&cluster).iter().any(|(_, s)| s.contains(forged)),
+                "{cluster}: the hostile text is not stored escaped"
+            );
+        }
+    }
 
-    // The names were refused, naming the field, and none of them stored.
+    // The names were refused, naming the field, and none of them stored: no string of a
+    // garbage-names cluster holds any of the garbage.
+    for role in ROLES {
+        let cluster = format!("{role}-garbage-names");
+        let strings = of_cluster(&cluster);
+        if let Some((at, _)) = strings.iter().find(|(_, s)| s.contains("pwned")) {
+            panic!("{cluster}: {at} holds part of a refused name");
+        }
+        let refused: Vec<&String> = strings
+            .iter()
+            .filter(|(_, s)| s.contains("answer field `") && s.contains("bytes long"))
+            .map(|(_, s)| s)
+            .collect();
+        assert!(!refused.is_empty(), "{cluster}: no refusal stored");
+    }
     let machines = stored(&setup.state_dir, "Machine");
     let named: Vec<&Value> = machines
         .iter()
-        .filter(|m| m["spec"]["clusterName"] == "garbage-names")
+        .filter(|m| m["spec"]["clusterName"] == "infra-garbage-names")
         .collect();
     assert!(!named.is_empty());
     for m in &named {
@@ -264,24 +223,28 @@ fn hostile_text_is_stored_and_printed_escaped_and_bounded() {
     }
 
     // get and describe, on every cluster.
-    for args in [
-        vec!["get", "clusters"],
-        vec!["get", "machines"],
-        vec!["describe", "cluster", "garbage-text"],
-        vec!["describe", "cluster", "garbage-names"],
-        vec!["describe", "cluster", "garbage-error"],
-    ] {
+    for args in [vec!["get", "clusters"], vec!["get", "machines"]] {
         let out = setup.run(&args);
         let what = format!("capw {}", args.join(" "));
         assert!(out.status.success(), "{what}: {}", lossy(&out.stderr));
         assert_printable(&what, &out, 4096, 256 << 10);
     }
-    let error = setup.run(&["describe", "cluster", "garbage-error"]);
-    let text = lossy(&error.stdout);
-    assert!(
-        text.contains("\\r\\u{1b}[2J\\u{1b}]0;pwned\\u{7}\\nReady=True"),
-        "{text}"
-    );
-    let names = lossy(&setup.run(&["describe", "cluster", "garbage-names"]).stdout);
-    assert!(names.contains("InvalidAnswer"), "{names}");
+    for role in ROLES {
+        for behaviour in BEHAVIOURS {
+            let cluster = format!("{role}-{behaviour}");
+            let out = setup.run(&["describe", "cluster", &cluster]);
+            let what = format!("capw describe cluster {cluster}");
+            assert!(out.status.success(), "{what}: {}", lossy(&out.stderr));
+            assert_printable(&what, &out, 4096, 256 << 10);
+            let text = lossy(&out.stdout);
+            match behaviour {
+                "garbage-error" => assert!(
+                    text.contains("\\r\\u{1b}[2J\\u{1b}]0;pwned\\u{7}\\nReady=True"),
+                    "{what}: {text}"
+                ),
+                "garbage-names" => assert!(text.contains("InvalidAnswer"), "{what}: {text}"),
+                _ => {}
+            }
+        }
+    }
 }

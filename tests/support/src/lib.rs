@@ -3,6 +3,8 @@
 //! with the feature `kube`, a real kube-apiserver and etcd ([`KubeEnv`](crate::kube::KubeEnv)).
 
 pub mod big;
+pub mod bounded;
+pub mod hostile;
 #[cfg(feature = "kube")]
 pub mod kube;
 pub mod real_boot;
@@ -126,4 +128,28 @@ pub fn output_ok(command: &mut std::process::Command, what: &str) -> Vec<u8> {
         String::from_utf8_lossy(&out.stderr)
     );
     out.stdout
+}
+
+/// Every string in `value`, each with where it is: `at` followed by the fields' names and
+/// the lists' indexes that lead to it (`at.status.conditions[0].message`).
+pub fn strings_in(value: &serde_json::Value, at: &str) -> Vec<(String, String)> {
+    fn walk(value: &serde_json::Value, at: String, out: &mut Vec<(String, String)>) {
+        match value {
+            serde_json::Value::String(s) => out.push((at, s.clone())),
+            serde_json::Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    walk(v, format!("{at}[{i}]"), out);
+                }
+            }
+            serde_json::Value::Object(fields) => {
+                for (k, v) in fields {
+                    walk(v, format!("{at}.{k}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, at.to_owned(), &mut out);
+    out
 }

@@ -4,6 +4,10 @@
 //! `{"behaviour": "huge-result", "megabytes": 64}`. Each runs in `infrastructure.reconcile-cluster`;
 //! `describe` and `validate-config` stay healthy so that the host loads the component and
 //! accepts the config, and the misbehaviour happens where the host's call limits must catch it.
+//!
+//! The `garbage-*` behaviours reach further: as a bootstrap, control-plane or lifecycle-hooks
+//! provider too, the component puts [`garbage`] in every text field, every name, or the error
+//! of that point's answers. Its other behaviours keep those points healthy and minimal.
 //! Never install it anywhere but a test.
 
 #![warn(missing_docs)]
@@ -11,15 +15,20 @@
 use std::hint::black_box;
 use std::time::Duration;
 
+use capw_sdk::bootstrap::{
+    BootstrapData, BootstrapFormat, BootstrapRequest, SecretItem, SecretsState,
+};
+use capw_sdk::control_plane::{MachineToCreate, Plan, PlanInput, Step};
 use capw_sdk::infrastructure::{
     ClusterInfrastructure, ClusterState, ListedMachine, MachinePhase, MachineSpec, MachineStatus,
 };
+use capw_sdk::lifecycle_hooks::{HookRequest, HookResponse};
 use capw_sdk::metadata::Capabilities;
 use capw_sdk::types::{
-    Address, AddressKind, Condition, ConditionStatus, Deletion, Endpoint, ErrorCode, MachineRef,
-    ProviderError,
+    Address, AddressKind, Condition, ConditionStatus, Deletion, Endpoint, ErrorCode, InProgress,
+    MachineRef, ProviderError,
 };
-use capw_sdk::{Context, Infrastructure, Provider};
+use capw_sdk::{Bootstrap, Context, ControlPlane, Infrastructure, LifecycleHooks, Provider};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -81,13 +90,18 @@ pub enum Behaviour {
         lines: u32,
     },
     /// [`garbage`] in every free-text field of every answer (condition reasons and messages,
-    /// a machine's message) and in log records, with healthy names: the host must keep and
-    /// print that text capped and escaped, and the cluster still comes up.
+    /// a machine's message, in-progress reasons and messages) and in log records, with healthy
+    /// names: the host must keep and print that text capped and escaped. As infrastructure,
+    /// the cluster still comes up; as bootstrap, control plane or hook, the answer is
+    /// `in-progress` (or `hold`) with that text, so the cluster waits on it.
     GarbageText,
-    /// [`garbage`] in the names of a machine's status (provider id, address, failure
-    /// domain): the host must refuse the answer, naming the field, and keep none of it.
+    /// [`garbage`] in the names of each answer: a machine's provider id, address and failure
+    /// domain; a cluster secret's name; the failure domain of a control-plane machine to
+    /// create and the endpoint host; the condition type of a hook's hold. The host must refuse
+    /// the answer, naming the field, and keep none of it.
     GarbageNames,
-    /// Fail `reconcile-cluster` with [`garbage`] as the error's message.
+    /// Fail `reconcile-cluster` (and, as the other points, `cluster-secrets`, `plan` and
+    /// `handle`) with [`garbage`] as the error's message.
     GarbageError,
 }
 
@@ -100,6 +114,17 @@ pub fn garbage() -> String {
         text.push_str("x\u{1b}[31m\r");
     }
     text
+}
+
+/// An in-progress answer with [`garbage`] for its reason, message and conditions.
+fn garbage_progress() -> InProgress {
+    let mut progress = InProgress::new(garbage(), garbage());
+    progress.conditions = garbage_conditions();
+    progress
+}
+
+fn garbage_error() -> ProviderError {
+    ProviderError::retryable(ErrorCode::Unavailable, garbage())
 }
 
 fn garbage_conditions() -> Vec<Condition> {
@@ -142,9 +167,7 @@ impl Infrastructure for Hostile {
                 }
                 Ok(state)
             }
-            Behaviour::GarbageError => {
-                Err(ProviderError::retryable(ErrorCode::Unavailable, garbage()))
-            }
+            Behaviour::GarbageError => Err(garbage_error()),
             Behaviour::Loop => spin(),
             Behaviour::GrowMemory => grow_memory(),
             Behaviour::Recurse => {
@@ -256,7 +279,112 @@ impl Infrastructure for Hostile {
     }
 }
 
-capw_sdk::export_provider!(Hostile, unsupported: [Bootstrap, ControlPlane, LifecycleHooks]);
+/// Healthy: one secret, raw (empty) bootstrap data, a minimal kubeconfig.
+impl Bootstrap for Hostile {
+    fn cluster_secrets(ctx: &Context<Behaviour>) -> Result<SecretsState, ProviderError> {
+        match ctx.config {
+            Behaviour::GarbageText => Ok(SecretsState::InProgress(garbage_progress())),
+            Behaviour::GarbageNames => Ok(SecretsState::Ready(vec![SecretItem {
+                name: garbage(),
+                data: b"hostile".to_vec(),
+            }])),
+            Behaviour::GarbageError => Err(garbage_error()),
+            _ => Ok(SecretsState::Ready(vec![SecretItem {
+                name: "ca.crt".into(),
+                data: b"hostile".to_vec(),
+            }])),
+        }
+    }
+
+    fn generate(
+        _ctx: &Context<Behaviour>,
+        _request: BootstrapRequest,
+    ) -> Result<BootstrapData, ProviderError> {
+        Ok(BootstrapData {
+            format: BootstrapFormat::Raw,
+            data: Vec::new(),
+        })
+    }
+
+    fn kubeconfig(
+        _ctx: &Context<Behaviour>,
+        _endpoint: Endpoint,
+        _secrets: Vec<SecretItem>,
+    ) -> Result<String, ProviderError> {
+        Ok("apiVersion: v1\nkind: Config\n".into())
+    }
+}
+
+/// Healthy: one machine at a time up to the replicas asked, all counted ready.
+impl ControlPlane for Hostile {
+    fn plan(ctx: &Context<Behaviour>, input: PlanInput) -> Result<Plan, ProviderError> {
+        let live =
+            u32::try_from(input.members.iter().filter(|m| !m.deleting).count()).unwrap_or(u32::MAX);
+        let mut plan = Plan {
+            step: if live < input.replicas {
+                Step::CreateMachine(MachineToCreate {
+                    init: live == 0,
+                    version: input.version,
+                    failure_domain: None,
+                })
+            } else {
+                Step::None
+            },
+            initialized: live > 0,
+            replicas: live,
+            ready_replicas: live,
+            up_to_date_replicas: live,
+            endpoint: input.endpoint,
+            conditions: Vec::new(),
+        };
+        match ctx.config {
+            Behaviour::GarbageText => {
+                plan.step = Step::Wait(garbage_progress());
+                plan.conditions = garbage_conditions();
+            }
+            Behaviour::GarbageNames => {
+                plan.step = Step::CreateMachine(MachineToCreate {
+                    init: live == 0,
+                    version: input.version,
+                    failure_domain: Some(garbage()),
+                });
+                plan.endpoint = Some(Endpoint {
+                    host: garbage(),
+                    port: 6443,
+                });
+            }
+            Behaviour::GarbageError => return Err(garbage_error()),
+            _ => {}
+        }
+        Ok(plan)
+    }
+}
+
+/// Healthy: proceed.
+impl LifecycleHooks for Hostile {
+    fn handle(
+        ctx: &Context<Behaviour>,
+        _request: HookRequest,
+    ) -> Result<HookResponse, ProviderError> {
+        match ctx.config {
+            Behaviour::GarbageText => Ok(HookResponse::Hold(garbage_progress())),
+            Behaviour::GarbageNames => {
+                let mut progress = InProgress::new("Holding", "a condition of a garbage type");
+                progress.conditions = vec![Condition {
+                    type_: garbage(),
+                    status: ConditionStatus::False,
+                    reason: "Garbage".into(),
+                    message: String::new(),
+                }];
+                Ok(HookResponse::Hold(progress))
+            }
+            Behaviour::GarbageError => Err(garbage_error()),
+            _ => Ok(HookResponse::Proceed),
+        }
+    }
+}
+
+capw_sdk::export_provider!(Hostile);
 
 const MIB: usize = 1 << 20;
 
