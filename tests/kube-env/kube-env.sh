@@ -308,7 +308,7 @@ cmd_start() {
 	fi
 
 	local deadline=$((SECONDS + start_timeout))
-	until "$bin_dir/kubectl" --kubeconfig "$dir/kubeconfig" get --raw /readyz >/dev/null 2>&1; do
+	until "$bin_dir/kubectl" --kubeconfig "$dir/kubeconfig" --request-timeout=5s get --raw /readyz >/dev/null 2>&1; do
 		if ! running "$dir/etcd.pid" || ! running "$dir/kube-apiserver.pid" || ((SECONDS > deadline)); then
 			echo "kube-env: the API server did not become ready; last lines of its logs:" >&2
 			tail -n 20 "$dir/logs/etcd.log" "$dir/logs/kube-apiserver.log" >&2 || true

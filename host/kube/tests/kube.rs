@@ -4,6 +4,8 @@
 #[path = "kube/cache.rs"]
 mod cache;
 mod common;
+#[path = "kube/hostile.rs"]
+mod hostile;
 #[path = "kube/processes.rs"]
 mod processes;
 #[path = "kube/shards.rs"]
@@ -17,6 +19,7 @@ use capw_local::{LocalConfig, SecretSource};
 use capw_simcloud::model::Inventory;
 use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
 use capw_store::{ObjectKey, ObjectStore};
+use capw_test_support::bounded::{Watchdog, output_within, step};
 use capw_test_support::condition;
 use capw_test_support::kube::KubeEnv;
 use serde_json::{Value, json};
@@ -27,6 +30,11 @@ const TOKEN: &str = "kube-test-token";
 const WAIT: Duration = Duration::from_secs(240);
 /// How long a replica may take to stop or to end once aborted.
 const STOP: Duration = Duration::from_secs(60);
+/// How long one kubectl command may take (each of its requests gives up after a minute).
+const KUBECTL_LIMIT: Duration = Duration::from_secs(120);
+/// How long one test may run before its watchdog ends the test process: longer than any
+/// test's waits together take when they succeed, far shorter than CI's limit.
+const TEST_LIMIT: Duration = Duration::from_secs(900);
 
 /// One test's world: its namespace, simcloud and a client.
 struct World {
@@ -36,10 +44,13 @@ struct World {
     store: KubeStore,
     client: kube::Client,
     tmp: tempfile::TempDir,
+    /// Fails the test process, naming the wait, if the test runs past [`TEST_LIMIT`].
+    _watchdog: Watchdog,
 }
 
 impl World {
     async fn new(prefix: &str) -> World {
+        let watchdog = Watchdog::start(TEST_LIMIT);
         capw_test_support::init_tracing();
         let env = KubeEnv::shared();
         env.apply_crds(capw_api::crds()).await;
@@ -67,6 +78,7 @@ impl World {
             store,
             client,
             tmp: tempfile::tempdir().unwrap(),
+            _watchdog: watchdog,
         }
     }
 
@@ -95,12 +107,7 @@ impl World {
     }
 
     fn kubectl(&self, args: &[&str]) -> String {
-        let out = self
-            .env
-            .kubectl()
-            .args(args)
-            .output()
-            .expect("running kubectl");
+        let out = output_within(self.env.kubectl().args(args), KUBECTL_LIMIT);
         assert!(
             out.status.success(),
             "kubectl {args:?}: {}",
@@ -292,6 +299,7 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
+    step(what);
     let deadline = Instant::now() + WAIT;
     loop {
         if let Some(v) = check().await {

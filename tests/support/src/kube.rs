@@ -115,10 +115,12 @@ impl KubeEnv {
         kube::Client::try_from(config).expect("a client for the test environment")
     }
 
-    /// `kubectl` of the API server's version with `--kubeconfig` set to this environment's.
+    /// `kubectl` of the API server's version with `--kubeconfig` set to this environment's,
+    /// each of its requests bounded to a minute (kubectl's own default is no limit).
     pub fn kubectl(&self) -> Command {
         let mut command = Command::new(self.dir.join("bin/kubectl"));
         command.arg("--kubeconfig").arg(self.kubeconfig());
+        command.arg("--request-timeout=60s");
         command
     }
 

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{STOP, World, wait};
+use capw_test_support::bounded::output_within;
+
+use super::{KUBECTL_LIMIT, STOP, World, wait};
 
 /// The `capw` binary of this build. `cargo test --workspace` (what `make test` runs) builds
 /// every binary of the workspace before any test runs.
@@ -97,13 +99,13 @@ impl Drop for Process {
 impl World {
     /// The leader Lease's holder (empty once released), or `None` before the Lease exists.
     fn lease_holder(&self) -> Option<String> {
-        let out = self
-            .env
-            .kubectl()
-            .args(["get", "lease", "capw-controller", "-n", &self.namespace])
-            .args(["-o", "jsonpath={.spec.holderIdentity}"])
-            .output()
-            .expect("running kubectl");
+        let out = output_within(
+            self.env
+                .kubectl()
+                .args(["get", "lease", "capw-controller", "-n", &self.namespace])
+                .args(["-o", "jsonpath={.spec.holderIdentity}"]),
+            KUBECTL_LIMIT,
+        );
         out.status
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
