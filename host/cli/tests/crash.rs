@@ -271,6 +271,17 @@ async fn campaign(
     }
 }
 
+/// `round`'s phases `count` times, each named after its round.
+fn rounds(count: u32, round: &[(&str, Option<Topology>)]) -> Vec<(String, Option<Topology>)> {
+    (1..=count)
+        .flat_map(|r| {
+            round
+                .iter()
+                .map(move |(phase, topology)| (format!("round {r}: {phase}"), *topology))
+        })
+        .collect()
+}
+
 /// A setup around `sim`, with simcloud's token where the quickstart's grant reads it.
 fn setup(tmp: tempfile::TempDir, sim: SimCloudHandle) -> Setup {
     let state_dir = tmp.path().join(".capw");
@@ -302,13 +313,7 @@ async fn killing_capw_anywhere_never_duplicates_or_orphans_and_it_converges() {
         ("scale down to 1+1", Some((1, 1, "v1.34.2"))),
         ("delete", None),
     ];
-    let names: Vec<(String, Option<Topology>)> = (1..=3)
-        .flat_map(|r| {
-            round
-                .iter()
-                .map(move |(phase, topology)| (format!("round {r}: {phase}"), *topology))
-        })
-        .collect();
+    let names = rounds(3, &round);
     let phases: Vec<(&str, Option<Topology>)> =
         names.iter().map(|(n, t)| (n.as_str(), *t)).collect();
     let kills = Kills {
@@ -324,6 +329,7 @@ async fn killing_capw_anywhere_never_duplicates_or_orphans_and_it_converges() {
 /// kube-controller-manager, so a kill can land while a member joins or leaves etcd. After
 /// every phase, etcd has exactly one member per control-plane machine (none left for a
 /// deleted machine), and after the delete no process or directory of a machine is left.
+/// Four rounds of the cluster's life, a kill every 300 ms, make over a hundred kills.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_capw_during_real_boots_never_duplicates_or_leaves_etcd_members() {
     use capw_test_support::real_boot::{
@@ -345,17 +351,20 @@ async fn killing_capw_during_real_boots_never_duplicates_or_leaves_etcd_members(
     .unwrap();
     let setup = setup(tmp, sim);
     let [v1, v2] = KUBE_VERSIONS;
-    let phases: [(&str, Option<Topology>); 5] = [
+    let round: [(&str, Option<Topology>); 5] = [
         ("create 1+1", Some((1, 1, v1))),
         ("scale up to 3+1", Some((3, 1, v1))),
         ("upgrade", Some((3, 1, v2))),
         ("scale down to 1+1", Some((1, 1, v2))),
         ("delete", None),
     ];
+    let names = rounds(4, &round);
+    let phases: Vec<(&str, Option<Topology>)> =
+        names.iter().map(|(n, t)| (n.as_str(), *t)).collect();
     let kills = Kills {
-        first_ms: 500,
-        step_ms: 700,
-        per_phase: 8,
+        first_ms: 400,
+        step_ms: 300,
+        per_phase: 20,
     };
     let landed = campaign(&setup, &phases, kills, async |setup, phase, topology| {
         let cp = topology.map_or(0, |(cp, _, _)| cp as usize);
@@ -395,6 +404,6 @@ async fn killing_capw_during_real_boots_never_duplicates_or_leaves_etcd_members(
         }
     })
     .await;
-    landed.assert_at_least(10, 1, 1);
+    landed.assert_at_least(100, 4, 4);
     setup.sim.destroy_machines().await.unwrap();
 }
