@@ -143,7 +143,7 @@ bench-runs: plugins
 ## input in fuzz/artifacts/<target>. Built apart from the main build, in $(TARGET_DIR)/fuzz,
 ## on stable Rust (no sanitizer).
 FUZZ_SECONDS ?= 900
-FUZZ_TARGETS := manifest topology provider_schema provider_answers
+FUZZ_TARGETS := manifest topology provider_schema provider_answers answer_checks
 CARGO_FUZZ_VERSION := 0.13.1
 fuzz: fuzz-tool
 	@set -e; for target in $(FUZZ_TARGETS); do \

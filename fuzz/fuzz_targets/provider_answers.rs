@@ -22,6 +22,7 @@ use std::time::Duration;
 use arbitrary::{Arbitrary, Result, Unstructured};
 use capw_fuzz::json::{self, MAX_DEPTH};
 use capw_fuzz::quickstart::{self, PROVIDERS};
+use capw_fuzz::secrets;
 use capw_fuzz::topology::compute_and_check;
 use capw_runtime::metadata::{self, Capabilities, ProviderMetadata, RequestedGrants};
 use capw_runtime::types::{ErrorCode, ProviderError};
@@ -31,9 +32,6 @@ use capw_runtime::{
 };
 use capw_topology::ProviderSchemas;
 use libfuzzer_sys::fuzz_target;
-
-/// Secrets shorter than this (after trimming) are not scrubbed, by design (`Redactor`).
-const MIN_SCRUBBED_LEN: usize = 6;
 
 #[derive(Arbitrary, Debug, Clone, Copy, PartialEq)]
 enum Point {
@@ -320,18 +318,8 @@ fn failure(failure: &Failure) {
         limits: Default::default(),
     };
     let scrubbed = fuzzing::scrub(&grants, &message);
-    let needles: Vec<&str> = values
-        .iter()
-        .filter_map(|v| std::str::from_utf8(v).ok())
-        .map(str::trim)
-        .filter(|v| v.len() >= MIN_SCRUBBED_LEN)
-        .collect();
-    // A secret that overlaps the placeholder can be made anew by scrubbing another one; the
-    // check holds for every other set of secrets.
-    let plain = needles
-        .iter()
-        .all(|n| !n.contains(['[', ']']) && !"redacted".contains(n));
-    if plain {
+    let needles = secrets::scrubbed(&values);
+    if secrets::placeholder_free(&needles) {
         for needle in &needles {
             assert!(
                 !scrubbed.contains(needle),
