@@ -52,6 +52,8 @@ fn deploy_validates_on_the_server_then_installs() {
         "serviceaccount/capw-controller",
         "clusterrole.rbac.authorization.k8s.io/capw-controller",
         "role.rbac.authorization.k8s.io/capw-controller",
+        "clusterrole.rbac.authorization.k8s.io/capw-cluster-secrets",
+        "rolebinding.rbac.authorization.k8s.io/capw-cluster-secrets",
         "deployment.apps/capw-controller",
     ] {
         assert!(dry_run.contains(object), "{object} missing in:\n{dry_run}");
@@ -71,8 +73,16 @@ fn deploy_validates_on_the_server_then_installs() {
         ("patch clusters.capw.dev --subresource=status -A", true),
         ("update machines.capw.dev --subresource=finalizers -A", true),
         ("watch wasmproviders.capw.dev -A", true),
-        ("create secrets -A", true),
-        ("delete secrets -A", true),
+        ("get secrets -A", true),
+        ("watch secrets -A", true),
+        // Writing Secrets only where Clusters live (`default` in deploy/).
+        ("create secrets -n default", true),
+        ("update secrets -n default", true),
+        ("delete secrets -n default", true),
+        ("create secrets -A", false),
+        ("delete secrets -A", false),
+        ("delete secrets -n kube-system", false),
+        ("update secrets -n capw-system", false),
         (
             "update clusterinfrastructures.capw.dev --subresource=status -A",
             true,
