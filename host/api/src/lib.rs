@@ -20,6 +20,7 @@ mod infrastructure;
 mod json;
 mod machine;
 mod manifest;
+pub mod names;
 mod object;
 mod patch;
 mod provider;

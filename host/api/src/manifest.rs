@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::Value;
 
+use crate::names;
 use crate::object::{API_VERSION, KINDS, Object};
 use crate::{Cluster, ClusterClass, Machine, WasmProvider};
 
@@ -87,6 +88,17 @@ pub enum ManifestErrorReason {
     /// `metadata.name` is missing or null.
     #[error("metadata.name: required")]
     MissingName,
+    /// `metadata.name` or `metadata.namespace` is not a name Kubernetes accepts
+    /// ([`crate::names`]).
+    #[error("{field}: {value:?} {problem}")]
+    InvalidName {
+        /// `metadata.name` or `metadata.namespace`.
+        field: &'static str,
+        /// The name as written.
+        value: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A field has the wrong type or value, is unknown, or a required one is missing.
     #[error("{path}: {source}")]
     Field {
@@ -246,7 +258,7 @@ pub fn parse_object(value: Value) -> Result<Object, ManifestErrorReason> {
             api_version.into(),
         ));
     }
-    check_metadata(&value)?;
+    check_metadata(&value, kind)?;
     match kind {
         "WasmProvider" => strict(value, |m, spec, status| {
             Object::WasmProvider(WasmProvider {
@@ -280,7 +292,7 @@ pub fn parse_object(value: Value) -> Result<Object, ManifestErrorReason> {
     }
 }
 
-fn check_metadata(value: &Value) -> Result<(), ManifestErrorReason> {
+fn check_metadata(value: &Value, kind: &str) -> Result<(), ManifestErrorReason> {
     let metadata = value.get("metadata").and_then(Value::as_object);
     for key in metadata.into_iter().flat_map(|m| m.keys()) {
         if !METADATA_FIELDS.contains(&key.as_str()) {
@@ -288,10 +300,32 @@ fn check_metadata(value: &Value) -> Result<(), ManifestErrorReason> {
         }
     }
     // `name: null` (or `name:` with nothing after it) decodes to no name at all.
-    match metadata.and_then(|m| m.get("name")) {
-        Some(Value::Null) | None => Err(ManifestErrorReason::MissingName),
-        Some(_) => Ok(()),
+    let name = match metadata.and_then(|m| m.get("name")) {
+        Some(Value::Null) | None => return Err(ManifestErrorReason::MissingName),
+        Some(name) => name,
+    };
+    // Names as the API server checks them (a name of another type fails to decode later).
+    let invalid = |field, value: &str, problem| ManifestErrorReason::InvalidName {
+        field,
+        value: value.to_owned(),
+        problem,
+    };
+    if let Value::String(name) = name {
+        let max = if kind == "Cluster" {
+            names::MAX_LABEL
+        } else {
+            names::MAX_NAME
+        };
+        if let Some(problem) = names::subdomain_problem(name, max) {
+            return Err(invalid("metadata.name", name, problem));
+        }
     }
+    if let Some(Value::String(namespace)) = metadata.and_then(|m| m.get("namespace"))
+        && let Some(problem) = names::label_problem(namespace)
+    {
+        return Err(invalid("metadata.namespace", namespace, problem));
+    }
+    Ok(())
 }
 
 /// The shape of every capw object, refusing unknown top-level fields (kube's derived types

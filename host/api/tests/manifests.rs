@@ -275,3 +275,55 @@ fn brackets_in_quotes_and_comments_are_not_nesting() {
         );
     }
 }
+
+#[test]
+fn refuses_names_kubernetes_would_refuse_naming_the_field() {
+    let doc = |kind: &str, metadata: &str| {
+        format!("apiVersion: capw.dev/v1alpha1\nkind: {kind}\nmetadata: {metadata}\nspec: {{}}\n")
+    };
+    for (yaml, field, says) in [
+        (
+            doc("Cluster", "{name: 'Gamma Cluster_1!'}"),
+            "metadata.name",
+            "\"Gamma Cluster_1!\" holds 'G'",
+        ),
+        (
+            doc("ClusterClass", "{name: class_a}"),
+            "metadata.name",
+            "holds '_'",
+        ),
+        (
+            doc("Cluster", &format!("{{name: {}}}", "c".repeat(64))),
+            "metadata.name",
+            "is 64 characters long, at most 63",
+        ),
+        (
+            doc("Cluster", "{name: alpha, namespace: team.a}"),
+            "metadata.namespace",
+            "holds '.'",
+        ),
+        (
+            doc("WasmProvider", "{name: '-sim'}"),
+            "metadata.name",
+            "must start and end",
+        ),
+    ] {
+        let error = parse_manifests(&yaml).expect_err(&yaml);
+        let message = error.to_string();
+        assert!(
+            matches!(&error.reason, ManifestErrorReason::InvalidName { field: f, .. } if *f == field),
+            "{yaml}: {message}"
+        );
+        assert!(message.contains(&format!("{field}: ")), "{message}");
+        assert!(message.contains(says), "{message}");
+    }
+    // A ClusterClass may have a longer name than a Cluster, as in Kubernetes.
+    let long = doc("ClusterClass", &format!("{{name: {}}}", "c".repeat(64)));
+    assert!(
+        !matches!(
+            parse_manifests(&long),
+            Err(e) if matches!(e.reason, ManifestErrorReason::InvalidName { .. })
+        ),
+        "a 64-character class name is refused"
+    );
+}
