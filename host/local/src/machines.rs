@@ -27,6 +27,11 @@ const INFRA: &str = "InfrastructureReady";
 pub(crate) const ORPHANS_DELETED: &str = "OrphansDeleted";
 /// The reason of [`ORPHANS_DELETED`] while an orphan answered deleted is still listed.
 const DELETING_ORPHAN: &str = "DeletingOrphan";
+/// The Cluster's condition while the infrastructure lists machines that are not the
+/// cluster's: false, with reason [`FOREIGN_MACHINES_LISTED`], until a listing holds none.
+pub(crate) const MACHINES_LISTED_OWN: &str = "ListedMachinesOwned";
+/// The reason of [`MACHINES_LISTED_OWN`].
+const FOREIGN_MACHINES_LISTED: &str = "ForeignMachinesListed";
 const BOOTSTRAP: &str = "BootstrapReady";
 
 fn is_control_plane(m: &Machine) -> bool {
@@ -446,11 +451,21 @@ pub(crate) async fn delete(env: &Env, s: &Snapshot, m: &Machine) -> ActionNote {
     }
 }
 
-/// `ListMachines`: the infrastructure's machines no Machine object has, by key → name.
-pub(crate) async fn orphans(
-    env: &Env,
-    s: &Snapshot,
-) -> Result<BTreeMap<String, String>, ActionNote> {
+/// What the infrastructure listed that no Machine of the cluster names.
+pub(crate) struct Unnamed {
+    /// Orphans: machines keyed as this host keys the cluster's machines, by key → name. Only
+    /// these are ever deleted.
+    pub orphans: BTreeMap<String, String>,
+    /// A note when the listing held machines whose keys this host did not issue for this
+    /// cluster (another cluster's, or nobody's): they are left alone and the cluster says so.
+    pub foreign: Option<ActionNote>,
+}
+
+/// `ListMachines`: the infrastructure's machines no Machine object has. A machine the host
+/// made for this cluster is keyed `<cluster uid>-<machine name>` ([`machine_key`]), so any
+/// other key is not this cluster's to delete, whatever the provider says: a provider that
+/// lists another cluster's machines must not get them deleted.
+pub(crate) async fn unnamed(env: &Env, s: &Snapshot) -> Result<Unnamed, ActionNote> {
     let Ok(desired) = &s.desired else {
         return Err(ActionNote::done());
     };
@@ -466,15 +481,35 @@ pub(crate) async fn orphans(
         .list_machines(&ctx)
         .await
         .map_err(|e| ActionNote::failed(INFRA, &e))?;
-    Ok(listed
+    let ours = machine_key(&s.uid, "");
+    let (orphans, foreign): (Vec<_>, Vec<_>) = listed
         .into_iter()
         .filter(|l| {
             !s.machines
                 .iter()
                 .any(|m| m.spec.idempotency_key == l.idempotency_key)
         })
-        .map(|l| (l.idempotency_key, l.machine_name))
-        .collect())
+        .partition(|l| l.idempotency_key.starts_with(&ours));
+    let foreign = foreign.first().map(|first| {
+        ActionNote::host_failed(
+            MACHINES_LISTED_OWN,
+            FOREIGN_MACHINES_LISTED,
+            format!(
+                "the infrastructure listed {} machine(s) whose idempotency keys this host did \
+                 not issue for this cluster, e.g. {} (key {}); they are left alone",
+                foreign.len(),
+                first.machine_name,
+                first.idempotency_key
+            ),
+        )
+    });
+    Ok(Unnamed {
+        orphans: orphans
+            .into_iter()
+            .map(|l| (l.idempotency_key, l.machine_name))
+            .collect(),
+        foreign,
+    })
 }
 
 /// `DeleteOrphan`: delete a machine the infrastructure has and no Machine names.

@@ -192,10 +192,11 @@ pub(crate) async fn pass(env: &Env, key: &ObjectKey) -> Result<PassOutcome, Loca
                 Ok(plan) => view.plan = Some(plan),
                 Err(note) => notes.push(note),
             },
-            Action::ListMachines => match machines::orphans(env, &s).await {
+            Action::ListMachines => match machines::unnamed(env, &s).await {
                 Ok(found) => {
-                    view.orphans = Some(found.keys().cloned().collect());
-                    orphan_names = found;
+                    view.orphans = Some(found.orphans.keys().cloned().collect());
+                    orphan_names = found.orphans;
+                    notes.extend(found.foreign);
                 }
                 Err(note) => notes.push(note),
             },

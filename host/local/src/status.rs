@@ -27,7 +27,10 @@ fn counters(p: &capw_reconcile::PoolStatus) -> ReplicaCounters {
 }
 
 /// Conditions the host sets from its actions' notes, not from the core's status.
-const HOST_CONDITIONS: &[&str] = &[crate::machines::ORPHANS_DELETED];
+const HOST_CONDITIONS: &[&str] = &[
+    crate::machines::ORPHANS_DELETED,
+    crate::machines::MACHINES_LISTED_OWN,
+];
 
 /// Writes the status of `s`'s Cluster: the core's `status` (absent when the cluster is
 /// blocked on invalid topology) with `notes` overlaid on the conditions the core reports as

@@ -22,9 +22,16 @@ pub struct ExampleConfig {
     /// Run the control plane hosted in the management cluster instead of on machines.
     #[serde(default)]
     pub hosted: bool,
-    /// Names of machines `list-machines` pretends exist, to exercise orphan handling.
+    /// Names of machines `list-machines` pretends exist, to exercise orphan handling: each
+    /// keyed as the host keys the machines of this cluster (`{cluster uid}-{name}`), as an
+    /// instance whose Machine was lost would be.
     #[serde(default)]
     pub existing_machines: Vec<String>,
+    /// Idempotency keys `list-machines` also answers, as they are: machines that are not this
+    /// cluster's (another cluster's keys, or none the host issued), as a provider that lists
+    /// more than it should would answer them.
+    #[serde(default)]
+    pub foreign_machines: Vec<String>,
     /// Make every call (but `describe` and `validate-config`) answer in-progress or fail.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulate: Option<Simulate>,

@@ -111,21 +111,27 @@ impl Infrastructure for ExampleProvider {
         Ok(Deletion::Deleted)
     }
 
-    /// One running machine per name in `existingMachines`, keyed `{name}-key`.
+    /// One running machine per name in `existingMachines`, keyed `{cluster uid}-{name}`, then
+    /// one per key in `foreignMachines`, named after its key.
     fn list_machines(ctx: &Context<ExampleConfig>) -> Result<Vec<ListedMachine>, ProviderError> {
         simulate::failure(&ctx.config)?;
-        Ok(ctx
+        let existing = ctx
             .config
             .existing_machines
             .iter()
-            .map(|name| {
-                let key = format!("{name}-key");
-                ListedMachine {
-                    provider_id: provider_id(&ctx.cluster, &key),
-                    idempotency_key: key,
-                    machine_name: name.clone(),
-                    phase: MachinePhase::Running,
-                }
+            .map(|name| (format!("{}-{name}", ctx.cluster.uid), name.clone()));
+        let foreign = ctx
+            .config
+            .foreign_machines
+            .iter()
+            .map(|key| (key.clone(), key.clone()));
+        Ok(existing
+            .chain(foreign)
+            .map(|(key, name)| ListedMachine {
+                provider_id: provider_id(&ctx.cluster, &key),
+                idempotency_key: key,
+                machine_name: name,
+                phase: MachinePhase::Running,
             })
             .collect())
     }
@@ -235,16 +241,26 @@ mod tests {
     }
 
     #[test]
-    fn lists_existing_machines() {
-        let c = ctx(config(r#"{"region": "eu-1", "existingMachines": ["m7"]}"#));
+    fn lists_existing_machines_then_foreign_ones() {
+        let c = ctx(config(
+            r#"{"region": "eu-1", "existingMachines": ["m7"], "foreignMachines": ["u9-m1"]}"#,
+        ));
         assert_eq!(
             ExampleProvider::list_machines(&c),
-            Ok(vec![ListedMachine {
-                idempotency_key: "m7-key".into(),
-                provider_id: "example://c1/m7-key".into(),
-                machine_name: "m7".into(),
-                phase: MachinePhase::Running,
-            }])
+            Ok(vec![
+                ListedMachine {
+                    idempotency_key: "uid-1-m7".into(),
+                    provider_id: "example://c1/uid-1-m7".into(),
+                    machine_name: "m7".into(),
+                    phase: MachinePhase::Running,
+                },
+                ListedMachine {
+                    idempotency_key: "u9-m1".into(),
+                    provider_id: "example://c1/u9-m1".into(),
+                    machine_name: "u9-m1".into(),
+                    phase: MachinePhase::Running,
+                },
+            ])
         );
     }
 

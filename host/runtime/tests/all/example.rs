@@ -202,14 +202,14 @@ async fn infrastructure_machine_calls() {
         p.list_machines(&c).await.unwrap(),
         vec![
             ListedMachine {
-                idempotency_key: "m-0-key".into(),
-                provider_id: "example://alpha/m-0-key".into(),
+                idempotency_key: "uid-alpha-m-0".into(),
+                provider_id: "example://alpha/uid-alpha-m-0".into(),
                 machine_name: "m-0".into(),
                 phase: MachinePhase::Running,
             },
             ListedMachine {
-                idempotency_key: "m-1-key".into(),
-                provider_id: "example://alpha/m-1-key".into(),
+                idempotency_key: "uid-alpha-m-1".into(),
+                provider_id: "example://alpha/uid-alpha-m-1".into(),
                 machine_name: "m-1".into(),
                 phase: MachinePhase::Running,
             },

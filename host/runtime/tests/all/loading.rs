@@ -97,6 +97,7 @@ async fn the_example_loads_with_its_contract_and_schema() {
         "port",
         "hosted",
         "existingMachines",
+        "foreignMachines",
         "simulate",
     ] {
         assert!(props.get(field).is_some(), "schema lacks {field}: {props}");
