@@ -170,6 +170,8 @@ pub struct GetArgs {
     /// Only this namespace (all when absent; `default` for a kubeconfig).
     #[arg(short, long)]
     pub namespace: Option<String>,
+    #[command(flatten)]
+    pub cluster: crate::source::ClusterSource,
 }
 
 #[derive(Debug, Args)]
@@ -181,6 +183,8 @@ pub struct DescribeArgs {
     pub name: String,
     #[arg(short, long, default_value = "default")]
     pub namespace: String,
+    #[command(flatten)]
+    pub cluster: crate::source::ClusterSource,
 }
 
 #[derive(Debug, Args)]

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use anyhow::bail;
-use capw_store::{ObjectKey, Store};
+use capw_store::{ObjectKey, ObjectStore};
 use serde_json::Value;
 
 use crate::cli::{DescribeArgs, GlobalArgs, Resource};
@@ -96,18 +96,28 @@ fn machine_line(m: &Value) -> String {
 /// # Errors
 ///
 /// When it does not exist or the store fails.
-pub fn render(store: &Store, namespace: &str, name: &str) -> anyhow::Result<String> {
-    let Some(c) = store.get(&ObjectKey::namespaced("Cluster", namespace, name))? else {
+pub async fn render(
+    store: &dyn ObjectStore,
+    namespace: &str,
+    name: &str,
+) -> anyhow::Result<String> {
+    let Some(c) = store
+        .get(&ObjectKey::namespaced("Cluster", namespace, name))
+        .await?
+    else {
         bail!("Cluster {namespace}/{name} not found");
     };
-    let class = store.get(&ObjectKey::namespaced(
-        "ClusterClass",
-        namespace,
-        &text(&c, "/spec/topology/classRef/name"),
-    ))?;
+    let class = store
+        .get(&ObjectKey::namespaced(
+            "ClusterClass",
+            namespace,
+            &text(&c, "/spec/topology/classRef/name"),
+        ))
+        .await?;
     let provider = |pointer: &str| class.as_ref().map_or("-".into(), |cc| text(cc, pointer));
     let machines: Vec<Value> = store
-        .list("Machine", Some(namespace))?
+        .list("Machine", Some(namespace))
+        .await?
         .into_iter()
         .filter(|m| text(m, "/spec/clusterName") == name)
         .collect();
@@ -209,17 +219,21 @@ pub fn render(store: &Store, namespace: &str, name: &str) -> anyhow::Result<Stri
     Ok(tree.render())
 }
 
-pub fn run(global: &GlobalArgs, args: DescribeArgs) -> anyhow::Result<()> {
+pub async fn run(global: &GlobalArgs, args: DescribeArgs) -> anyhow::Result<()> {
     if args.resource != Resource::Clusters {
         bail!("only `capw describe cluster NAME` is served");
     }
-    let store = crate::state::open_store(global)?;
-    print!("{}", render(&store, &args.namespace, &args.name)?);
+    let store = crate::source::open(global, &args.cluster).await?;
+    print!(
+        "{}",
+        render(store.as_ref(), &args.namespace, &args.name).await?
+    );
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use capw_store::Store;
     use serde_json::json;
 
     use super::*;
@@ -253,8 +267,8 @@ mod tests {
         assert!(out.contains("more characters)"));
     }
 
-    #[test]
-    fn what_else_holds_the_cluster_has_a_row_of_its_own() {
+    #[tokio::test]
+    async fn what_else_holds_the_cluster_has_a_row_of_its_own() {
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::open(&tmp.path().join("state.redb")).unwrap();
         let condition = |type_: &str, status: &str, reason: &str| json!({"type": type_, "status": status, "reason": reason, "message": format!("{reason} says why")});
@@ -273,7 +287,7 @@ mod tests {
             }))
             .unwrap();
 
-        let out = render(&store, "default", "alpha").unwrap();
+        let out = render(&store, "default", "alpha").await.unwrap();
 
         for row in [
             "├─LifecycleHooksPassed",

@@ -3,7 +3,7 @@
 use std::io::Write as _;
 
 use anyhow::Context as _;
-use capw_store::{ObjectKey, Store};
+use capw_store::{ObjectKey, ObjectStore};
 use serde_json::Value;
 
 use crate::cli::{GetArgs, GlobalArgs, Resource};
@@ -72,8 +72,8 @@ pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
     }
 }
 
-fn rows(
-    store: &Store,
+async fn rows(
+    store: &dyn ObjectStore,
     resource: Resource,
     ns: Option<&str>,
 ) -> anyhow::Result<(Vec<&'static str>, Vec<Vec<String>>)> {
@@ -90,7 +90,8 @@ fn rows(
                 "READY",
             ],
             store
-                .list("Cluster", ns)?
+                .list("Cluster", ns)
+                .await?
                 .iter()
                 .map(|c| {
                     vec![
@@ -127,7 +128,8 @@ fn rows(
                 "PROVIDER ID",
             ],
             store
-                .list("Machine", ns)?
+                .list("Machine", ns)
+                .await?
                 .iter()
                 .map(|m| {
                     vec![
@@ -155,7 +157,8 @@ fn rows(
                 "DIGEST",
             ],
             store
-                .list("WasmProvider", None)?
+                .list("WasmProvider", None)
+                .await?
                 .iter()
                 .map(|p| {
                     let points: Vec<String> = p
@@ -190,7 +193,8 @@ fn rows(
         Resource::Clusterclasses => (
             vec!["NAMESPACE", "NAME", "INFRASTRUCTURE", "CONTROL PLANE"],
             store
-                .list("ClusterClass", ns)?
+                .list("ClusterClass", ns)
+                .await?
                 .iter()
                 .map(|c| {
                     vec![
@@ -206,13 +210,17 @@ fn rows(
 }
 
 /// Prints the admin kubeconfig of cluster `name` in `namespace`.
-fn print_kubeconfig(store: &Store, namespace: &str, name: &str) -> anyhow::Result<()> {
+async fn print_kubeconfig(
+    store: &dyn ObjectStore,
+    namespace: &str,
+    name: &str,
+) -> anyhow::Result<()> {
     let key = ObjectKey::namespaced(
         "Secret",
         namespace,
         &capw_local::kubeconfig_secret_name(name),
     );
-    let Some(secret) = store.get(&key)? else {
+    let Some(secret) = store.get(&key).await? else {
         anyhow::bail!(
             "no kubeconfig for cluster {namespace}/{name}: it is written once the cluster has \
              an endpoint, with workload cluster access on (--workload-clusters connect)"
@@ -227,14 +235,14 @@ fn print_kubeconfig(store: &Store, namespace: &str, name: &str) -> anyhow::Resul
 }
 
 /// Prints the names of cluster `name`'s secret items, one a line, or the bytes of `item`.
-fn print_cluster_secrets(
-    store: &Store,
+async fn print_cluster_secrets(
+    store: &dyn ObjectStore,
     namespace: &str,
     name: &str,
     item: Option<&str>,
 ) -> anyhow::Result<()> {
     let key = ObjectKey::namespaced("Secret", namespace, &capw_local::cluster_secret_name(name));
-    let Some(secret) = store.get(&key)? else {
+    let Some(secret) = store.get(&key).await? else {
         anyhow::bail!(
             "no secrets for cluster {namespace}/{name}: the bootstrap provider makes them on the \
              cluster's first pass"
@@ -263,8 +271,9 @@ fn print_cluster_secrets(
     Ok(())
 }
 
-pub fn run(global: &GlobalArgs, args: GetArgs) -> anyhow::Result<()> {
-    let store = crate::state::open_store(global)?;
+pub async fn run(global: &GlobalArgs, args: GetArgs) -> anyhow::Result<()> {
+    let store = crate::source::open(global, &args.cluster).await?;
+    let store = store.as_ref();
     let namespace = args.namespace.as_deref().unwrap_or("default");
     match (args.resource, &args.name) {
         (Resource::Kubeconfig, None) => {
@@ -274,10 +283,10 @@ pub fn run(global: &GlobalArgs, args: GetArgs) -> anyhow::Result<()> {
             anyhow::bail!("which cluster? `capw get cluster-secrets CLUSTER [ITEM] [-n NAMESPACE]`")
         }
         (Resource::Kubeconfig, Some(name)) => {
-            return print_kubeconfig(&store, namespace, name);
+            return print_kubeconfig(store, namespace, name).await;
         }
         (Resource::ClusterSecrets, Some(name)) => {
-            return print_cluster_secrets(&store, namespace, name, args.item.as_deref());
+            return print_cluster_secrets(store, namespace, name, args.item.as_deref()).await;
         }
         _ => {}
     }
@@ -287,7 +296,7 @@ pub fn run(global: &GlobalArgs, args: GetArgs) -> anyhow::Result<()> {
     if let Some(name) = &args.name {
         anyhow::bail!("`capw get` lists every object; to see {name}, use `capw describe`");
     }
-    let (header, rows) = rows(&store, args.resource, args.namespace.as_deref())?;
+    let (header, rows) = rows(store, args.resource, args.namespace.as_deref()).await?;
     if rows.is_empty() {
         eprintln!("no objects found");
         return Ok(());

@@ -14,6 +14,7 @@ mod inspect;
 mod new;
 mod oci;
 mod plugin_test;
+mod source;
 mod state;
 mod up;
 
@@ -52,8 +53,8 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
             plugin_test::run(&cli.global, args).await
         }
         cli::Command::Apply(args) => apply::run(&cli.global, args),
-        cli::Command::Get(args) => get::run(&cli.global, args),
-        cli::Command::Describe(args) => describe::run(&cli.global, args),
+        cli::Command::Get(args) => get::run(&cli.global, args).await,
+        cli::Command::Describe(args) => describe::run(&cli.global, args).await,
         cli::Command::Delete(args) => delete::run(&cli.global, args),
         cli::Command::Up(args) => up::run(&cli.global, args).await,
         cli::Command::Bench(cli::BenchCommand::Converge(args)) => {

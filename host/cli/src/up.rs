@@ -100,7 +100,10 @@ pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
         let (namespace, name) = cluster.split_once('/').unwrap_or(("default", cluster));
         match outcome {
             ClusterOutcome::Gone => println!("Cluster {cluster}: deleted\n"),
-            _ => println!("{}", crate::describe::render(&store, namespace, name)?),
+            _ => println!(
+                "{}",
+                crate::describe::render(&store, namespace, name).await?
+            ),
         }
     }
     if args.workload_clusters() == WorkloadClustersArg::Connect {

@@ -116,6 +116,25 @@ impl World {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// What `capw ARGS --kubeconfig <this API server's>` prints: the CLI reading the
+    /// Kubernetes mode's objects. Fails the test unless it succeeds.
+    fn capw(&self, args: &[&str]) -> String {
+        let out = output_within(
+            std::process::Command::new(capw_binary())
+                .args(args)
+                .arg("--kubeconfig")
+                .arg(self.env.kubeconfig())
+                .env_remove("CAPW_LOG"),
+            KUBECTL_LIMIT,
+        );
+        assert!(
+            out.status.success(),
+            "capw {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     fn config(&self, identity: &str, lease: Option<Duration>) -> ControllerConfig {
         let mut local = LocalConfig::new(self.tmp.path().join("state"));
         local.plugin_dir = capw_test_support::plugin_dir();
@@ -286,6 +305,19 @@ impl Replica {
     }
 }
 
+/// The `capw` binary of this build. `cargo test --workspace` (what `make test` runs) builds
+/// every binary of the workspace before any test runs.
+fn capw_binary() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../debug/capw");
+    assert!(
+        path.exists(),
+        "{} is missing: build the workspace's tests (`cargo test --workspace`) so the capw \
+         binary is there",
+        path.display()
+    );
+    path
+}
+
 /// A loopback address with a port that was free a moment ago.
 fn free_address() -> std::net::SocketAddr {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -327,6 +359,32 @@ async fn the_example_comes_up_scales_and_goes_away() {
     }
     w.assert_no_duplicates("alpha").await;
     w.assert_no_duplicates("beta").await;
+    // The CLI shows the Kubernetes mode's clusters as it shows the local mode's own.
+    let table = w.capw(&["get", "clusters", "-n", &ns]);
+    for cluster in ["alpha", "beta"] {
+        let row = table
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(cluster))
+            .unwrap_or_else(|| panic!("no row for {cluster}:\n{table}"));
+        assert!(row.starts_with(&ns), "{row}");
+        assert!(
+            row.contains("sim-kubeadm") && row.contains("Provisioned"),
+            "{row}"
+        );
+        assert!(row.trim_end().ends_with("True"), "{row}");
+    }
+    let tree = w.capw(&["describe", "cluster", "alpha", "-n", &ns]);
+    assert!(tree.contains("Cluster/alpha  Provisioned"), "{tree}");
+    assert!(
+        tree.contains(&format!("├─Infrastructure ({ns}-sim-infra)")),
+        "{tree}"
+    );
+    let listed = w.capw(&["get", "machines", "-n", &ns]);
+    for m in w.machines("alpha").await {
+        let name = m["metadata"]["name"].as_str().unwrap();
+        assert!(tree.contains(name), "{name} not in\n{tree}");
+        assert!(listed.contains(name), "{name} not in\n{listed}");
+    }
     // Machines are owned by their Cluster.
     for m in w.machines("alpha").await {
         let owner = &m["metadata"]["ownerReferences"][0];
@@ -678,6 +736,12 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
     assert!(
         String::from_utf8_lossy(&kubeconfig).contains(&server),
         "the kubeconfig names {server}"
+    );
+    // `capw get kubeconfig` against the API server prints the Secret's kubeconfig.
+    assert_eq!(
+        w.capw(&["get", "kubeconfig", "alpha", "-n", &ns])
+            .as_bytes(),
+        kubeconfig.as_slice()
     );
     // Unreachable until pointed elsewhere: alpha says so and is not Ready.
     wait("alpha unreachable", || async {

@@ -9,20 +9,7 @@ use std::time::{Duration, Instant};
 
 use capw_test_support::bounded::output_within;
 
-use super::{KUBECTL_LIMIT, STOP, World, wait};
-
-/// The `capw` binary of this build. `cargo test --workspace` (what `make test` runs) builds
-/// every binary of the workspace before any test runs.
-fn capw_binary() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../debug/capw");
-    assert!(
-        path.exists(),
-        "{} is missing: build the workspace's tests (`cargo test --workspace`) so the capw \
-         binary is there",
-        path.display()
-    );
-    path
-}
+use super::{KUBECTL_LIMIT, STOP, World, capw_binary, wait};
 
 /// A `capw controller` process.
 struct Process {
