@@ -9,7 +9,7 @@ use capw_api::{ProviderSource, WasmProvider};
 use capw_local::{Executor, LocalConfig, ProviderRegistry};
 use capw_store::{ObjectKey, ObjectStore};
 use futures::{FutureExt as _, StreamExt};
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Client;
 use kube::api::Api;
 use kube::runtime::watcher;
@@ -89,8 +89,17 @@ pub(crate) async fn fingerprint(
         let name = wp.metadata.name.clone().unwrap_or_default();
         let mut parts = vec![wp.metadata.generation.unwrap_or_default().to_string()];
         let mut reads = Vec::new();
-        if let ProviderSource::ConfigMap(cm) = &wp.spec.source {
-            reads.push(ObjectKey::namespaced("ConfigMap", &cm.namespace, &cm.name));
+        match &wp.spec.source {
+            ProviderSource::ConfigMap(cm) => {
+                reads.push(ObjectKey::namespaced("ConfigMap", &cm.namespace, &cm.name));
+            }
+            ProviderSource::Oci(oci) => {
+                if let Some(r) = &oci.credentials_secret_ref {
+                    let namespace = r.namespace.as_deref().unwrap_or(default_namespace);
+                    reads.push(ObjectKey::namespaced("Secret", namespace, &r.name));
+                }
+            }
+            ProviderSource::File(_) => {}
         }
         for grant in &wp.spec.grants.secrets {
             let r = &grant.secret_ref;
@@ -113,7 +122,7 @@ pub(crate) async fn fingerprint(
     Ok(out)
 }
 
-/// Watches WasmProviders and the ConfigMaps of `namespace`; reloads the providers into
+/// Watches WasmProviders and the ConfigMaps and Secrets of `namespace`; reloads the providers into
 /// `ctx` when their fingerprint changed, then tells `reloaded`. Runs until the watch ends.
 pub(crate) async fn watch(
     client: Client,
@@ -129,11 +138,21 @@ pub(crate) async fn watch(
     )
     .map(|_| ());
     let config_maps = watcher(
-        Api::<ConfigMap>::namespaced(client, &namespace),
+        Api::<ConfigMap>::namespaced(client.clone(), &namespace),
         watcher::Config::default(),
     )
     .map(|_| ());
-    let mut events = std::pin::pin!(futures::stream::select(providers, config_maps));
+    // Granted Secrets and registry credentials are read in the provider namespace unless a
+    // reference names another; a change of one there reloads at once.
+    let secrets = watcher(
+        Api::<Secret>::namespaced(client, &namespace),
+        watcher::Config::default(),
+    )
+    .map(|_| ());
+    let mut events = std::pin::pin!(futures::stream::select(
+        futures::stream::select(providers, config_maps),
+        secrets
+    ));
     while events.next().await.is_some() {
         // Let a burst of changes (apply of several objects) settle into one reload.
         tokio::time::sleep(RELOAD_DEBOUNCE).await;

@@ -603,6 +603,152 @@ async fn configmap_providers_load_reload_and_fail_alone() {
     replica.stop().await;
 }
 
+/// An `oci` source whose registry asks for credentials, with the credentials only in a
+/// Secret of the provider namespace: without the Secret the provider is refused, saying why;
+/// once the Secret is created it loads (a change of a Secret there reloads the providers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn oci_registry_credentials_come_from_a_secret() {
+    use capw_oci::{ClientSettings, Credentials, RetryPolicy};
+    use capw_test_support::registry::TestRegistry;
+
+    const PASSWORD: &str = "registry-pass-7d1e";
+    let w = World::new("capw-oci-login").await;
+    let ns = w.namespace.clone();
+    let registry = TestRegistry::start_with_user("capw", PASSWORD);
+    let reference = format!("{}/capw/private:1", registry.host());
+    let settings = ClientSettings {
+        insecure_registries: vec![registry.host()],
+        retry: RetryPolicy {
+            retries: 0,
+            ..RetryPolicy::default()
+        },
+        ..ClientSettings::default()
+    };
+    let pushed = capw_oci::push(
+        &settings,
+        &reference,
+        bytes::Bytes::from(capw_test_support::component("capw_example_provider")),
+        std::collections::BTreeMap::new(),
+        &Credentials::Basic {
+            username: "capw".into(),
+            password: PASSWORD.into(),
+        },
+        None,
+    )
+    .await
+    .unwrap();
+    let name = format!("{ns}-private");
+    w.store
+        .create(json!({
+            "apiVersion": "capw.dev/v1alpha1", "kind": "WasmProvider",
+            "metadata": {"name": name},
+            "spec": {"source": {"oci": {
+                "reference": reference, "insecure": true,
+                "credentialsSecretRef": {"name": "registry-login"},
+            }}},
+        }))
+        .await
+        .unwrap();
+    let replica = w.start(w.config("solo", None));
+    let loaded = |want: &'static str| {
+        let w = &w;
+        let name = name.clone();
+        async move {
+            let p = w
+                .store
+                .get(&ObjectKey::cluster_scoped("WasmProvider", &name))
+                .await
+                .unwrap()?;
+            (condition(&p, "Loaded")["status"] == want).then_some(p)
+        }
+    };
+    let refused = wait("the provider refused without the Secret", || {
+        loaded("False")
+    })
+    .await;
+    let message = condition(&refused, "Loaded")["message"].to_string();
+    assert!(message.contains("no credentials"), "{message}");
+
+    w.store
+        .create(json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "registry-login", "namespace": ns},
+            "stringData": {"username": "capw", "password": PASSWORD},
+        }))
+        .await
+        .unwrap();
+    let p = wait("the provider loaded with the Secret", || loaded("True")).await;
+    assert_eq!(p["status"]["digest"], pushed.digest.as_str(), "{p:#}");
+    assert!(!p.to_string().contains(PASSWORD));
+    replica.stop().await;
+}
+
+/// `bytes` gzipped, as `gzip -9` writes them.
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// The quickstart's three providers from ConfigMaps, as an operator drops them in: sim-infra
+/// as it is, the control-plane and bootstrap providers gzipped. The bootstrap component
+/// (1.3 MB) is larger than a ConfigMap may hold (1 MiB); gzipped it is a third of that.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_quickstart_runs_from_config_maps_with_gzipped_components() {
+    use sha2::Digest as _;
+
+    let w = World::new("capw-cm-quickstart").await;
+    let ns = w.namespace.clone();
+    let mut manifest = common::quickstart_in(&ns, &w.sim);
+    let mut digests = Vec::new();
+    for (file, gzipped) in [
+        ("capw_sim_infra", false),
+        ("capw_kubeadm_bootstrap", true),
+        ("capw_kubeadm_control_plane", true),
+    ] {
+        let component = capw_test_support::component(file);
+        let stored = if gzipped {
+            gzip(&component)
+        } else {
+            component.clone()
+        };
+        assert!(stored.len() < 1 << 20, "{file}: {} bytes", stored.len());
+        let name = file.trim_start_matches("capw_").replace('_', "-");
+        w.store
+            .create(config_map(&ns, &name, &stored))
+            .await
+            .unwrap();
+        let file_source = format!("file:\n      path: {file}.wasm");
+        assert!(manifest.contains(&file_source), "{manifest}");
+        manifest = manifest.replace(
+            &file_source,
+            &format!("configMap: {{namespace: {ns}, name: {name}, key: component.wasm}}"),
+        );
+        let hex: String = sha2::Sha256::digest(&component)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        digests.push((format!("{ns}-{name}"), format!("sha256:{hex}")));
+    }
+    let path = w.tmp.path().join("from-config-maps.yaml");
+    std::fs::write(&path, manifest).unwrap();
+    let replica = w.start(w.config("solo", None));
+    w.kubectl(&["apply", "-f", path.to_str().unwrap()]);
+    w.wait_ready("alpha").await;
+    // Each provider runs the decompressed component: its digest is of those bytes.
+    for (provider, digest) in digests {
+        let p = w
+            .store
+            .get(&ObjectKey::cluster_scoped("WasmProvider", &provider))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(p["status"]["digest"], digest.as_str(), "{provider}: {p:#}");
+    }
+    replica.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_killed_leader_hands_over_mid_scale_up_and_nothing_is_done_twice() {
     let w = World::new("capw-leader").await;

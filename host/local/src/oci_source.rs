@@ -1,12 +1,13 @@
-//! `oci` sources in the local mode: the component through capw-oci's [`Fetcher`] (content
-//! cache first), registry credentials from the local secret named by
-//! `credentialsSecretRef` (`<state-dir>/secrets/<name>/{.dockerconfigjson,token,username,password}`).
+//! `oci` sources: the component through capw-oci's [`Fetcher`] (content cache first),
+//! registry credentials from the secret `credentialsSecretRef` names (its keys
+//! `.dockerconfigjson`, `token`, or `username` and `password`): in the local mode the files
+//! `<state-dir>/secrets/<name>/<key>`, in the Kubernetes mode the Secret's `data`.
 
 use capw_api::OciSource;
 use capw_oci::{CREDENTIAL_KEYS, Credentials, FetchRequest, Fetched, Fetcher};
 
 use crate::calls::chain;
-use crate::secrets::LocalSecrets;
+use crate::sources::SecretsIn;
 
 /// Why an `oci` source gave no component: a condition's reason and message.
 #[derive(Debug)]
@@ -19,9 +20,9 @@ pub(crate) struct SourceFailure {
 pub(crate) async fn fetch_oci(
     fetcher: &Fetcher,
     source: &OciSource,
-    secrets: &LocalSecrets,
+    secrets: &SecretsIn<'_>,
 ) -> Result<Fetched, SourceFailure> {
-    let credentials = credentials(source, secrets)?;
+    let credentials = credentials(source, secrets).await?;
     let request = FetchRequest {
         reference: source.reference.clone(),
         digest: source.digest.clone(),
@@ -38,7 +39,10 @@ pub(crate) async fn fetch_oci(
         })
 }
 
-fn credentials(source: &OciSource, secrets: &LocalSecrets) -> Result<Credentials, SourceFailure> {
+async fn credentials(
+    source: &OciSource,
+    secrets: &SecretsIn<'_>,
+) -> Result<Credentials, SourceFailure> {
     let Some(secret) = &source.credentials_secret_ref else {
         return Ok(Credentials::Anonymous);
     };
@@ -47,8 +51,9 @@ fn credentials(source: &OciSource, secrets: &LocalSecrets) -> Result<Credentials
         message,
     };
     let keys = secrets
-        .read_keys(&secret.name, &CREDENTIAL_KEYS)
-        .map_err(|e| failure(format!("reading secret {:?}: {e}", secret.name)))?;
+        .keys("credentialsSecretRef", secret, &CREDENTIAL_KEYS)
+        .await
+        .map_err(failure)?;
     let registry = capw_oci::registry_of(&source.reference).map_err(|e| failure(chain(&e)))?;
     Credentials::from_secret(&keys, &registry)
         .map_err(|e| failure(format!("secret {:?}: {}", secret.name, chain(&e))))

@@ -45,7 +45,7 @@ use crate::error::LocalError;
 use crate::objects::{decode, now};
 use crate::oci_source::fetch_oci;
 use crate::secrets::LocalSecrets;
-use crate::sources::{StoreSecrets, config_map_component};
+use crate::sources::{SecretsIn, StoreSecrets, config_map_component};
 
 /// How often an `oci` source with `pullPolicy: Always` is asked about when its
 /// `refreshIntervalSeconds` is absent.
@@ -363,7 +363,7 @@ impl Loader {
                 Ok((Arc::from(bytes), None))
             }
             ProviderSource::Oci(oci) => {
-                let fetched = fetch_oci(&self.fetcher, oci, &self.secrets)
+                let fetched = fetch_oci(&self.fetcher, oci, &self.secrets_in(store))
                     .await
                     .map_err(|f| LoadFailure {
                         reason: f.reason,
@@ -383,6 +383,17 @@ impl Loader {
         }
     }
 
+    /// Where this host reads the secrets objects name: its files, or `Secret` objects of
+    /// `store`.
+    fn secrets_in<'a>(&'a self, store: &'a dyn ObjectStore) -> SecretsIn<'a> {
+        match &self.secret_source {
+            SecretSource::Files => SecretsIn::Files(&self.secrets),
+            SecretSource::Store { default_namespace } => {
+                SecretsIn::Store(StoreSecrets::new(store, default_namespace))
+            }
+        }
+    }
+
     async fn compile(
         &self,
         wp: &WasmProvider,
@@ -391,22 +402,14 @@ impl Loader {
         store: &dyn ObjectStore,
     ) -> Result<Loaded, LoadFailure> {
         let name = wp.metadata.name.clone().unwrap_or_default();
-        let secrets = match &self.secret_source {
-            SecretSource::Files => self
-                .secrets
-                .resolve(&wp.spec.grants.secrets)
-                .map_err(|e| crate::calls::chain(&e)),
-            SecretSource::Store { default_namespace } => {
-                StoreSecrets::new(store, default_namespace)
-                    .resolve(&wp.spec.grants.secrets)
-                    .await
-                    .map_err(|e| crate::calls::chain(&e))
-            }
-        };
-        let secrets = secrets.map_err(|message| LoadFailure {
-            reason: "InvalidGrant",
-            message,
-        })?;
+        let secrets = self
+            .secrets_in(store)
+            .grants(&wp.spec.grants.secrets)
+            .await
+            .map_err(|message| LoadFailure {
+                reason: "InvalidGrant",
+                message,
+            })?;
         let grants = grants(wp, secrets)?;
         let provider = self
             .runtime

@@ -38,6 +38,6 @@ pub use cache::{CacheOutcome, CompileCache};
 pub use contract::{CONTRACT_PACKAGE, CONTRACT_VERSION, ContractInfo, ExtensionPoint};
 pub use error::{CacheError, CallError, CallFailure, Capability, Denial, LoadError};
 pub use grants::{Grants, HttpGrant, HttpGrantParseError, Secret};
-pub use limits::{Limits, PoolConfig};
+pub use limits::{Limits, MAX_COMPONENT_BYTES, PoolConfig};
 pub use provider::{LoadReport, Provider, ProviderInfo, Session};
 pub use runtime::{CallObserver, Runtime, RuntimeConfig, RuntimeStats};
