@@ -39,8 +39,8 @@ pub struct ManifestError {
     pub kind: Option<String>,
     /// The document's `metadata.name`, when it could be read.
     pub name: Option<String>,
-    /// What is wrong.
-    #[source]
+    /// What is wrong. Part of the message, not its source: a chain of causes would say it
+    /// twice.
     pub reason: ManifestErrorReason,
 }
 

@@ -26,6 +26,9 @@ pub const ANNOTATION_PROVIDER_VERSION: &str = "dev.capw.provider.version";
 pub const ANNOTATION_CONTRACT_VERSION: &str = "dev.capw.contract.version";
 /// Annotation: the extension points the component implements, comma-separated.
 pub const ANNOTATION_EXTENSION_POINTS: &str = "dev.capw.provider.extension-points";
+/// Annotation (OCI): a descriptor's file name or a manifest's title. On the component layer
+/// it is the file name clients that unpack artifacts (oras) write the layer to.
+pub const ANNOTATION_TITLE: &str = "org.opencontainers.image.title";
 
 /// The config document of a Wasm artifact.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -76,6 +79,10 @@ impl Artifact {
                 media_type: WASM_LAYER_MEDIA_TYPE.into(),
                 digest: layer_digest.to_owned(),
                 size: component_len as i64,
+                annotations: Some(BTreeMap::from([(
+                    ANNOTATION_TITLE.to_owned(),
+                    layer_title(&annotations),
+                )])),
                 ..OciDescriptor::default()
             }],
             subject: None,
@@ -83,6 +90,27 @@ impl Artifact {
             annotations: (!annotations.is_empty()).then_some(annotations),
         };
         Ok(Artifact { config, manifest })
+    }
+}
+
+/// The file name of the component layer: `<provider name>.wasm`, after the provider name
+/// annotation, else `component.wasm`. Only the name's own characters are kept (letters,
+/// digits, `-`, `_`, `.`), so that a client writing the layer to that name stays in its
+/// directory.
+fn layer_title(annotations: &BTreeMap<String, String>) -> String {
+    let name: String = annotations
+        .get(ANNOTATION_PROVIDER_NAME)
+        .map(|n| {
+            n.chars()
+                .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                .collect::<String>()
+        })
+        .unwrap_or_default();
+    let name = name.trim_start_matches('.');
+    if name.is_empty() {
+        "component.wasm".to_owned()
+    } else {
+        format!("{name}.wasm")
     }
 }
 
@@ -122,9 +150,24 @@ mod tests {
         assert_eq!(json["layers"][0]["mediaType"], WASM_LAYER_MEDIA_TYPE);
         assert_eq!(json["layers"][0]["digest"], digest.as_str());
         assert_eq!(json["annotations"][ANNOTATION_PROVIDER_NAME], "x");
+        assert_eq!(json["layers"][0]["annotations"][ANNOTATION_TITLE], "x.wasm");
         let config: WasmConfig = serde_json::from_slice(&a.config).unwrap();
         assert_eq!(config.layer_digests, vec![digest]);
         assert_eq!(component_layer(&a.manifest).unwrap().size, 4);
+    }
+
+    #[test]
+    fn the_layer_title_is_a_plain_file_name() {
+        let title = |name: Option<&str>| {
+            let annotations = name
+                .map(|n| BTreeMap::from([(ANNOTATION_PROVIDER_NAME.to_owned(), n.to_owned())]))
+                .unwrap_or_default();
+            layer_title(&annotations)
+        };
+        assert_eq!(title(Some("sim-infra")), "sim-infra.wasm");
+        assert_eq!(title(None), "component.wasm");
+        assert_eq!(title(Some("../../etc/passwd")), "etcpasswd.wasm");
+        assert_eq!(title(Some("/")), "component.wasm");
     }
 
     #[test]

@@ -130,6 +130,11 @@ async fn push_then_pull_by_tag_and_by_digest_in_the_wasm_artifact_layout() {
         "the stored manifest hashes to the digest"
     );
     let stored: serde_json::Value = serde_json::from_slice(&stored_manifest).unwrap();
+    // The layer's file name, for clients that unpack artifacts into files (oras).
+    assert_eq!(
+        stored["layers"][0]["annotations"]["org.opencontainers.image.title"],
+        "example.wasm"
+    );
     let layer = stored["layers"][0]["digest"].as_str().unwrap();
     let (_, blob) = curl(&[&format!(
         "http://{}/v2/capw/example/blobs/{layer}",
