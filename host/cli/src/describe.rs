@@ -16,9 +16,12 @@ fn cond(v: &Value, type_: &str) -> (String, String, String) {
     v.pointer("/status/conditions")
         .and_then(Value::as_array)
         .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
-        .map_or(("-".into(), String::new(), String::new()), |c| {
-            (text(c, "/status"), text(c, "/reason"), text(c, "/message"))
-        })
+        .map_or(("-".into(), String::new(), String::new()), shown)
+}
+
+/// A condition's (status, reason, message), fit for a terminal.
+fn shown(c: &Value) -> (String, String, String) {
+    (text(c, "/status"), text(c, "/reason"), text(c, "/message"))
 }
 
 /// The Cluster's conditions the tree's own rows show.
@@ -140,7 +143,7 @@ pub async fn render(
     for condition in conditions {
         let type_ = text(condition, "/type");
         if text(condition, "/status") == "False" && !TREE_CONDITIONS.contains(&type_.as_str()) {
-            tree.row(format!("├─{type_}"), cond(&c, &type_));
+            tree.row(format!("├─{type_}"), shown(condition));
         }
     }
     let endpoint = match (

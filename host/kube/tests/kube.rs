@@ -208,6 +208,14 @@ impl World {
             .unwrap()
     }
 
+    /// The WasmProvider `name` (cluster-scoped), if it exists.
+    async fn provider(&self, name: &str) -> Option<Value> {
+        self.store
+            .get(&ObjectKey::cluster_scoped("WasmProvider", name))
+            .await
+            .unwrap()
+    }
+
     async fn machines(&self, cluster: &str) -> Vec<Value> {
         self.store
             .list("Machine", Some(&self.namespace))
@@ -556,17 +564,8 @@ async fn configmap_providers_load_reload_and_fail_alone() {
 
     let provider = |name: &'static str| {
         let w = &w;
-        let ns = ns.clone();
-        async move {
-            w.store
-                .get(&ObjectKey::cluster_scoped(
-                    "WasmProvider",
-                    &format!("{ns}-{name}"),
-                ))
-                .await
-                .unwrap()
-                .unwrap()
-        }
+        let name = format!("{ns}-{name}");
+        async move { w.provider(&name).await.unwrap() }
     };
     let junk = wait("junk provider status", || async {
         let p = provider("junk").await;
@@ -654,11 +653,7 @@ async fn oci_registry_credentials_come_from_a_secret() {
         let w = &w;
         let name = name.clone();
         async move {
-            let p = w
-                .store
-                .get(&ObjectKey::cluster_scoped("WasmProvider", &name))
-                .await
-                .unwrap()?;
+            let p = w.provider(&name).await?;
             (condition(&p, "Loaded")["status"] == want).then_some(p)
         }
     };
@@ -738,12 +733,7 @@ async fn the_quickstart_runs_from_config_maps_with_gzipped_components() {
     w.wait_ready("alpha").await;
     // Each provider runs the decompressed component: its digest is of those bytes.
     for (provider, digest) in digests {
-        let p = w
-            .store
-            .get(&ObjectKey::cluster_scoped("WasmProvider", &provider))
-            .await
-            .unwrap()
-            .unwrap();
+        let p = w.provider(&provider).await.unwrap();
         assert_eq!(p["status"]["digest"], digest.as_str(), "{provider}: {p:#}");
     }
     replica.stop().await;
