@@ -2,9 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use anyhow::Context;
 use capw_api::{Object, parse_manifests};
-use capw_store::Applied;
+use capw_local::{Executor, ProviderRegistry, WorkloadClusterAccess};
+use capw_store::{Applied, ObjectKey, ObjectStore, Overlay, Store};
+use serde_json::Value;
 
 use crate::cli::{ApplyArgs, GlobalArgs};
 
@@ -23,7 +27,7 @@ fn manifest_files(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-pub fn run(global: &GlobalArgs, args: ApplyArgs) -> anyhow::Result<()> {
+pub async fn run(global: &GlobalArgs, args: ApplyArgs) -> anyhow::Result<()> {
     // Parse everything first: a bad document stores nothing.
     let mut objects = Vec::new();
     for path in &args.files {
@@ -34,10 +38,8 @@ pub fn run(global: &GlobalArgs, args: ApplyArgs) -> anyhow::Result<()> {
             objects.extend(parsed);
         }
     }
-    let store = crate::state::open_store(global)?;
+    let mut values = Vec::new();
     for object in objects {
-        let kind = object.kind();
-        let name = object.name().to_string();
         let mut json = object.to_json()?;
         if let Some(map) = json.as_object_mut() {
             map.remove("status");
@@ -46,6 +48,11 @@ pub fn run(global: &GlobalArgs, args: ApplyArgs) -> anyhow::Result<()> {
                 json["metadata"]["namespace"] = "default".into();
             }
         }
+        values.push((object.kind(), object.name().to_string(), json));
+    }
+    let store = crate::state::open_store(global)?;
+    admit(global, &store, &values).await?;
+    for (kind, name, json) in values {
         let (_, outcome) = store
             .apply(json)
             .with_context(|| format!("{kind} {name}"))?;
@@ -55,6 +62,47 @@ pub fn run(global: &GlobalArgs, args: ApplyArgs) -> anyhow::Result<()> {
             Applied::Unchanged => "unchanged",
         };
         println!("{}/{name} {word}", kind.to_lowercase());
+    }
+    Ok(())
+}
+
+/// Checks every object as the Kubernetes mode's admission webhook does, as if the whole
+/// manifest were stored (a Cluster may use the class and providers beside it), before any of
+/// it is: one refusal stores nothing.
+async fn admit(
+    global: &GlobalArgs,
+    store: &Store,
+    objects: &[(&'static str, String, Value)],
+) -> anyhow::Result<()> {
+    let overlay = Arc::new(Overlay::new(Arc::new(store.clone())));
+    let mut olds = Vec::new();
+    for (kind, name, json) in objects {
+        let key = ObjectKey::of(json).with_context(|| format!("{kind} {name}"))?;
+        olds.push(store.get(&key)?);
+        overlay
+            .apply(json.clone())
+            .await
+            .with_context(|| format!("{kind} {name}"))?;
+    }
+    let mut config = crate::state::config(global);
+    config.workload_clusters = WorkloadClusterAccess::Off;
+    // Loading writes each provider's status: into the overlay, which is thrown away.
+    let registry = ProviderRegistry::load_all(overlay.as_ref(), &config).await?;
+    let checks = Executor::new(overlay, Arc::new(registry), config);
+    let mut refused = 0;
+    for ((kind, name, json), old) in objects.iter().zip(&olds) {
+        if let Err(refusal) = checks.admit(json, old.as_ref()).await {
+            refused += 1;
+            let at = json
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .map(|ns| format!("{ns}/{name}"))
+                .unwrap_or_else(|| name.clone());
+            eprintln!("{kind} {at} refused: {refusal}");
+        }
+    }
+    if refused > 0 {
+        anyhow::bail!("{refused} object(s) refused; nothing was stored");
     }
     Ok(())
 }

@@ -52,7 +52,7 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Plugin(cli::PluginCommand::Test(args)) => {
             plugin_test::run(&cli.global, args).await
         }
-        cli::Command::Apply(args) => apply::run(&cli.global, args),
+        cli::Command::Apply(args) => apply::run(&cli.global, args).await,
         cli::Command::Get(args) => get::run(&cli.global, args).await,
         cli::Command::Describe(args) => describe::run(&cli.global, args).await,
         cli::Command::Delete(args) => delete::run(&cli.global, args),

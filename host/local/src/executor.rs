@@ -124,6 +124,11 @@ impl Executor {
         self.env.cluster_cache.as_ref()
     }
 
+    /// What its actions work with.
+    pub(crate) fn env(&self) -> &Env {
+        &self.env
+    }
+
     /// The store it works on.
     pub fn store(&self) -> &Arc<dyn ObjectStore> {
         &self.env.store

@@ -32,6 +32,7 @@
 //! task, so a hanging provider for one cluster never delays another.
 
 mod actions;
+mod admission;
 mod calls;
 mod config;
 mod error;
@@ -50,6 +51,7 @@ mod validate;
 mod view;
 mod workload;
 
+pub use admission::Refusal;
 pub use capw_workload::{ClusterCache, ClusterCacheConfig};
 pub use config::{LocalConfig, STATE_FILE, SecretSource};
 pub use error::LocalError;

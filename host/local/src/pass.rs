@@ -47,8 +47,34 @@ async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalE
         return Ok(None);
     };
     let cluster: Cluster = decode(value, &key.to_string())?;
-    let namespace = key.namespace.clone();
-    let name = key.name.clone();
+    let mut snapshot = observe(env, cluster).await?;
+    snapshot.desired = desired_state(env, &snapshot.cluster).await;
+    // A Cluster being deleted is taken down with what made it, when its topology no longer
+    // resolves: deleting must not need a valid ClusterClass.
+    if let Err(problems) = &snapshot.desired
+        && snapshot.deleting()
+        && let Some(applied) = (snapshot.infrastructure.as_ref()).and_then(|r| r.applied.clone())
+    {
+        tracing::info!(
+            cluster = %snapshot.name,
+            namespace = %snapshot.namespace,
+            problems = %problems.join("; "),
+            "deleting with the last valid topology",
+        );
+        snapshot.desired = Ok(applied);
+    }
+    Ok(Some(snapshot))
+}
+
+/// Everything stored of `cluster` (its Machines, infrastructure record, secrets, kubeconfig),
+/// owned by its uid; the desired state is left for the caller to compute.
+pub(crate) async fn observe(env: &Env, cluster: Cluster) -> Result<Snapshot, LocalError> {
+    let namespace = cluster
+        .metadata
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".into());
+    let name = cluster.metadata.name.clone().unwrap_or_default();
     let uid = cluster.metadata.uid.clone().unwrap_or_default();
     let machines = env
         .store
@@ -90,32 +116,17 @@ async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalE
             .await?
             .and_then(|o| stored_kubeconfig(&o, &uid)),
     };
-    let mut desired = desired_state(env, &cluster).await;
-    // A Cluster being deleted is taken down with what made it, when its topology no longer
-    // resolves: deleting must not need a valid ClusterClass.
-    if let Err(problems) = &desired
-        && cluster.metadata.deletion_timestamp.is_some()
-        && let Some(applied) = infrastructure.as_ref().and_then(|r| r.applied.clone())
-    {
-        tracing::info!(
-            cluster = %name,
-            namespace = %namespace,
-            problems = %problems.join("; "),
-            "deleting with the last valid topology",
-        );
-        desired = Ok(applied);
-    }
-    Ok(Some(Snapshot {
+    Ok(Snapshot {
         cluster,
         namespace,
         name,
         uid,
-        desired,
+        desired: Err(Vec::new()),
         machines,
         infrastructure,
         secrets,
         kubeconfig,
-    }))
+    })
 }
 
 /// Adds the cluster finalizer before anything is created for the cluster.

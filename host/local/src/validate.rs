@@ -10,11 +10,27 @@ use crate::actions::Env;
 use crate::calls::chain;
 use crate::objects::decode;
 
+/// Whether a config whose provider is not loaded is a problem.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unloaded {
+    /// A pass cannot go on without the provider.
+    Refuse,
+    /// Admission lets it through: the provider may be loading now (a manifest that adds a
+    /// WasmProvider and the Cluster using it at once), and the pass reports it if not.
+    Skip,
+}
+
 /// The desired state of `cluster`, or every problem (`<object> <path>: <message>`).
 pub(crate) async fn desired_state(
     env: &Env,
     cluster: &Cluster,
 ) -> Result<DesiredState, Vec<String>> {
+    let class = class_of(env, cluster).await?;
+    desired_with_class(env, cluster, &class, Unloaded::Refuse).await
+}
+
+/// The ClusterClass `cluster` refers to, or why there is none.
+pub(crate) async fn class_of(env: &Env, cluster: &Cluster) -> Result<ClusterClass, Vec<String>> {
     let namespace = cluster
         .metadata
         .namespace
@@ -23,18 +39,26 @@ pub(crate) async fn desired_state(
     let class_ref = &cluster.spec.topology.class_ref;
     let class_ns = class_ref.namespace.clone().unwrap_or(namespace);
     let key = ObjectKey::namespaced("ClusterClass", &class_ns, &class_ref.name);
-    let class: ClusterClass = match env.store.get(&key).await {
-        Ok(Some(v)) => decode(v, "ClusterClass").map_err(|e| vec![chain(&e)])?,
-        Ok(None) => {
-            return Err(vec![format!(
-                "Cluster spec.topology.classRef: ClusterClass {class_ns}/{} not found",
-                class_ref.name
-            )]);
-        }
-        Err(e) => return Err(vec![chain(&e)]),
-    };
+    match env.store.get(&key).await {
+        Ok(Some(v)) => decode(v, "ClusterClass").map_err(|e| vec![chain(&e)]),
+        Ok(None) => Err(vec![format!(
+            "Cluster spec.topology.classRef: ClusterClass {class_ns}/{} not found",
+            class_ref.name
+        )]),
+        Err(e) => Err(vec![chain(&e)]),
+    }
+}
+
+/// The desired state of `cluster` with `class`: the topology, then every provider config
+/// checked by its provider's own `validate-config`.
+pub(crate) async fn desired_with_class(
+    env: &Env,
+    cluster: &Cluster,
+    class: &ClusterClass,
+    unloaded: Unloaded,
+) -> Result<DesiredState, Vec<String>> {
     let desired =
-        compute_desired_state(cluster, &class, &env.registry.schemas()).map_err(|errors| {
+        compute_desired_state(cluster, class, &env.registry.schemas()).map_err(|errors| {
             errors
                 .errors()
                 .iter()
@@ -44,11 +68,13 @@ pub(crate) async fn desired_state(
     let mut problems = Vec::new();
     for pc in desired.provider_configs() {
         let Some(provider) = env.registry.get(&pc.provider) else {
-            problems.push(format!(
-                "ClusterClass {}: {}",
-                pc.origin,
-                env.registry.why_missing(&pc.provider)
-            ));
+            if unloaded == Unloaded::Refuse {
+                problems.push(format!(
+                    "ClusterClass {}: {}",
+                    pc.origin,
+                    env.registry.why_missing(&pc.provider)
+                ));
+            }
             continue;
         };
         let config = serde_json::Value::Object(pc.config.clone()).to_string();

@@ -36,6 +36,15 @@ pub(crate) fn digest_hex(digest: &str) -> Result<&str, OciError> {
         })
 }
 
+/// Checks that `digest` is `sha256:<64 lowercase hex digits>`, the only form capw pins.
+///
+/// # Errors
+///
+/// [`OciError::InvalidDigest`] for any other form.
+pub fn check_digest(digest: &str) -> Result<(), OciError> {
+    digest_hex(digest).map(|_| ())
+}
+
 /// A directory of pulled manifests and components.
 #[derive(Debug)]
 pub struct ContentCache {

@@ -33,7 +33,7 @@ pub use artifact::{
     ANNOTATION_CONTRACT_VERSION, ANNOTATION_EXTENSION_POINTS, ANNOTATION_PROVIDER_NAME,
     ANNOTATION_PROVIDER_VERSION, ANNOTATION_TITLE, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE,
 };
-pub use cache::ContentCache;
+pub use cache::{ContentCache, check_digest};
 pub use client::{
     ClientSettings, Progress, PullOutcome, PushOutcome, RetryPolicy, SizeLimits, pull, push,
     registry_of, resolve,

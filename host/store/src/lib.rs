@@ -18,9 +18,11 @@
 mod error;
 mod meta;
 mod objects;
+mod overlay;
 mod store;
 
 pub use error::StoreError;
 pub use meta::{ObjectKey, WatchEvent, WatchEventKind, has_label};
 pub use objects::{Change, ObjectStore};
+pub use overlay::Overlay;
 pub use store::{Applied, Deleted, Store};

@@ -7,7 +7,7 @@ use crate::checks::{MAX_CONTROL_PLANE_REPLICAS, check_class_ref, check_replicas,
 use crate::configs::{ProviderSchemas, check_configs};
 use crate::desired::DesiredState;
 use crate::error::{Errors, TopologyErrors};
-use crate::patches::{Patcher, check_selectors};
+use crate::patches::{Patcher, check_operations, check_selectors};
 use crate::stamp::Stamper;
 use crate::variables::VariableCatalog;
 
@@ -93,4 +93,21 @@ pub fn compute_desired_state(
     };
     check_configs(state.provider_configs(), schemas, &mut errors);
     errors.into_result(state)
+}
+
+/// Checks what can be wrong with `class` before any Cluster uses it: its variable
+/// declarations (names, OpenAPI schemas), its patches' selectors and operations (values,
+/// variables they read, JSON pointers). A class that passes may still fail for a Cluster
+/// (a patch whose parent path the config lacks, a config its provider refuses):
+/// [`compute_desired_state`] finds those.
+///
+/// # Errors
+///
+/// [`TopologyErrors`] with every problem found, each with the path of its field.
+pub fn check_class(class: &ClusterClass) -> Result<(), TopologyErrors> {
+    let mut errors = Errors::default();
+    let catalog = VariableCatalog::compile(&class.spec.variables, &mut errors);
+    check_selectors(&class.spec, &mut errors);
+    check_operations(&class.spec, &catalog, &mut errors);
+    errors.into_result(())
 }

@@ -23,7 +23,7 @@ pub mod value_from;
 mod variables;
 
 pub use checks::{MAX_CONTROL_PLANE_REPLICAS, MAX_POOL_REPLICAS};
-pub use compute::compute_desired_state;
+pub use compute::{check_class, compute_desired_state};
 pub use configs::ProviderSchemas;
 pub use desired::{ConfigOrigin, DesiredControlPlane, DesiredPool, DesiredState, ProviderConfig};
 pub use error::{Subject, TopologyError, TopologyErrorKind, TopologyErrors};

@@ -107,21 +107,78 @@ impl Patcher<'_> {
                 }
             }
         };
-        let mut raw = json!({"op": op, "path": operation.path});
-        if let Some(value) = value {
-            raw["value"] = value;
-        }
-        let parsed: Result<json_patch::PatchOperation, _> = serde_json::from_value(raw);
-        let result = match parsed {
+        let result = match parse_operation(op, &operation.path, value) {
             Ok(parsed) => json_patch::patch(document, &[parsed])
                 .map_err(|e| (Kind::PatchFailed, e.to_string())),
-            Err(e) => Err((
-                Kind::InvalidPatch,
-                format!("path {:?}: {e}", operation.path),
-            )),
+            Err(why) => Err((Kind::InvalidPatch, why)),
         };
         if let Err((kind, why)) = result {
             errors.class(kind, path, format!("{op} {}: {why}", operation.path));
+        }
+    }
+}
+
+/// `op` at `path` (a JSON pointer) with `value` as a JSON Patch operation, or why the pointer
+/// is malformed.
+fn parse_operation(
+    op: &str,
+    path: &str,
+    value: Option<Value>,
+) -> Result<json_patch::PatchOperation, String> {
+    let mut raw = json!({"op": op, "path": path});
+    if let Some(value) = value {
+        raw["value"] = value;
+    }
+    serde_json::from_value(raw).map_err(|e| format!("path {path:?}: {e}"))
+}
+
+/// Checks every operation of every patch without a config to apply it to: a value where
+/// none is taken or none where one is needed, a variable the class does not declare, a
+/// malformed pointer. What only applying can tell (a missing parent) is left to
+/// [`Patcher::apply`].
+pub(crate) fn check_operations(
+    class: &ClusterClassSpec,
+    catalog: &VariableCatalog<'_>,
+    errors: &mut Errors,
+) {
+    let unset = Variables::new();
+    for (i, patch) in class.patches.iter().enumerate() {
+        for (j, definition) in patch.definitions.iter().enumerate() {
+            for (k, operation) in definition.json_patches.iter().enumerate() {
+                let path = at(
+                    &format!(
+                        "{}.jsonPatches",
+                        at(&format!("{}.definitions", at("spec.patches", i)), j)
+                    ),
+                    k,
+                );
+                let op = match operation.op {
+                    PatchOp::Remove => {
+                        if operation.value.is_some() || operation.value_from.is_some() {
+                            errors.class(Kind::InvalidPatch, &path, "`remove` takes no value");
+                        }
+                        "remove"
+                    }
+                    PatchOp::Add | PatchOp::Replace => {
+                        if let Err(why) = patch_value(operation, &unset, catalog) {
+                            errors.class(Kind::InvalidPatch, &path, why);
+                        }
+                        if operation.op == PatchOp::Add {
+                            "add"
+                        } else {
+                            "replace"
+                        }
+                    }
+                };
+                let value = (op != "remove").then_some(Value::Null);
+                if let Err(why) = parse_operation(op, &operation.path, value) {
+                    errors.class(
+                        Kind::InvalidPatch,
+                        &path,
+                        format!("{op} {}: {why}", operation.path),
+                    );
+                }
+            }
         }
     }
 }

@@ -136,3 +136,50 @@ fn class_errors_met_per_pool_are_reported_once() {
     let found = errors(&two_pools(json!({})), &class, &ProviderSchemas::new());
     assert_eq!(found.len(), 1, "{found:#?}");
 }
+
+#[test]
+fn a_class_alone_is_checked_for_what_needs_no_cluster() {
+    let class = patched(json!([
+        {"selector": {"target": "infrastructure"}, "jsonPatches": [
+            {"op": "add", "path": "net/zones", "value": []},
+            {"op": "replace", "path": "/size", "valueFrom": {"variable": "colour"}},
+            {"op": "remove", "path": "/region", "value": 1},
+            {"op": "add", "path": "/ok", "valueFrom": {"variable": "region"}},
+        ]},
+        {"selector": {"target": "controlPlane", "machineDeploymentClasses": ["w"]},
+         "jsonPatches": []},
+    ]));
+    let found = capw_topology::check_class(&class).expect_err("refused");
+    let paths: Vec<&str> = found.errors().iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "spec.patches[0].definitions[1].selector.machineDeploymentClasses",
+            "spec.patches[0].definitions[0].jsonPatches[0]",
+            "spec.patches[0].definitions[0].jsonPatches[1]",
+            "spec.patches[0].definitions[0].jsonPatches[2]",
+        ],
+        "{found}"
+    );
+    assert!(found.errors()[1].message.contains("net/zones"), "{found}");
+    assert!(
+        found.errors()[2]
+            .message
+            .contains("\"colour\" is not declared"),
+        "{found}"
+    );
+    assert!(
+        found
+            .errors()
+            .iter()
+            .all(|e| e.subject == Subject::ClusterClass),
+        "{found}"
+    );
+    // The same class without its mistakes passes.
+    let fine = patched(json!([
+        {"selector": {"target": "infrastructure"}, "jsonPatches": [
+            {"op": "add", "path": "/ok", "valueFrom": {"variable": "region"}},
+        ]},
+    ]));
+    capw_topology::check_class(&fine).expect("admitted");
+}

@@ -1,0 +1,278 @@
+//! Admission: the checks of a reconcile pass, run on an object before it is stored.
+//!
+//! Both modes call [`Executor::admit`]: `capw apply` for every object of its manifests, the
+//! Kubernetes mode's validating webhook for every create and update. What it refuses a pass
+//! would have blocked on; the message is the one the pass would have shown, naming the field.
+//!
+//! | Kind | Checked |
+//! |---|---|
+//! | every kind | the schema (unknown fields, types) and the names (RFC 1123) |
+//! | `WasmProvider` | the OCI reference and digest, each `http` grant, secret grants |
+//! | `ClusterClass` | variable schemas, patch selectors and operations; on update, that every Cluster of the class still computes |
+//! | `Cluster` | its class exists; topology, variables and patches; every config against its provider's schema and `validate-config`; no downgrade and no skipped minor version; the control-plane provider's plan for the desired replicas |
+//!
+//! An update that leaves `spec` as it was (finalizers, labels, annotations) is always
+//! admitted, so that nothing the host writes itself is ever refused, and neither is an object
+//! being deleted.
+
+use std::collections::BTreeSet;
+
+use capw_api::{Cluster, ClusterClass, Object, ProviderSource, WasmProvider};
+use capw_runtime::HttpGrant;
+use serde_json::Value;
+
+use crate::actions::{Env, plan};
+use crate::calls::chain;
+use crate::executor::Executor;
+use crate::objects::decode;
+use crate::pass::observe;
+use crate::validate::{Unloaded, class_of, desired_with_class};
+use crate::view::parse_version;
+
+/// Why an object is refused: every problem found, each `<Kind> <field path>: <what>`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .problems.join("; "))]
+pub struct Refusal {
+    /// The problems, in the order found; never empty.
+    pub problems: Vec<String>,
+}
+
+impl Refusal {
+    fn of(problems: Vec<String>) -> Result<(), Refusal> {
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Refusal { problems })
+        }
+    }
+}
+
+impl Executor {
+    /// Checks `object` (a create, or an update of `old`) as a reconcile pass would, against
+    /// what the store holds and the providers loaded now. A provider that is not loaded is
+    /// not asked: its configs are checked when it is.
+    ///
+    /// # Errors
+    ///
+    /// [`Refusal`] with every problem found; a store that cannot be read is one of them.
+    pub async fn admit(&self, object: &Value, old: Option<&Value>) -> Result<(), Refusal> {
+        let env = self.env();
+        let parsed = capw_api::parse_object(object.clone()).map_err(|reason| Refusal {
+            problems: vec![format!("{} {reason}", kind_of(object))],
+        })?;
+        let unchanged = old.is_some_and(|old| old.get("spec") == object.get("spec"));
+        let deleting = object.pointer("/metadata/deletionTimestamp").is_some();
+        if unchanged || deleting {
+            return Ok(());
+        }
+        match parsed {
+            Object::WasmProvider(wp) => Refusal::of(provider_problems(&wp)),
+            Object::ClusterClass(class) => Refusal::of(class_problems(env, &class, old).await),
+            Object::Cluster(cluster) => Refusal::of(cluster_problems(env, cluster, old).await),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn kind_of(object: &Value) -> &str {
+    object
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("object")
+}
+
+/// What is wrong with a WasmProvider on its own.
+fn provider_problems(wp: &WasmProvider) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut problem = |path: &str, why: String| {
+        problems.push(format!("WasmProvider spec.{path}: {why}"));
+    };
+    match &wp.spec.source {
+        ProviderSource::Oci(oci) => {
+            if let Err(e) = capw_oci::registry_of(&oci.reference) {
+                problem("source.oci.reference", chain(&e));
+            }
+            if let Some(digest) = &oci.digest
+                && let Err(e) = capw_oci::check_digest(digest)
+            {
+                problem("source.oci.digest", e.to_string());
+            }
+            if oci.refresh_interval_seconds == Some(0) {
+                problem(
+                    "source.oci.refreshIntervalSeconds",
+                    "must be at least 1".into(),
+                );
+            }
+        }
+        ProviderSource::File(file) if file.path.trim().is_empty() => {
+            problem("source.file.path", "must not be empty".into());
+        }
+        ProviderSource::ConfigMap(cm) if cm.key.is_empty() => {
+            problem("source.configMap.key", "must not be empty".into());
+        }
+        _ => {}
+    }
+    let grants = &wp.spec.grants;
+    for (i, http) in grants.http.iter().enumerate() {
+        if let Err(e) = http.parse::<HttpGrant>() {
+            problem(&format!("grants.http[{i}]"), e.to_string());
+        }
+    }
+    let mut names = BTreeSet::new();
+    for (i, secret) in grants.secrets.iter().enumerate() {
+        if !names.insert(secret.name.as_str()) {
+            let why = format!("{:?} is granted twice", secret.name);
+            problem(&format!("grants.secrets[{i}].name"), why);
+        }
+    }
+    if grants.memory_limit_mib == Some(0) {
+        problem("grants.memoryLimitMiB", "must be at least 1".into());
+    }
+    if grants.call_timeout_seconds == Some(0) {
+        problem("grants.callTimeoutSeconds", "must be at least 1".into());
+    }
+    problems
+}
+
+/// What is wrong with a ClusterClass: on its own, and (on update) for the Clusters using it.
+async fn class_problems(env: &Env, class: &ClusterClass, old: Option<&Value>) -> Vec<String> {
+    if let Err(errors) = capw_topology::check_class(class) {
+        return errors.errors().iter().map(ToString::to_string).collect();
+    }
+    if old.is_none() {
+        return Vec::new();
+    }
+    let namespace = class.metadata.namespace.as_deref().unwrap_or("default");
+    let name = class.metadata.name.as_deref().unwrap_or_default();
+    let clusters = match env.store.list("Cluster", None).await {
+        Ok(clusters) => clusters,
+        Err(e) => return vec![format!("ClusterClass: reading its Clusters: {}", chain(&e))],
+    };
+    let mut problems = Vec::new();
+    for value in clusters {
+        let Ok(cluster) = decode::<Cluster>(value, "Cluster") else {
+            continue;
+        };
+        let cluster_ns = cluster.metadata.namespace.as_deref().unwrap_or("default");
+        let class_ref = &cluster.spec.topology.class_ref;
+        let uses = class_ref.name == name
+            && class_ref.namespace.as_deref().unwrap_or(cluster_ns) == namespace;
+        if !uses || cluster.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        if let Err(found) = desired_with_class(env, &cluster, class, Unloaded::Skip).await {
+            let who = format!(
+                "Cluster {cluster_ns}/{} would no longer compute",
+                cluster.metadata.name.as_deref().unwrap_or_default()
+            );
+            problems.extend(found.into_iter().map(|p| format!("{who}: {p}")));
+        }
+    }
+    problems
+}
+
+/// What is wrong with a Cluster: its topology and configs, its version change, its plan.
+async fn cluster_problems(env: &Env, mut cluster: Cluster, old: Option<&Value>) -> Vec<String> {
+    let class = match class_of(env, &cluster).await {
+        Ok(class) => class,
+        Err(problems) => return problems,
+    };
+    let mut problems = match desired_with_class(env, &cluster, &class, Unloaded::Skip).await {
+        Ok(desired) => {
+            // The plan is asked of the cluster as stored, with the new desired state.
+            if cluster.metadata.uid.is_none() {
+                cluster.metadata.uid = old
+                    .and_then(|o| o.pointer("/metadata/uid"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+            }
+            plan_problems(env, cluster.clone(), desired).await
+        }
+        Err(problems) => problems,
+    };
+    let old_version = old
+        .and_then(|o| o.pointer("/spec/topology/version"))
+        .and_then(Value::as_str);
+    if let Some(why) = old_version.and_then(|from| skew(from, &cluster.spec.topology.version)) {
+        problems.push(format!("Cluster spec.topology.version: {why}"));
+    }
+    problems
+}
+
+/// Why moving from version `from` to `to` is refused: a downgrade, a major change or a
+/// skipped minor version. `None` when allowed (or when either is not a version, which the
+/// topology reports).
+fn skew(from: &str, to: &str) -> Option<String> {
+    let (old, new) = (parse_version(from)?, parse_version(to)?);
+    if new < old {
+        Some(format!(
+            "{to} is older than {from}, the version the cluster has: downgrades are not supported"
+        ))
+    } else if new.major != old.major {
+        Some(format!(
+            "{from} to {to} changes the major version, which is not supported"
+        ))
+    } else if new.minor > old.minor + 1 {
+        Some(format!(
+            "{from} to {to} would skip minor version {}.{}: upgrade one minor version at a time",
+            old.major,
+            old.minor + 1
+        ))
+    } else {
+        None
+    }
+}
+
+/// The control-plane provider's refusal of the desired state, asked with the cluster's
+/// current members (none for a new cluster); a provider not loaded, or a plan that fails for
+/// a reason that may pass, refuses nothing.
+async fn plan_problems(
+    env: &Env,
+    cluster: Cluster,
+    desired: capw_topology::DesiredState,
+) -> Vec<String> {
+    if env
+        .registry
+        .get(&desired.control_plane.config.provider)
+        .is_none()
+    {
+        return Vec::new();
+    }
+    let mut snapshot = match observe(env, cluster).await {
+        Ok(snapshot) => snapshot,
+        Err(e) => return vec![format!("Cluster: reading what it has: {}", chain(&e))],
+    };
+    snapshot.desired = Ok(desired);
+    match plan(env, &snapshot).await {
+        Err(note) if note.permanent => {
+            // The message names the provider and the call.
+            let message = note.condition.map(|(_, _, m)| m).unwrap_or_default();
+            vec![format!("Cluster spec.topology.controlPlane: {message}")]
+        }
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skew;
+
+    #[test]
+    fn version_changes_allowed_and_refused() {
+        assert_eq!(skew("v1.34.1", "v1.34.1"), None);
+        assert_eq!(skew("v1.34.1", "v1.34.5"), None);
+        assert_eq!(skew("v1.34.1", "v1.35.0"), None);
+        let skipped = skew("v1.33.4", "v1.35.0").expect("refused");
+        assert!(
+            skipped.contains("would skip minor version 1.34"),
+            "{skipped}"
+        );
+        let down = skew("v1.35.0", "v1.34.9").expect("refused");
+        assert!(down.contains("downgrades are not supported"), "{down}");
+        let patch_down = skew("v1.34.2", "v1.34.1").expect("refused");
+        assert!(patch_down.contains("older than v1.34.2"), "{patch_down}");
+        assert!(skew("v1.34.1", "v2.0.0").is_some());
+        // Not a version: the topology says so, with its path.
+        assert_eq!(skew("v1.34.1", "latest"), None);
+    }
+}
