@@ -149,6 +149,7 @@ pub async fn kube(global: &GlobalArgs, args: BenchKubeArgs) -> anyhow::Result<()
         },
         concurrency: args.concurrency,
         cache: CacheConfig::default(),
+        webhook: None,
     };
     let before = Usage::now(&apiserver);
     let started = Instant::now();

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
+use capw_kube::webhook::WebhookConfig;
 use capw_kube::{CacheConfig, ControllerConfig, LeaseConfig, RequeuePolicy, ShardConfig};
 use capw_local::SecretSource;
 use clap::Args;
@@ -59,6 +60,15 @@ pub struct ControllerArgs {
     /// default: every namespace.
     #[arg(long, env = "CAPW_WATCH_NAMESPACE")]
     pub watch_namespace: Option<String>,
+    /// Address of the validating admission webhook (HTTPS, `POST /validate`); `0` turns it
+    /// off.
+    #[arg(long, default_value = "0")]
+    pub webhook_bind_address: String,
+    /// The webhook's serving certificate: a `kubernetes.io/tls` Secret, `<namespace>/<name>`
+    /// (a bare name is in the Lease's namespace); watched, so a rotated certificate is served
+    /// without a restart.
+    #[arg(long, default_value = "capw-webhook-tls")]
+    pub webhook_cert_secret: String,
     /// Most passes over Clusters running at once; 0 for no bound.
     #[arg(long, default_value_t = 64)]
     pub max_concurrent_reconciles: u16,
@@ -178,6 +188,23 @@ pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()
         },
         concurrency: args.max_concurrent_reconciles,
         cache: CacheConfig::default(),
+        webhook: match address("webhook-bind-address", &args.webhook_bind_address)? {
+            None => None,
+            Some(address) => {
+                let (namespace, name) = match args.webhook_cert_secret.split_once('/') {
+                    Some((ns, name)) => (ns.to_owned(), name.to_owned()),
+                    None => (
+                        args.lease_namespace.clone(),
+                        args.webhook_cert_secret.clone(),
+                    ),
+                };
+                Some(WebhookConfig {
+                    address,
+                    cert_secret_namespace: namespace,
+                    cert_secret_name: name,
+                })
+            }
+        },
     };
     let client = client(&args).await?;
     let signals = signals()?;

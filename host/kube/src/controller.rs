@@ -2,7 +2,7 @@
 //! shared executor.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use capw_api::Cluster;
@@ -84,8 +84,9 @@ impl RequeuePolicy {
 
 /// What every reconcile shares.
 pub(crate) struct Context {
-    /// The executor of the providers loaded now; replaced when providers change.
-    pub executor: RwLock<Arc<Executor>>,
+    /// The executor of the providers loaded now; replaced when providers change. The
+    /// admission webhook checks with the same one.
+    pub executor: crate::webhook::ExecutorSlot,
     pub store: Arc<dyn ObjectStore>,
     pub recorder: Recorder,
     pub metrics: Arc<Metrics>,

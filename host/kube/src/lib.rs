@@ -27,6 +27,7 @@ pub mod metrics;
 mod providers;
 pub mod shards;
 mod store;
+pub mod webhook;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
@@ -87,6 +88,8 @@ pub struct ControllerConfig {
     pub concurrency: u16,
     /// How reads wait for the watch-backed caches.
     pub cache: CacheConfig,
+    /// The validating admission webhook, if served.
+    pub webhook: Option<webhook::WebhookConfig>,
 }
 
 /// Runs the controller until `shutdown` resolves (then running passes finish and the Lease is
@@ -142,7 +145,38 @@ pub async fn run(
         })?;
     }
 
-    let servers: Vec<Background<()>> = servers.into_iter().map(Background).collect();
+    let mut servers: Vec<Background<()>> = servers.into_iter().map(Background).collect();
+    // Every replica serves the webhook, leading or not: the API server calls any of them.
+    // Until this one leads, its checks use the providers as they were at its start, loaded
+    // without writing their status (the leader writes it).
+    let executors: Option<webhook::ExecutorSlot> = match &config.webhook {
+        None => None,
+        Some(webhook) => {
+            let direct: Arc<dyn ObjectStore> = Arc::new(KubeStore::new(client.clone()));
+            let quiet = capw_store::Overlay::new(direct.clone());
+            let mut local = config.local.clone();
+            local.workload_clusters = capw_local::WorkloadClusterAccess::Off;
+            let registry = capw_local::ProviderRegistry::load_all(&quiet, &local)
+                .await
+                .map_err(KubeModeError::Providers)?;
+            let executor = capw_local::Executor::new(direct, Arc::new(registry), local);
+            let slot = Arc::new(RwLock::new(Arc::new(executor)));
+            let server = webhook::serve(
+                client.clone(),
+                webhook.clone(),
+                slot.clone(),
+                shutdown.clone(),
+            )
+            .await
+            .map_err(|source| KubeModeError::Serve {
+                what: "admission webhook",
+                address: webhook.address.to_string(),
+                source,
+            })?;
+            servers.push(Background(server));
+            Some(slot)
+        }
+    };
     let lease = config
         .leader_election
         .clone()
@@ -175,8 +209,17 @@ pub async fn run(
     let fingerprint = providers::fingerprint(store.as_ref(), &config.provider_namespace).await?;
     let executor = providers::load(&store, &config.local, &metrics, None).await?;
     readiness.set_ready();
+    let executors = match executors {
+        Some(slot) => {
+            *slot
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = executor;
+            slot
+        }
+        None => Arc::new(RwLock::new(executor)),
+    };
     let ctx = Arc::new(controller::Context {
-        executor: RwLock::new(executor),
+        executor: executors,
         store,
         recorder: controller::recorder(client.clone(), &config.identity),
         metrics: metrics.clone(),

@@ -168,6 +168,7 @@ impl World {
             },
             concurrency: 0,
             cache: CacheConfig::default(),
+            webhook: None,
         }
     }
 

@@ -154,6 +154,7 @@ impl Scenario {
             },
             concurrency: 0,
             cache: CacheConfig::default(),
+            webhook: None,
         };
         let task = tokio::spawn(capw_kube::run(client, controller, async {
             let _ = stopped.await;

@@ -26,7 +26,7 @@ use crate::calls::chain;
 use crate::executor::Executor;
 use crate::objects::decode;
 use crate::pass::observe;
-use crate::validate::{Unloaded, class_of, desired_with_class};
+use crate::validate::{Unanswered, class_of, desired_with_class};
 use crate::view::parse_version;
 
 /// Why an object is refused: every problem found, each `<Kind> <field path>: <what>`.
@@ -49,8 +49,8 @@ impl Refusal {
 
 impl Executor {
     /// Checks `object` (a create, or an update of `old`) as a reconcile pass would, against
-    /// what the store holds and the providers loaded now. A provider that is not loaded is
-    /// not asked: its configs are checked when it is.
+    /// what the store holds and the providers loaded now. A provider that is not loaded, or
+    /// whose call fails rather than judges, refuses nothing: the pass reports it.
     ///
     /// # Errors
     ///
@@ -160,7 +160,7 @@ async fn class_problems(env: &Env, class: &ClusterClass, old: Option<&Value>) ->
         if !uses || cluster.metadata.deletion_timestamp.is_some() {
             continue;
         }
-        if let Err(found) = desired_with_class(env, &cluster, class, Unloaded::Skip).await {
+        if let Err(found) = desired_with_class(env, &cluster, class, Unanswered::Skip).await {
             let who = format!(
                 "Cluster {cluster_ns}/{} would no longer compute",
                 cluster.metadata.name.as_deref().unwrap_or_default()
@@ -177,7 +177,7 @@ async fn cluster_problems(env: &Env, mut cluster: Cluster, old: Option<&Value>) 
         Ok(class) => class,
         Err(problems) => return problems,
     };
-    let mut problems = match desired_with_class(env, &cluster, &class, Unloaded::Skip).await {
+    let mut problems = match desired_with_class(env, &cluster, &class, Unanswered::Skip).await {
         Ok(desired) => {
             // The plan is asked of the cluster as stored, with the new desired state.
             if cluster.metadata.uid.is_none() {
@@ -244,7 +244,14 @@ async fn plan_problems(
     };
     snapshot.desired = Ok(desired);
     match plan(env, &snapshot).await {
-        Err(note) if note.permanent => {
+        // Only the provider's own verdict on the input: not a call that failed on the way.
+        Err(note)
+            if note.permanent
+                && note
+                    .condition
+                    .as_ref()
+                    .is_some_and(|c| c.1 == "ProviderError") =>
+        {
             // The message names the provider and the call.
             let message = note.condition.map(|(_, _, m)| m).unwrap_or_default();
             vec![format!("Cluster spec.topology.controlPlane: {message}")]

@@ -10,13 +10,15 @@ use crate::actions::Env;
 use crate::calls::chain;
 use crate::objects::decode;
 
-/// Whether a config whose provider is not loaded is a problem.
+/// Whether a config whose provider cannot answer (not loaded, or its `validate-config`
+/// failed rather than judged) is a problem.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Unloaded {
-    /// A pass cannot go on without the provider.
+pub(crate) enum Unanswered {
+    /// A pass cannot go on without the provider's verdict.
     Refuse,
     /// Admission lets it through: the provider may be loading now (a manifest that adds a
-    /// WasmProvider and the Cluster using it at once), and the pass reports it if not.
+    /// WasmProvider and the Cluster using it at once), or failing for a while; the object is
+    /// not at fault, and the pass reports it.
     Skip,
 }
 
@@ -26,7 +28,7 @@ pub(crate) async fn desired_state(
     cluster: &Cluster,
 ) -> Result<DesiredState, Vec<String>> {
     let class = class_of(env, cluster).await?;
-    desired_with_class(env, cluster, &class, Unloaded::Refuse).await
+    desired_with_class(env, cluster, &class, Unanswered::Refuse).await
 }
 
 /// The ClusterClass `cluster` refers to, or why there is none.
@@ -55,7 +57,7 @@ pub(crate) async fn desired_with_class(
     env: &Env,
     cluster: &Cluster,
     class: &ClusterClass,
-    unloaded: Unloaded,
+    unanswered: Unanswered,
 ) -> Result<DesiredState, Vec<String>> {
     let desired =
         compute_desired_state(cluster, class, &env.registry.schemas()).map_err(|errors| {
@@ -68,7 +70,7 @@ pub(crate) async fn desired_with_class(
     let mut problems = Vec::new();
     for pc in desired.provider_configs() {
         let Some(provider) = env.registry.get(&pc.provider) else {
-            if unloaded == Unloaded::Refuse {
+            if unanswered == Unanswered::Refuse {
                 problems.push(format!(
                     "ClusterClass {}: {}",
                     pc.origin,
@@ -98,11 +100,12 @@ pub(crate) async fn desired_with_class(
                     pc.provider, f.message
                 )
             })),
-            Err(e) => problems.push(format!(
+            Err(e) if unanswered == Unanswered::Refuse => problems.push(format!(
                 "ClusterClass {}: validate-config: {}",
                 pc.origin,
                 chain(&e)
             )),
+            Err(_) => {}
         }
     }
     if problems.is_empty() {
