@@ -41,6 +41,11 @@ pub struct Topology {
     /// The ClusterClass.
     pub class_ref: ClassRef,
     /// Kubernetes version, `vMAJOR.MINOR.PATCH` (for example `v1.34.1`).
+    // What CEL can say, the API server checks even without the admission webhook; the
+    // messages are the host's own (capw_topology's checks).
+    #[schemars(length(max = 128), extend("x-kubernetes-validations" = [
+        {"rule": "self.matches('^v[0-9]+[.][0-9]+[.][0-9]+')", "message": "must look like v1.34.1"}
+    ]))]
     pub version: String,
     /// Control-plane size.
     #[serde(default)]
@@ -70,6 +75,10 @@ pub struct ClassRef {
 pub struct ControlPlaneTopology {
     /// Number of control-plane replicas; 1 when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    // capw_topology::MAX_CONTROL_PLANE_REPLICAS.
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "self >= 1 && self <= 15", "message": "is outside 1..=15"}
+    ]))]
     pub replicas: Option<i32>,
 }
 
@@ -92,6 +101,10 @@ pub struct MachineDeploymentTopology {
     pub name: String,
     /// Number of machines; 1 when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    // capw_topology::MAX_POOL_REPLICAS.
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "self >= 0 && self <= 1000", "message": "is outside 0..=1000"}
+    ]))]
     pub replicas: Option<i32>,
     /// Failure domain to place the pool in.
     #[serde(default, skip_serializing_if = "Option::is_none")]

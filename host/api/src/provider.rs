@@ -76,6 +76,9 @@ pub struct OciSource {
     pub reference: String,
     /// Expected manifest digest (`sha256:…`); when set, any other content is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 71), extend("x-kubernetes-validations" = [
+        {"rule": "self.matches('^sha256:[0-9a-f]{64}$')", "message": "expected sha256:<64 hex digits>"}
+    ]))]
     pub digest: Option<String>,
     /// When to pull again.
     #[serde(default)]
@@ -91,6 +94,9 @@ pub struct OciSource {
     /// another digest; a new digest is loaded and replaces the old one for new calls. The
     /// host's default (300 s) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "self >= 1", "message": "must be at least 1"}
+    ]))]
     pub refresh_interval_seconds: Option<u32>,
 }
 
@@ -136,9 +142,15 @@ pub struct Grants {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "self >= 1", "message": "must be at least 1"}
+    ]))]
     pub memory_limit_mib: Option<u32>,
     /// Deadline of one call, in seconds; the host's default when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "self >= 1", "message": "must be at least 1"}
+    ]))]
     pub call_timeout_seconds: Option<u32>,
 }
 

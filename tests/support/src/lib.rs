@@ -2,6 +2,7 @@
 //! real OCI registry ([`registry::TestRegistry`]); large components ([`big::with_padding`]);
 //! with the feature `kube`, a real kube-apiserver and etcd ([`KubeEnv`](crate::kube::KubeEnv)).
 
+pub mod admission;
 pub mod big;
 pub mod bounded;
 pub mod hostile;

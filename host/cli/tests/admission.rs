@@ -1,0 +1,56 @@
+//! `capw apply` refuses what a reconcile pass would block on, before it stores anything: the
+//! corpus of tests/admission over the quickstart (the Kubernetes mode's webhook refuses the
+//! same corpus with the same messages: host/kube/tests/kube/admission.rs).
+
+use capw_store::Store;
+use capw_test_support::admission::{LocalState, admitted, refusal, refused};
+use serde_json::Value;
+
+/// Every object of every kind the state file holds.
+fn everything(state: &LocalState) -> Vec<Value> {
+    let store = Store::open(&state.state_file()).unwrap();
+    let mut all = Vec::new();
+    for kind in capw_api::KINDS {
+        all.extend(store.list(kind, None).unwrap());
+    }
+    all
+}
+
+#[test]
+fn the_corpus_is_refused_naming_the_field_and_nothing_is_stored() {
+    let state = LocalState::with_quickstart(env!("CARGO_BIN_EXE_capw").as_ref());
+    let before = everything(&state);
+    let cases = refused();
+    assert!(cases.len() >= 30, "{} cases", cases.len());
+    for case in &cases {
+        let (ok, out, err) = state.apply(&case.file);
+        assert!(!ok, "{} was stored: {out}", case.name());
+        assert!(!err.contains("panicked"), "{}: {err}", case.name());
+        let why = refusal(&err).unwrap_or_else(|| panic!("{}: no refusal in {err}", case.name()));
+        assert!(
+            why.contains(&case.path) && why.contains(&case.says),
+            "{}: {why:?} should name {:?} and say {:?}",
+            case.name(),
+            case.path,
+            case.says
+        );
+        assert!(
+            err.contains("nothing was stored") || err.contains("document 1"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        everything(&state),
+        before,
+        "a refused apply changed the state"
+    );
+
+    for case in admitted() {
+        let (ok, out, err) = state.apply(&case.file);
+        assert!(ok, "{} refused: {err}", case.name());
+        assert!(
+            out.contains("created") || out.contains("configured"),
+            "{out}"
+        );
+    }
+}
