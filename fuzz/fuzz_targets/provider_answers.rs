@@ -224,6 +224,7 @@ fn describe(answers: &Answers) {
         version: answers.contract_version.clone(),
         exported: answers.exported.iter().map(|p| p.host()).collect(),
         export_names: Vec::new(),
+        import_names: Vec::new(),
     };
     let described = answers.describe.wit();
     let Ok(schema) = fuzzing::check_metadata(&contract, &described) else {

@@ -1,10 +1,11 @@
-//! Which contract a component implements, read from its exports before anything runs.
+//! Which contract a component implements, read from its exports before anything runs, and
+//! which interfaces it imports.
 
 use std::fmt;
 
 use wasmtime::Engine;
 use wasmtime::component::Component;
-use wasmtime::component::types::ComponentItem;
+use wasmtime::component::types::{ComponentExtern, ComponentItem};
 
 /// The WIT package of the contract.
 pub const CONTRACT_PACKAGE: &str = "capw:provider";
@@ -61,7 +62,8 @@ impl fmt::Display for ExtensionPoint {
     }
 }
 
-/// What a component's exports say about the contract it implements.
+/// What a component's type says about the contract it implements (its exports), and the
+/// interfaces it imports.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ContractInfo {
     /// The contract version of its exports, e.g. `0.1.0`.
@@ -70,6 +72,39 @@ pub struct ContractInfo {
     pub exported: Vec<ExtensionPoint>,
     /// Every export name, for messages.
     pub export_names: Vec<String>,
+    /// Every interface it imports (`wasi:io/streams@0.2.6`, `capw:provider/host-log@0.1.0`),
+    /// as its component type declares them: what a registry artifact's description lists.
+    pub import_names: Vec<String>,
+}
+
+impl ContractInfo {
+    /// The contract world whose exports are exactly the component's, e.g.
+    /// `capw:provider/infrastructure-provider@0.1.0` for `metadata` and one extension point,
+    /// `capw:provider/provider@0.1.0` for all four.
+    ///
+    /// # Caveats
+    /// `None` when no world matches: two or three extension points, or exports outside the
+    /// contract (a component does not record the world it was built for, so it is inferred).
+    pub fn world(&self) -> Option<String> {
+        let prefix = format!("{CONTRACT_PACKAGE}/");
+        let only_contract = self.export_names.iter().all(|name| {
+            name.strip_prefix(&prefix)
+                .and_then(|rest| rest.split_once('@'))
+                .is_some_and(|(iface, _)| {
+                    iface == "metadata"
+                        || ExtensionPoint::ALL.iter().any(|p| p.interface() == iface)
+                })
+        });
+        if !only_contract {
+            return None;
+        }
+        let world = match self.exported.as_slice() {
+            [one] => format!("{one}-provider"),
+            all if all.len() == ExtensionPoint::ALL.len() => "provider".to_owned(),
+            _ => return None,
+        };
+        Some(format!("{CONTRACT_PACKAGE}/{world}@{}", self.version))
+    }
 }
 
 /// Read the contract from a compiled component's exports.
@@ -79,12 +114,17 @@ pub struct ContractInfo {
 /// lacks `metadata`, mixes versions, or has a version this host does not serve.
 pub(crate) fn inspect(engine: &Engine, component: &Component) -> Result<ContractInfo, String> {
     let ty = component.component_type();
-    let export_names: Vec<String> = ty
-        .exports(engine)
+    let mut info = from_export_names(interface_names(ty.exports(engine)))?;
+    info.import_names = interface_names(ty.imports(engine));
+    Ok(info)
+}
+
+/// The names of the interfaces (instances) among a component's imports or exports.
+fn interface_names<'a>(items: impl Iterator<Item = (&'a str, ComponentExtern<'a>)>) -> Vec<String> {
+    items
         .filter(|(_, item)| matches!(item.ty, ComponentItem::ComponentInstance(_)))
         .map(|(name, _)| name.to_string())
-        .collect();
-    from_export_names(export_names)
+        .collect()
 }
 
 fn from_export_names(export_names: Vec<String>) -> Result<ContractInfo, String> {
@@ -141,6 +181,7 @@ fn from_export_names(export_names: Vec<String>) -> Result<ContractInfo, String> 
         version,
         exported,
         export_names,
+        import_names: Vec::new(),
     })
 }
 
@@ -205,5 +246,45 @@ mod tests {
         ]))
         .unwrap_err();
         assert!(err.contains("mix"), "{err}");
+    }
+
+    #[test]
+    fn the_world_is_named_when_the_exports_match_one_exactly() {
+        let world = |v: &[&str]| from_export_names(names(v)).unwrap().world();
+        assert_eq!(
+            world(&[
+                "capw:provider/metadata@0.1.0",
+                "capw:provider/bootstrap@0.1.0"
+            ]),
+            Some("capw:provider/bootstrap-provider@0.1.0".into())
+        );
+        assert_eq!(
+            world(&[
+                "capw:provider/metadata@0.1.2",
+                "capw:provider/infrastructure@0.1.2",
+                "capw:provider/bootstrap@0.1.2",
+                "capw:provider/control-plane@0.1.2",
+                "capw:provider/lifecycle-hooks@0.1.2",
+            ]),
+            Some("capw:provider/provider@0.1.2".into())
+        );
+        // Two extension points: no world exports just those.
+        assert_eq!(
+            world(&[
+                "capw:provider/metadata@0.1.0",
+                "capw:provider/bootstrap@0.1.0",
+                "capw:provider/control-plane@0.1.0",
+            ]),
+            None
+        );
+        // An export outside the contract.
+        assert_eq!(
+            world(&[
+                "exports",
+                "capw:provider/metadata@0.1.0",
+                "capw:provider/bootstrap@0.1.0",
+            ]),
+            None
+        );
     }
 }
