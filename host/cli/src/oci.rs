@@ -7,15 +7,18 @@ use std::sync::Arc;
 use anyhow::Context;
 use capw_oci::{
     ANNOTATION_CONTRACT_VERSION, ANNOTATION_EXTENSION_POINTS, ANNOTATION_PROVIDER_NAME,
-    ANNOTATION_PROVIDER_VERSION, ClientSettings, Credentials, Progress,
+    ANNOTATION_PROVIDER_VERSION, ArtifactDescription, ClientSettings, ComponentDescription,
+    Credentials, Progress,
 };
+use capw_runtime::ContractInfo;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{GlobalArgs, PullArgs, PushArgs, RegistryArgs};
 
 pub async fn push(global: &GlobalArgs, args: PushArgs) -> anyhow::Result<()> {
-    // Load it first: only a component that is a provider is published, and its own metadata
-    // becomes the annotations.
+    // Load it first: only a component that is a provider is published, its own metadata
+    // becomes the annotations and the interfaces the runtime read become the config's
+    // component description.
     let (bytes, provider) = crate::inspect::load(global, &args.file).await?;
     let info = provider.info();
     let points: Vec<String> = info
@@ -46,13 +49,17 @@ pub async fn push(global: &GlobalArgs, args: PushArgs) -> anyhow::Result<()> {
             info.metadata.version.clone(),
         ),
     ]);
+    let description = ArtifactDescription {
+        annotations,
+        component: Some(component_description(&info.contract)),
+    };
     let (settings, credentials) = registry(&args.registry, &args.reference)?;
     let bar = bar(bytes.len() as u64, "pushing");
     let pushed = capw_oci::push(
         &settings,
         &args.reference,
         bytes.into(),
-        annotations,
+        description,
         &credentials,
         bar.as_ref().map(progress),
     )
@@ -97,6 +104,16 @@ pub async fn pull(args: PullArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The config's `component` object: the interfaces the runtime found in the component, and
+/// the contract world they match when there is one.
+fn component_description(contract: &ContractInfo) -> ComponentDescription {
+    ComponentDescription {
+        exports: contract.export_names.clone(),
+        imports: contract.import_names.clone(),
+        target: contract.world(),
+    }
+}
+
 fn registry(args: &RegistryArgs, reference: &str) -> anyhow::Result<(ClientSettings, Credentials)> {
     let mut settings = ClientSettings::default();
     if args.insecure {
@@ -139,4 +156,46 @@ fn progress(bar: &ProgressBar) -> Progress {
         }
         bar.set_position(done);
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use capw_oci::WasmConfig;
+    use capw_runtime::{Grants, Runtime, RuntimeConfig};
+
+    #[tokio::test]
+    async fn the_config_of_a_real_provider_names_its_contract_exports_and_wasi_imports() {
+        let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+        let bytes = capw_test_support::component("capw_sim_infra");
+        let provider = runtime
+            .load("sim-infra", bytes.into(), Grants::default())
+            .await
+            .unwrap();
+        let config = WasmConfig::new(
+            "sha256:00",
+            Some(component_description(&provider.info().contract)),
+        );
+        let json = serde_json::to_value(&config).unwrap();
+        let component = &json["component"];
+        let names =
+            |key: &str| -> Vec<String> { serde_json::from_value(component[key].clone()).unwrap() };
+        assert!(
+            names("exports").contains(&"capw:provider/infrastructure@0.1.0".to_owned()),
+            "{component}"
+        );
+        let imports = names("imports");
+        assert!(
+            imports
+                .iter()
+                .any(|i| i.starts_with("wasi:io/streams@0.2.")),
+            "{component}"
+        );
+        assert!(
+            imports.contains(&"capw:provider/host-log@0.1.0".to_owned()),
+            "{component}"
+        );
+        // The sim provider is built for the world of all four extension points.
+        assert_eq!(component["target"], "capw:provider/provider@0.1.0");
+    }
 }

@@ -2,7 +2,9 @@
 //!
 //! A component is one layer of [`WASM_LAYER_MEDIA_TYPE`]; the config blob is a
 //! [`WasmConfig`] of [`WASM_CONFIG_MEDIA_TYPE`], which is also the manifest's `artifactType`
-//! (the OCI image spec's rule for artifacts with a non-empty config).
+//! (the OCI image spec's rule for artifacts with a non-empty config). The config's
+//! [`ComponentDescription`] names the component's interfaces, so that a registry or a client
+//! can tell what a component offers and needs without downloading it.
 
 use std::collections::BTreeMap;
 
@@ -44,6 +46,62 @@ pub struct WasmConfig {
     /// The digests of the manifest's layers, in order.
     #[serde(default)]
     pub layer_digests: Vec<String>,
+    /// The component's interfaces. The layout asks for it when `os` is `wasip2`; artifacts
+    /// of older pushes and of other tools may lack it, and are read all the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component: Option<ComponentDescription>,
+}
+
+impl WasmConfig {
+    /// The config of a component artifact whose one layer has digest `layer_digest`, pushed
+    /// now.
+    pub fn new(layer_digest: &str, component: Option<ComponentDescription>) -> Self {
+        WasmConfig {
+            created: Some(jiff::Timestamp::now().to_string()),
+            architecture: "wasm".into(),
+            os: "wasip2".into(),
+            layer_digests: vec![layer_digest.to_owned()],
+            component,
+        }
+    }
+}
+
+/// The `component` object of a [`WasmConfig`]: the interfaces a component exports and
+/// imports, by their full names (`capw:provider/infrastructure@0.1.0`,
+/// `wasi:io/streams@0.2.6`), and the world it targets when that is known.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ComponentDescription {
+    /// The interfaces it exports.
+    #[serde(default)]
+    pub exports: Vec<String>,
+    /// The interfaces it imports.
+    #[serde(default)]
+    pub imports: Vec<String>,
+    /// The world it targets, e.g. `capw:provider/provider@0.1.0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+}
+
+/// What a push says about a component besides its bytes: the manifest's annotations and the
+/// config's component description.
+///
+/// A map of annotations converts into a description without a component object, as pushes
+/// wrote before the config carried one.
+#[derive(Debug, Clone, Default)]
+pub struct ArtifactDescription {
+    /// Annotations of the manifest (see the `ANNOTATION_*` constants).
+    pub annotations: BTreeMap<String, String>,
+    /// The config's `component` object.
+    pub component: Option<ComponentDescription>,
+}
+
+impl From<BTreeMap<String, String>> for ArtifactDescription {
+    fn from(annotations: BTreeMap<String, String>) -> Self {
+        ArtifactDescription {
+            annotations,
+            component: None,
+        }
+    }
 }
 
 /// The config blob and manifest for one component.
@@ -53,19 +111,18 @@ pub(crate) struct Artifact {
 }
 
 impl Artifact {
-    /// Describes `component` (whose digest is `layer_digest`) with `annotations` on the
-    /// manifest.
+    /// Describes a component of `component_len` bytes whose digest is `layer_digest`, with
+    /// `description`'s annotations on the manifest and its component object in the config.
     pub(crate) fn new(
         component_len: usize,
         layer_digest: &str,
-        annotations: BTreeMap<String, String>,
+        description: ArtifactDescription,
     ) -> Result<Self, serde_json::Error> {
-        let config = serde_json::to_vec(&WasmConfig {
-            created: Some(jiff::Timestamp::now().to_string()),
-            architecture: "wasm".into(),
-            os: "wasip2".into(),
-            layer_digests: vec![layer_digest.to_owned()],
-        })?;
+        let ArtifactDescription {
+            annotations,
+            component,
+        } = description;
+        let config = serde_json::to_vec(&WasmConfig::new(layer_digest, component))?;
         let manifest = OciImageManifest {
             schema_version: 2,
             media_type: Some(MANIFEST_MEDIA_TYPE.into()),
@@ -143,7 +200,7 @@ mod tests {
     fn manifest_follows_the_wasm_artifact_layout() {
         let digest = sha256_digest(b"\0asm");
         let annotations = BTreeMap::from([(ANNOTATION_PROVIDER_NAME.into(), "x".into())]);
-        let a = Artifact::new(4, &digest, annotations).unwrap();
+        let a = Artifact::new(4, &digest, annotations.into()).unwrap();
         let json: serde_json::Value = serde_json::to_value(&a.manifest).unwrap();
         assert_eq!(json["artifactType"], WASM_CONFIG_MEDIA_TYPE);
         assert_eq!(json["config"]["mediaType"], WASM_CONFIG_MEDIA_TYPE);
@@ -153,7 +210,51 @@ mod tests {
         assert_eq!(json["layers"][0]["annotations"][ANNOTATION_TITLE], "x.wasm");
         let config: WasmConfig = serde_json::from_slice(&a.config).unwrap();
         assert_eq!(config.layer_digests, vec![digest]);
+        assert_eq!(config.component, None);
         assert_eq!(component_layer(&a.manifest).unwrap().size, 4);
+    }
+
+    #[test]
+    fn the_config_carries_the_component_description() {
+        let component = ComponentDescription {
+            exports: vec!["capw:provider/metadata@0.1.0".into()],
+            imports: vec!["wasi:io/streams@0.2.6".into()],
+            target: Some("capw:provider/provider@0.1.0".into()),
+        };
+        let description = ArtifactDescription {
+            annotations: BTreeMap::new(),
+            component: Some(component.clone()),
+        };
+        let a = Artifact::new(4, &sha256_digest(b"x"), description).unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&a.config).unwrap();
+        assert_eq!(json["os"], "wasip2");
+        assert_eq!(json["layerDigests"][0], sha256_digest(b"x").as_str());
+        assert_eq!(
+            json["component"],
+            serde_json::json!({
+                "exports": ["capw:provider/metadata@0.1.0"],
+                "imports": ["wasi:io/streams@0.2.6"],
+                "target": "capw:provider/provider@0.1.0",
+            })
+        );
+        let config: WasmConfig = serde_json::from_slice(&a.config).unwrap();
+        assert_eq!(config.component, Some(component));
+    }
+
+    #[test]
+    fn configs_without_a_component_object_are_read() {
+        // As older pushes and other tools write them: no `component`, no `created`.
+        let config: WasmConfig = serde_json::from_str(
+            r#"{"architecture":"wasm","os":"wasip2","layerDigests":["sha256:00"]}"#,
+        )
+        .unwrap();
+        assert_eq!(config.component, None);
+        // A component object without a target, as when the world is unknown.
+        let config: WasmConfig = serde_json::from_str(
+            r#"{"architecture":"wasm","os":"wasip2","component":{"exports":["a:b/c@1.0.0"],"imports":[],"target":null}}"#,
+        )
+        .unwrap();
+        assert_eq!(config.component.unwrap().target, None);
     }
 
     #[test]
@@ -172,7 +273,7 @@ mod tests {
 
     #[test]
     fn a_manifest_without_a_wasm_layer_is_named() {
-        let mut a = Artifact::new(4, &sha256_digest(b"x"), BTreeMap::new()).unwrap();
+        let mut a = Artifact::new(4, &sha256_digest(b"x"), BTreeMap::new().into()).unwrap();
         a.manifest.layers[0].media_type = "application/vnd.oci.image.layer.v1.tar".into();
         let err = component_layer(&a.manifest).unwrap_err();
         assert!(

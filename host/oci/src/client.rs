@@ -15,7 +15,7 @@ use oci_client::manifest::OciImageManifest;
 use oci_client::{Client, Reference};
 use sha2::{Digest, Sha256};
 
-use crate::artifact::{Artifact, MANIFEST_MEDIA_TYPE, component_layer};
+use crate::artifact::{Artifact, ArtifactDescription, MANIFEST_MEDIA_TYPE, component_layer};
 use crate::cache::{digest_hex, sha256_digest};
 use crate::credentials::Credentials;
 use crate::error::OciError;
@@ -218,8 +218,9 @@ pub struct PushOutcome {
     pub component_digest: String,
 }
 
-/// Publishes `component` at `reference` in the Wasm OCI artifact layout, with `annotations`
-/// on the manifest. Blobs the registry already has are not sent again.
+/// Publishes `component` at `reference` in the Wasm OCI artifact layout, with `description`'s
+/// annotations on the manifest and its component object in the config (a map of annotations
+/// alone does for a config without one). Blobs the registry already has are not sent again.
 ///
 /// # Errors
 ///
@@ -228,7 +229,7 @@ pub async fn push(
     settings: &ClientSettings,
     reference: &str,
     component: bytes::Bytes,
-    annotations: BTreeMap<String, String>,
+    description: impl Into<ArtifactDescription>,
     credentials: &Credentials,
     progress: Option<Progress>,
 ) -> Result<PushOutcome, OciError> {
@@ -236,14 +237,13 @@ pub async fn push(
     let client = settings.client();
     let auth = credentials.to_registry_auth();
     let component_digest = sha256_digest(&component);
-    let artifact =
-        Artifact::new(component.len(), &component_digest, annotations).map_err(|source| {
-            OciError::Json {
-                reference: reference.to_owned(),
-                what: "config",
-                source,
-            }
-        })?;
+    let artifact = Artifact::new(component.len(), &component_digest, description.into()).map_err(
+        |source| OciError::Json {
+            reference: reference.to_owned(),
+            what: "config",
+            source,
+        },
+    )?;
     let total = component.len() as u64;
     settings
         .retry(reference, || {
@@ -568,7 +568,7 @@ mod tests {
             manifest: 100_000,
             component: 10,
         };
-        let artifact = Artifact::new(11, &sha256_digest(b"x"), BTreeMap::new()).unwrap();
+        let artifact = Artifact::new(11, &sha256_digest(b"x"), BTreeMap::new().into()).unwrap();
         let bytes = manifest_bytes(&artifact.manifest, "r").unwrap();
         let err = CheckedManifest::parse("r", sha256_digest(&bytes), bytes.clone(), &limits)
             .err()

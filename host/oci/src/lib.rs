@@ -10,7 +10,8 @@
 //! Components are stored in the layout of the CNCF Wasm OCI artifact, so other tools of the
 //! Wasm ecosystem push and pull the same artifacts: an OCI image manifest whose `artifactType`
 //! and config media type are [`WASM_CONFIG_MEDIA_TYPE`], with one layer of
-//! [`WASM_LAYER_MEDIA_TYPE`] holding the component. See [`artifact`].
+//! [`WASM_LAYER_MEDIA_TYPE`] holding the component, and a config that describes the
+//! component's interfaces ([`ComponentDescription`]). See [`artifact`].
 //!
 //! # Guarantees
 //!
@@ -31,7 +32,8 @@ mod fetch;
 
 pub use artifact::{
     ANNOTATION_CONTRACT_VERSION, ANNOTATION_EXTENSION_POINTS, ANNOTATION_PROVIDER_NAME,
-    ANNOTATION_PROVIDER_VERSION, ANNOTATION_TITLE, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE,
+    ANNOTATION_PROVIDER_VERSION, ANNOTATION_TITLE, ArtifactDescription, ComponentDescription,
+    WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE, WasmConfig,
 };
 pub use cache::{ContentCache, check_digest};
 pub use client::{
