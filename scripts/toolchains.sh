@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the toolchains that build the C, Python, JavaScript and Go provider examples, each
-# pinned and cached outside the repository under $CAPW_TOOLCHAINS (default
-# ~/.cache/capw-toolchains), keyed by version. Quick when everything is present already.
+# Installs the toolchains that build the C, Python, JavaScript and Go provider examples, and
+# the oras CLI the OCI interop tests pull and push with, each pinned and cached outside the
+# repository under $CAPW_TOOLCHAINS (default ~/.cache/capw-toolchains), keyed by version.
+# Quick when everything is present already.
 #
-# Prints the environment the example builds read (`KEY=value` lines) on stdout, so that
+# Prints the environment the example builds and tests read (`KEY=value` lines) on stdout, so that
 # `eval "$(scripts/toolchains.sh)"` or make's `include` can pick it up.
 set -euo pipefail
 
@@ -14,6 +15,8 @@ WIZER=10.0.0
 WIT_BINDGEN=0.63.0
 # The Go that go.bytecodealliance.org/pkg (inside wit-bindgen-go) asks for.
 GO_TOOLCHAIN=go1.27.3
+# The oras CLI (OCI interop tests): no Debian package, so built from its Go module.
+ORAS=1.3.6
 # Debian bookworm's LLVM 14 with wasi-libc: clang --target=wasm32-wasi.
 APT_PACKAGES=(clang lld wasi-libc libclang-rt-14-dev-wasm32)
 
@@ -92,6 +95,15 @@ if [ ! -s "$adapter" ]; then
     cargo run -q --manifest-path "$here/tools/wasi-adapter/Cargo.toml" -- "$adapter" >&2
 fi
 
+# oras: `go install` of its module, with the go on PATH (or the toolchain it asks for).
+oras="$root/oras-$ORAS"
+if [ ! -x "$oras/oras" ]; then
+    command -v go >/dev/null || { log "go is needed to build oras $ORAS"; exit 1; }
+    log "building oras $ORAS (go install; under a minute, once)"
+    rm -rf "$oras"
+    GOBIN="$oras" GOFLAGS=-mod=mod go install "oras.land/oras/cmd/oras@v$ORAS" >&2
+fi
+
 echo "WASM_TOOLS=$py/bin/wasm-tools"
 echo "COMPONENTIZE_PY=$py/bin/componentize-py"
 echo "COMPONENTIZE_JS=$js/node_modules/.bin/componentize-js"
@@ -99,3 +111,4 @@ echo "WIT_BINDGEN=$wb/bin/wit-bindgen"
 echo "WASI_ADAPTER=$adapter"
 echo "GO_PKG=$gopkg"
 echo "GOTOOLCHAIN=$GO_TOOLCHAIN"
+echo "CAPW_ORAS=$oras/oras"
