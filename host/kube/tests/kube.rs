@@ -1,6 +1,8 @@
 //! The Kubernetes mode against a real kube-apiserver (tests/kube-env, `make kube-env`), with
 //! simcloud in-process and the real provider components (`make plugins`).
 
+#[path = "kube/admission.rs"]
+mod admission;
 #[path = "kube/cache.rs"]
 mod cache;
 mod common;
