@@ -10,7 +10,7 @@ PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plan
 	capw-sim-infra capw-kubeadm-bootstrap capw-broken-provider capw-broken-metadata-provider
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
-.PHONY: setup plugins build demo test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-shards kube-env crds test-deps-oci toolchains examples fuzz fuzz-check fuzz-tool
+.PHONY: setup plugins build image test-deps-image demo test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-shards kube-env crds test-deps-oci toolchains examples fuzz fuzz-check fuzz-tool
 
 # The example providers in other languages (plugins/examples/) and their toolchains.
 EXAMPLES := c python js go
@@ -55,6 +55,29 @@ examples: toolchains
 build:
 	$(CARGO) build --release -p capw
 
+## test-deps-image: what `make image` needs beside Rust: musl-tools (the C compiler of the
+## static build), umoci (assembles the image without a container daemon), skopeo (pushes it),
+## file (checks the binary is static), binutils (strips its debug info) and ca-certificates (the
+## image's trust roots); installed only when missing.
+test-deps-image:
+	@if ! command -v musl-gcc >/dev/null || ! command -v umoci >/dev/null || \
+		! command -v skopeo >/dev/null || ! command -v file >/dev/null || \
+		! command -v strip >/dev/null || ! [ -f /etc/ssl/certs/ca-certificates.crt ]; then \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
+			musl-tools umoci skopeo file binutils ca-certificates; \
+	fi
+
+## image: the controller's container image, built without a container daemon: a static capw
+## (x86_64-unknown-linux-musl) in an OCI image layout in $(TARGET_DIR)/image/oci, and beside it
+## a kustomization installing deploy/ with that image by digest. With PUSH=registry/repo[:tag]
+## the image is pushed there too and the kustomization names the pushed image
+## (scripts/image.sh, docs/kubernetes-mode.md).
+PUSH ?=
+image: test-deps-image
+	TARGET_DIR=$(TARGET_DIR) CARGO=$(CARGO) scripts/image.sh build
+	$(if $(PUSH),TARGET_DIR=$(TARGET_DIR) scripts/image.sh push $(PUSH))
+
 ## demo: the main job: build the providers, capw and the Kubernetes binaries from source, then
 ## bring up the quickstart's two clusters in the embedded local mode (state in .capw/, simcloud
 ## in-process) with real control planes (docs/workload-clusters.md). Running it again changes
@@ -78,7 +101,7 @@ crds:
 
 ## test: lint, then every test of the workspace against freshly built components and a real
 ## kube-apiserver (tests/kube-env).
-test: plugins examples kube-env test-deps-oci lint
+test: plugins examples kube-env test-deps-oci image lint
 	env $$(cat $(TOOLCHAINS_ENV)) $(CARGO) test --workspace --exclude capw-hostile-provider \
 		--exclude capw-broken-provider --exclude capw-broken-metadata-provider
 	$(CARGO) test --doc -p capw-sdk
