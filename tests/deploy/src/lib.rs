@@ -1,2 +1,2 @@
-//! Tests of the install manifests in `deploy/` and of capw's CRDs against a real
-//! kube-apiserver; the tests are in `tests/deploy/`.
+//! Tests of the install manifests in `deploy/`, of capw's CRDs and of the controller image
+//! against a real kube-apiserver and a real registry; the tests are in `tests/deploy/`.

@@ -1,9 +1,11 @@
 //! `deploy/` and capw's CRDs on a real kube-apiserver and etcd (`tests/kube-env`, started
-//! once for this binary; `make kube-env` builds it).
+//! once for this binary; `make kube-env` builds it), and the controller image `make image`
+//! builds, through a real registry.
 
 mod crds;
 mod drift;
 mod environment;
+mod image;
 mod manifests;
 
 use std::path::PathBuf;
