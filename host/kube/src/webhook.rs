@@ -323,15 +323,14 @@ mod tests {
         assert_eq!(pair.cert.len(), 1);
 
         let swapped = key_pair(&secret(&one.cert.pem(), &two.signing_key.serialize_pem()))
-            .err()
-            .expect("refused");
+            .expect_err("refused");
         assert!(swapped.contains("does not match"), "{swapped}");
 
         let garbled = key_pair(&secret(&one.cert.pem(), "not a key"))
             .err()
             .unwrap();
         assert!(garbled.starts_with("tls.key"), "{garbled}");
-        let missing = key_pair(&Secret::default()).err().unwrap();
+        let missing = key_pair(&Secret::default()).expect_err("refused");
         assert_eq!(missing, "no tls.crt");
         for why in [swapped, garbled, missing] {
             assert!(!why.contains("PRIVATE KEY"), "{why}");
