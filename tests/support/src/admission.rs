@@ -22,6 +22,17 @@ pub struct Case {
 }
 
 impl Case {
+    /// Fails the test unless `told` (what a user was told) names the field and says why.
+    pub fn assert_refused_in(&self, told: &str) {
+        assert!(
+            told.contains(&self.path) && told.contains(&self.says),
+            "{}: {told:?} should name {:?} and say {:?}",
+            self.name(),
+            self.path,
+            self.says
+        );
+    }
+
     /// The file's name, for messages.
     pub fn name(&self) -> String {
         self.file
@@ -39,14 +50,7 @@ fn dir(which: &str) -> PathBuf {
 }
 
 fn cases(which: &str) -> Vec<Case> {
-    let dir = dir(which);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
-    files
+    crate::yaml_files(&dir(which))
         .into_iter()
         .map(|file| {
             let text = std::fs::read_to_string(&file).unwrap();

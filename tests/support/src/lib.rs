@@ -97,16 +97,21 @@ pub fn install_crypto_provider() {
 /// multi-document YAML text.
 pub fn quickstart() -> String {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+    yaml_files(&dir)
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap() + "\n---\n")
+        .collect()
+}
+
+/// The `.yaml` files of `dir`, in name order.
+pub fn yaml_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
     files.sort();
     files
-        .iter()
-        .map(|f| std::fs::read_to_string(f).unwrap() + "\n---\n")
-        .collect()
 }
 
 /// The condition of `type_` in an object's `status.conditions`, or `null`.
