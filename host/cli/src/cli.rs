@@ -21,6 +21,12 @@ impl Cli {
     /// Default log filter when `CAPW_LOG` is not set.
     pub fn log_level(&self) -> &'static str {
         match self.global.verbose {
+            // `capw apply` loads the providers and asks them as admission checks: a refusal is
+            // printed with the object it refuses, and a provider that does not load is
+            // reported by `capw up` and `capw get providers`; neither is warned of as well.
+            0 if matches!(self.command, Command::Apply(_)) => {
+                "warn,kube_client::client::builder=off,capw_runtime::call=error,capw_local::registry=error"
+            }
             // kube's client logs every failed connection at ERROR; a workload cluster not up
             // yet is one, and it is reported as that Cluster's condition already.
             0 => "warn,kube_client::client::builder=off",

@@ -26,6 +26,8 @@ fn the_corpus_is_refused_naming_the_field_and_nothing_is_stored() {
         let (ok, out, err) = state.apply(&case.file);
         assert!(!ok, "{} was stored: {out}", case.name());
         assert!(!err.contains("panicked"), "{}: {err}", case.name());
+        // The refusal is said once, not also as a warning of the provider call behind it.
+        assert!(!err.contains("WARN"), "{}: {err}", case.name());
         let why = refusal(&err).unwrap_or_else(|| panic!("{}: no refusal in {err}", case.name()));
         case.assert_refused_in(&why);
         assert!(

@@ -125,7 +125,8 @@ impl LocalState {
                 .arg("apply")
                 .arg("-f")
                 .arg(path)
-                .env("CAPW_LOG", "off")
+                // The default logging a user gets.
+                .env_remove("CAPW_LOG")
                 .env("RUST_BACKTRACE", "0"),
             std::time::Duration::from_secs(120),
         );

@@ -105,3 +105,27 @@ fn provider_with_malformed_schema_is_named() {
         "\"cp\"",
     );
 }
+
+/// The CRDs' CEL rules repeat the replica limits, so that the API server holds them even with
+/// the admission webhook down: they must say the limits this crate checks.
+#[test]
+fn the_crds_cel_rules_say_the_replica_limits() {
+    use capw_topology::{MAX_CONTROL_PLANE_REPLICAS, MAX_POOL_REPLICAS};
+    let crds = serde_json::to_string(&capw_api::crds()).unwrap();
+    for (rule, message) in [
+        (
+            format!("self >= 1 && self <= {MAX_CONTROL_PLANE_REPLICAS}"),
+            format!("is outside 1..={MAX_CONTROL_PLANE_REPLICAS}"),
+        ),
+        (
+            format!("self >= 0 && self <= {MAX_POOL_REPLICAS}"),
+            format!("is outside 0..={MAX_POOL_REPLICAS}"),
+        ),
+    ] {
+        assert!(crds.contains(&format!("\"rule\":\"{rule}\"")), "{rule}");
+        assert!(
+            crds.contains(&format!("\"message\":\"{message}\"")),
+            "{message}"
+        );
+    }
+}
