@@ -129,6 +129,17 @@ fn hostile_text_is_stored_and_printed_escaped_and_bounded() {
         printed.contains("garbage-text"),
         "up said nothing of the clusters: {printed}"
     );
+    // Each pass logs in a span naming its cluster: the provider's own warning, escaped, is
+    // tied to the cluster whose call made it.
+    let logs = lossy(&up.stderr);
+    let tied = logs.lines().find(|l| {
+        l.contains("pass{cluster=infra-garbage-text namespace=default}") && l.contains("pwned")
+    });
+    assert!(
+        tied.is_some(),
+        "no warning of the provider names its cluster: {}",
+        &logs[..logs.len().min(2000)]
+    );
 
     // What the store keeps: every string of every Cluster, Machine and infrastructure
     // record is at most a message and a reason long (a hook's hold joins both), with the few

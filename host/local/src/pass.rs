@@ -8,6 +8,7 @@ use capw_api::Cluster;
 use capw_reconcile::{Action, StatusView, decide};
 use capw_store::{ObjectKey, StoreError};
 use futures::future::join_all;
+use tracing::Instrument as _;
 
 use crate::actions::{self, Env};
 use crate::calls::ActionNote;
@@ -168,12 +169,21 @@ async fn remember_applied(env: &Env, s: &Snapshot) -> Result<(), LocalError> {
     Ok(())
 }
 
-/// One pass over the cluster at `key`.
+/// One pass over the cluster at `key`, in a span `pass{cluster, namespace}`: everything
+/// logged meanwhile (provider calls, their logs, the host's own lines) is tied to its cluster,
+/// in both modes.
 ///
 /// # Errors
 ///
 /// [`LocalError`] when the store fails; a provider's failure is a note in the status.
 pub(crate) async fn pass(env: &Env, key: &ObjectKey) -> Result<PassOutcome, LocalError> {
+    // At WARN, so that the default filter (`warn`) keeps it: a warning without its cluster
+    // is the case this span is for.
+    let span = tracing::warn_span!("pass", cluster = %key.name, namespace = %key.namespace);
+    pass_in_span(env, key).instrument(span).await
+}
+
+async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, LocalError> {
     let Some(s) = snapshot(env, key).await? else {
         if let Some(cache) = &env.cluster_cache {
             cache.evict_named(&key.namespace, &key.name);
