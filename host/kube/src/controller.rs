@@ -2,7 +2,7 @@
 //! shared executor.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use capw_api::Cluster;
@@ -82,11 +82,38 @@ impl RequeuePolicy {
     }
 }
 
+/// The executor of the providers loaded now, shared by the controller and the admission
+/// webhook; replaced when providers change.
+#[derive(Clone)]
+pub(crate) struct ExecutorSlot(Arc<RwLock<Arc<Executor>>>);
+
+impl ExecutorSlot {
+    pub(crate) fn new(executor: Arc<Executor>) -> Self {
+        ExecutorSlot(Arc::new(RwLock::new(executor)))
+    }
+
+    /// The executor now; a call holds it to its end.
+    pub(crate) fn current(&self) -> Arc<Executor> {
+        // A poisoned lock only means a writer panicked mid-swap of an Arc: the value is whole.
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Makes `executor` the one new calls get.
+    pub(crate) fn replace(&self, executor: Arc<Executor>) {
+        *self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = executor;
+    }
+}
+
 /// What every reconcile shares.
 pub(crate) struct Context {
-    /// The executor of the providers loaded now; replaced when providers change. The
-    /// admission webhook checks with the same one.
-    pub executor: crate::webhook::ExecutorSlot,
+    /// The executor of the providers loaded now; the admission webhook checks with it too.
+    pub executor: ExecutorSlot,
     pub store: Arc<dyn ObjectStore>,
     pub recorder: Recorder,
     pub metrics: Arc<Metrics>,
@@ -99,18 +126,11 @@ pub(crate) struct Context {
 
 impl Context {
     pub(crate) fn executor(&self) -> Arc<Executor> {
-        // A poisoned lock only means a writer panicked mid-swap of an Arc: the value is whole.
-        self.executor
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.executor.current()
     }
 
     pub(crate) fn set_executor(&self, executor: Arc<Executor>) {
-        *self
-            .executor
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = executor;
+        self.executor.replace(executor);
     }
 
     /// When to look at the Cluster at `key` again after `outcome`.

@@ -30,10 +30,11 @@ mod store;
 pub mod webhook;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use capw_local::LocalConfig;
 use capw_store::ObjectStore;
+use controller::ExecutorSlot;
 use futures::FutureExt as _;
 use kube::Client;
 use tokio::sync::mpsc;
@@ -92,6 +93,52 @@ pub struct ControllerConfig {
     pub webhook: Option<webhook::WebhookConfig>,
 }
 
+/// The error of an endpoint `what` that cannot be served at `address`.
+fn serving(
+    what: &'static str,
+    address: SocketAddr,
+) -> impl FnOnce(std::io::Error) -> KubeModeError {
+    move |source| KubeModeError::Serve {
+        what,
+        address: address.to_string(),
+        source,
+    }
+}
+
+/// The executor a standby's webhook checks with: the providers loaded through an overlay, so
+/// that a replica that does not lead writes no status (the leader does), and no workload
+/// cluster reached.
+async fn standby_executor(
+    client: &Client,
+    local: &LocalConfig,
+) -> Result<Arc<capw_local::Executor>, KubeModeError> {
+    let direct: Arc<dyn ObjectStore> = Arc::new(KubeStore::new(client.clone()));
+    let mut local = local.clone();
+    local.workload_clusters = capw_local::WorkloadClusterAccess::Off;
+    let registry =
+        capw_local::ProviderRegistry::load_all(&capw_store::Overlay::new(direct.clone()), &local)
+            .await
+            .map_err(KubeModeError::Providers)?;
+    Ok(Arc::new(capw_local::Executor::new(
+        direct,
+        Arc::new(registry),
+        local,
+    )))
+}
+
+/// Binds the admission webhook over the executor in `slot`.
+async fn serve_webhook(
+    client: &Client,
+    config: &webhook::WebhookConfig,
+    slot: &ExecutorSlot,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<Background<()>, KubeModeError> {
+    let server = webhook::serve(client.clone(), config.clone(), slot.clone(), shutdown)
+        .await
+        .map_err(serving("admission webhook", config.address))?;
+    Ok(Background(server))
+}
+
 /// Runs the controller until `shutdown` resolves (then running passes finish and the Lease is
 /// released) or the Lease is lost.
 ///
@@ -123,11 +170,7 @@ pub async fn run(
             shutdown.clone(),
         )
         .await
-        .map_err(|source| KubeModeError::Serve {
-            what: "metrics and health",
-            address: address.to_string(),
-            source,
-        })?;
+        .map_err(serving("metrics and health", address))?;
     } else if let Some(address) = config.health_address {
         // Metrics only on the health address would be a surprise: serve both there.
         servers = metrics::serve(
@@ -138,44 +181,20 @@ pub async fn run(
             shutdown.clone(),
         )
         .await
-        .map_err(|source| KubeModeError::Serve {
-            what: "health",
-            address: address.to_string(),
-            source,
-        })?;
+        .map_err(serving("health", address))?;
     }
 
     let mut servers: Vec<Background<()>> = servers.into_iter().map(Background).collect();
-    // Every replica serves the webhook, leading or not: the API server calls any of them.
-    // Until this one leads, its checks use the providers as they were at its start, loaded
-    // without writing their status (the leader writes it).
-    let executors: Option<webhook::ExecutorSlot> = match &config.webhook {
-        None => None,
-        Some(webhook) => {
-            let direct: Arc<dyn ObjectStore> = Arc::new(KubeStore::new(client.clone()));
-            let quiet = capw_store::Overlay::new(direct.clone());
-            let mut local = config.local.clone();
-            local.workload_clusters = capw_local::WorkloadClusterAccess::Off;
-            let registry = capw_local::ProviderRegistry::load_all(&quiet, &local)
-                .await
-                .map_err(KubeModeError::Providers)?;
-            let executor = capw_local::Executor::new(direct, Arc::new(registry), local);
-            let slot = Arc::new(RwLock::new(Arc::new(executor)));
-            let server = webhook::serve(
-                client.clone(),
-                webhook.clone(),
-                slot.clone(),
-                shutdown.clone(),
-            )
-            .await
-            .map_err(|source| KubeModeError::Serve {
-                what: "admission webhook",
-                address: webhook.address.to_string(),
-                source,
-            })?;
-            servers.push(Background(server));
+    // Every replica serves the webhook, leading or not: the API server calls any of them. One
+    // that may wait for the Lease serves it at once, with the providers as they are now; the
+    // others once their providers are loaded below, with those.
+    let standby = match (&config.webhook, &config.leader_election) {
+        (Some(webhook), Some(_)) => {
+            let slot = ExecutorSlot::new(standby_executor(&client, &config.local).await?);
+            servers.push(serve_webhook(&client, webhook, &slot, shutdown.clone()).await?);
             Some(slot)
         }
+        _ => None,
     };
     let lease = config
         .leader_election
@@ -208,16 +227,20 @@ pub async fn run(
     let store: Arc<dyn ObjectStore> = Arc::new(store);
     let fingerprint = providers::fingerprint(store.as_ref(), &config.provider_namespace).await?;
     let executor = providers::load(&store, &config.local, &metrics, None).await?;
-    readiness.set_ready();
-    let executors = match executors {
+    let executors = match standby {
         Some(slot) => {
-            *slot
-                .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = executor;
+            slot.replace(executor);
             slot
         }
-        None => Arc::new(RwLock::new(executor)),
+        None => {
+            let slot = ExecutorSlot::new(executor);
+            if let Some(webhook) = &config.webhook {
+                servers.push(serve_webhook(&client, webhook, &slot, shutdown.clone()).await?);
+            }
+            slot
+        }
     };
+    readiness.set_ready();
     let ctx = Arc::new(controller::Context {
         executor: executors,
         store,

@@ -8,7 +8,7 @@
 //! (none at first: handshakes fail until one comes) and is logged without its content.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
@@ -33,6 +33,7 @@ use tokio_rustls::server::TlsStream;
 
 use capw_local::Executor;
 
+use crate::controller::ExecutorSlot;
 use crate::error::chain;
 
 /// The path the API server posts AdmissionReviews to.
@@ -59,10 +60,6 @@ pub struct WebhookConfig {
     /// Name of the certificate's Secret (`tls.crt`, `tls.key`).
     pub cert_secret_name: String,
 }
-
-/// The executor whose providers and store the checks use; the controller replaces it when
-/// providers change.
-pub(crate) type ExecutorSlot = Arc<RwLock<Arc<Executor>>>;
 
 /// The certificate served now.
 #[derive(Debug, Default)]
@@ -241,10 +238,7 @@ async fn review(
         Err(e) => return axum::Json(AdmissionResponse::invalid(e.to_string()).into_review()),
     };
     let response = AdmissionResponse::from(&request);
-    let executor = executors
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone();
+    let executor = executors.current();
     let verdict = tokio::time::timeout(REVIEW_TIMEOUT, admit(&executor, &request)).await;
     let response = match verdict {
         Ok(Ok(())) => response,
