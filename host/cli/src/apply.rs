@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use capw_api::{Object, parse_manifests};
-use capw_local::{Executor, ProviderRegistry, WorkloadClusterAccess};
-use capw_store::{Applied, ObjectKey, ObjectStore, Overlay, Store};
+use capw_engine::store::{Applied, ObjectKey, ObjectStore, Overlay};
+use capw_engine::{Executor, ProviderRegistry, WorkloadClusterAccess};
+use capw_store::Store;
 use serde_json::Value;
 
 use crate::cli::{ApplyArgs, GlobalArgs};
@@ -84,7 +85,7 @@ async fn admit(
             .await
             .with_context(|| format!("{kind} {name}"))?;
     }
-    let mut config = crate::state::config(global);
+    let mut config = crate::state::config(global).engine;
     config.workload_clusters = WorkloadClusterAccess::Off;
     // Loading writes each provider's status: into the overlay, which is thrown away.
     let registry = ProviderRegistry::load_all(overlay.as_ref(), &config).await?;

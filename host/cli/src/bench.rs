@@ -15,9 +15,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use capw_api::parse_manifests;
-use capw_local::{ClusterOutcome, Executor, PassOutcome, Progress};
+use capw_engine::store::ObjectKey;
+use capw_engine::{Executor, PassOutcome};
+use capw_local::{ClusterOutcome, Progress};
 use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
-use capw_store::{ObjectKey, Store};
+use capw_store::Store;
 use futures::StreamExt as _;
 
 use crate::bench_kube::{CallTimes, cpu_time, micros, peak_rss_kib, percentile};
@@ -86,14 +88,13 @@ impl Bench {
     async fn start(global: &GlobalArgs, args: &BenchConvergeArgs) -> anyhow::Result<Self> {
         let state = tempfile::tempdir().context("creating a temporary state directory")?;
         let calls = Arc::new(CallTimes::default());
-        let mut config = crate::state::config(global);
-        config.state_dir = state.path().to_path_buf();
-        config.call_observer = Some(calls.clone());
+        let mut config = crate::state::config_in(global, state.path());
+        config.engine.call_observer = Some(calls.clone());
         if let Some(n) = args.concurrency {
-            config.max_concurrent_passes = n.max(1);
+            config.engine.max_concurrent_passes = n.max(1);
         }
-        let concurrency = config.max_concurrent_passes;
-        let plugin_dir = config.plugin_dir.clone();
+        let concurrency = config.engine.max_concurrent_passes;
+        let plugin_dir = config.engine.plugin_dir.clone();
         let token_dir = config.secrets_dir().join("simcloud");
         std::fs::create_dir_all(&token_dir)?;
         std::fs::write(token_dir.join("token"), TOKEN)?;
@@ -113,7 +114,7 @@ impl Bench {
             store.apply(object.to_json()?)?;
         }
 
-        let executor = Executor::open(store.clone(), config).await?;
+        let executor = capw_local::open(store.clone(), config.engine).await?;
         let registry = executor.registry();
         let failed: Vec<String> = registry
             .failed()
@@ -143,10 +144,8 @@ impl Bench {
     async fn converge(&self, args: &BenchConvergeArgs) -> anyhow::Result<Measured> {
         let measure = Measure::start(&self.calls);
         let quiet = Arc::new(|_: Progress| {});
-        let report = self
-            .executor
-            .reconcile_until_settled(args.timeout, quiet)
-            .await?;
+        let report =
+            capw_local::reconcile_until_settled(&self.executor, args.timeout, quiet).await?;
         let mut measured = measure.finish(self, args.clusters);
         measured.settled = report
             .outcomes

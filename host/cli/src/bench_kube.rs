@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use capw_api::parse_manifests;
+use capw_engine::SecretSource;
+use capw_engine::store::ObjectStore;
 use capw_kube::{CacheConfig, ControllerConfig, KubeStore, RequeuePolicy};
-use capw_local::SecretSource;
 use capw_runtime::CallObserver;
 use capw_simcloud::{SimCloud, SimCloudConfig, Timings};
-use capw_store::ObjectStore;
 use clap::Args;
 use futures::StreamExt as _;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
@@ -128,14 +128,13 @@ pub async fn kube(global: &GlobalArgs, args: BenchKubeArgs) -> anyhow::Result<()
     }
 
     let calls = Arc::new(CallTimes::default());
-    let mut local = crate::state::config(global);
-    local.state_dir = tempfile::tempdir()?.keep();
-    local.call_observer = Some(calls.clone());
-    local.secrets = SecretSource::Store {
+    let mut engine = crate::state::config_in(global, &tempfile::tempdir()?.keep()).engine;
+    engine.call_observer = Some(calls.clone());
+    engine.secrets = SecretSource::Store {
         default_namespace: ns.clone(),
     };
     let config = ControllerConfig {
-        local,
+        engine,
         provider_namespace: ns.clone(),
         watch_namespace: Some(ns.clone()),
         identity: "capw-bench".into(),

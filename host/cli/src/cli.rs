@@ -25,7 +25,7 @@ impl Cli {
             // printed with the object it refuses, and a provider that does not load is
             // reported by `capw up` and `capw get providers`; neither is warned of as well.
             0 if matches!(self.command, Command::Apply(_)) => {
-                "warn,kube_client::client::builder=off,capw_runtime::call=error,capw_local::registry=error"
+                "warn,kube_client::client::builder=off,capw_runtime::call=error,capw_engine::registry=error"
             }
             // kube's client logs every failed connection at ERROR; a workload cluster not up
             // yet is one, and it is reported as that Cluster's condition already.
@@ -271,12 +271,12 @@ pub enum WorkloadClustersArg {
 
 impl WorkloadClustersArg {
     /// The engine's setting for this flag.
-    pub fn access(self) -> capw_local::WorkloadClusterAccess {
+    pub fn access(self) -> capw_engine::WorkloadClusterAccess {
         match self {
-            WorkloadClustersArg::Connect => {
-                capw_local::WorkloadClusterAccess::Connect(capw_local::ClusterCacheConfig::default())
-            }
-            WorkloadClustersArg::Off => capw_local::WorkloadClusterAccess::Off,
+            WorkloadClustersArg::Connect => capw_engine::WorkloadClusterAccess::Connect(
+                capw_engine::ClusterCacheConfig::default(),
+            ),
+            WorkloadClustersArg::Off => capw_engine::WorkloadClusterAccess::Off,
         }
     }
 }

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
+use capw_engine::SecretSource;
 use capw_kube::webhook::WebhookConfig;
 use capw_kube::{CacheConfig, ControllerConfig, LeaseConfig, RequeuePolicy, ShardConfig};
-use capw_local::SecretSource;
 use clap::Args;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio::signal::unix::{SignalKind, signal};
@@ -149,12 +149,12 @@ where
 }
 
 pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()> {
-    let mut local = crate::state::config(global);
-    local.secrets = SecretSource::Store {
+    let mut engine = crate::state::config(global).engine;
+    engine.secrets = SecretSource::Store {
         default_namespace: args.lease_namespace.clone(),
     };
-    local.max_requeue = Duration::from_secs(args.max_requeue_seconds.max(1));
-    local.workload_clusters = args.workload_clusters.access();
+    engine.max_requeue = Duration::from_secs(args.max_requeue_seconds.max(1));
+    engine.workload_clusters = args.workload_clusters.access();
     let identity = match &args.identity {
         Some(id) => id.clone(),
         None => {
@@ -171,7 +171,7 @@ pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()
     };
     let sharded = args.shards > 1;
     let config = ControllerConfig {
-        local,
+        engine,
         provider_namespace: args.lease_namespace.clone(),
         watch_namespace: args.watch_namespace.clone(),
         identity,

@@ -1,7 +1,7 @@
 //! `capw delete`: mark an object deleted; a Cluster is torn down by the next `capw up`.
 
 use anyhow::bail;
-use capw_store::{Deleted, ObjectKey, StoreError};
+use capw_engine::store::{Deleted, ObjectKey, StoreError};
 
 use crate::cli::{DeleteArgs, GlobalArgs, Resource};
 

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use anyhow::bail;
-use capw_store::{ObjectKey, ObjectStore};
+use capw_engine::store::{ObjectKey, ObjectStore};
 use serde_json::Value;
 
 use crate::cli::{DescribeArgs, GlobalArgs, Resource};

@@ -3,7 +3,7 @@
 use std::io::Write as _;
 
 use anyhow::Context as _;
-use capw_store::{ObjectKey, ObjectStore};
+use capw_engine::store::{ObjectKey, ObjectStore};
 use serde_json::Value;
 
 use crate::cli::{GetArgs, GlobalArgs, Resource};
@@ -218,7 +218,7 @@ async fn print_kubeconfig(
     let key = ObjectKey::namespaced(
         "Secret",
         namespace,
-        &capw_local::kubeconfig_secret_name(name),
+        &capw_engine::kubeconfig_secret_name(name),
     );
     let Some(secret) = store.get(&key).await? else {
         anyhow::bail!(
@@ -226,7 +226,7 @@ async fn print_kubeconfig(
              an endpoint, with workload cluster access on (--workload-clusters connect)"
         );
     };
-    let value = capw_local::kubeconfig_value(&secret)
+    let value = capw_engine::kubeconfig_value(&secret)
         .with_context(|| format!("the Secret {key} holds no readable `value`"))?;
     std::io::stdout()
         .write_all(&value)
@@ -241,14 +241,14 @@ async fn print_cluster_secrets(
     name: &str,
     item: Option<&str>,
 ) -> anyhow::Result<()> {
-    let key = ObjectKey::namespaced("Secret", namespace, &capw_local::cluster_secret_name(name));
+    let key = ObjectKey::namespaced("Secret", namespace, &capw_engine::cluster_secret_name(name));
     let Some(secret) = store.get(&key).await? else {
         anyhow::bail!(
             "no secrets for cluster {namespace}/{name}: the bootstrap provider makes them on the \
              cluster's first pass"
         );
     };
-    let items = capw_local::stored_secret_items(&secret)
+    let items = capw_engine::stored_secret_items(&secret)
         .with_context(|| format!("the Secret {key} holds no readable items"))?;
     let mut out = std::io::stdout();
     match item {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use capw_store::ObjectStore;
+use capw_engine::store::ObjectStore;
 use clap::Args;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 

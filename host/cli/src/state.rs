@@ -1,5 +1,7 @@
 //! The local mode's state directory and store, as the commands open them.
 
+use std::path::Path;
+
 use anyhow::Context;
 use capw_local::LocalConfig;
 use capw_store::Store;
@@ -8,11 +10,16 @@ use crate::cli::GlobalArgs;
 
 /// The local-mode settings the global flags say.
 pub fn config(global: &GlobalArgs) -> LocalConfig {
-    let mut config = LocalConfig::new(&global.state_dir);
+    config_in(global, &global.state_dir)
+}
+
+/// The local-mode settings the global flags say, with the state in `state_dir`.
+pub fn config_in(global: &GlobalArgs, state_dir: &Path) -> LocalConfig {
+    let mut config = LocalConfig::new(state_dir);
     if let Some(dir) = &global.plugin_dir {
-        config.plugin_dir = dir.clone();
+        config.engine.plugin_dir = dir.clone();
     }
-    config.cache_dir = global.cache_dir();
+    config.engine.cache_dir = global.cache_dir();
     config
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use capw_local::{ClusterOutcome, Executor, Progress};
+use capw_local::{ClusterOutcome, Progress};
 use capw_simcloud::{RealBoot, SimCloud, SimCloudConfig, Timings};
 use std::path::PathBuf;
 
@@ -49,7 +49,7 @@ fn real_boot(config: &capw_local::LocalConfig, args: &UpArgs) -> anyhow::Result<
 pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut config = crate::state::config(global);
-    config.workload_clusters = args.workload_clusters().access();
+    config.engine.workload_clusters = args.workload_clusters().access();
     let store = crate::state::open_store(global)?;
     let sim = if args.no_simcloud {
         None
@@ -71,7 +71,7 @@ pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
         Some(sim)
     };
 
-    let executor = Executor::open(store.clone(), config).await?;
+    let executor = capw_local::open(store.clone(), config.engine).await?;
     for p in store.list("WasmProvider", None)? {
         eprintln!(
             "provider {:<24} Loaded={} {}",
@@ -89,9 +89,7 @@ pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
             crate::get::printable(&p.line)
         );
     });
-    let report = executor
-        .reconcile_until_settled(args.timeout, progress)
-        .await?;
+    let report = capw_local::reconcile_until_settled(&executor, args.timeout, progress).await?;
     if let Some(sim) = sim {
         sim.shutdown().await.context("stopping simcloud")?;
     }

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use capw_api::Cluster;
-use capw_local::{Executor, PassOutcome, Requeue};
-use capw_store::{ObjectKey, ObjectStore};
+use capw_engine::store::{ObjectKey, ObjectStore};
+use capw_engine::{Executor, PassOutcome, Requeue};
 use futures::stream::BoxStream;
 use futures::{FutureExt as _, StreamExt};
 use kube::runtime::controller::{Action, Config, Controller};

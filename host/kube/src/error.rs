@@ -12,14 +12,14 @@ pub enum KubeModeError {
         /// The Cluster.
         cluster: String,
         #[source]
-        source: capw_local::LocalError,
+        source: capw_engine::EngineError,
     },
     /// Loading the providers failed in the host (the API server or the runtime).
     #[error("loading providers")]
-    Providers(#[source] capw_local::LocalError),
+    Providers(#[source] capw_engine::EngineError),
     /// Listing the providers to tell whether they changed failed.
     #[error("reading providers")]
-    Store(#[from] capw_store::StoreError),
+    Store(#[from] capw_engine::store::StoreError),
     /// Leader election failed or the Lease was lost.
     #[error("leader election")]
     Lease(#[source] std::sync::Arc<LeaseError>),

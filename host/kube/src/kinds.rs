@@ -6,7 +6,7 @@ use kube::core::{ApiResource, GroupVersionKind};
 /// owner reference to that Cluster from it.
 pub const CLUSTER_LABEL: &str = "capw.dev/cluster";
 
-/// How one kind of the [`capw_store::ObjectStore`] API maps to the Kubernetes API.
+/// How one kind of the [`capw_engine::store::ObjectStore`] API maps to the Kubernetes API.
 #[derive(Clone, Debug)]
 pub struct Kind {
     /// Group, version, kind and plural.

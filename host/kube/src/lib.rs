@@ -3,7 +3,7 @@
 //! Start with [`ControllerConfig`] and [`run`]: it serves the health and metrics endpoints,
 //! waits for the leader Lease (when configured), loads every `WasmProvider` (file and
 //! `configMap` sources, secret grants from `Secret` objects), and runs kube-runtime's
-//! controller on Clusters, each reconcile one pass of [`capw_local::Executor`] over
+//! controller on Clusters, each reconcile one pass of [`capw_engine::Executor`] over
 //! [`KubeStore`] until the shutdown signal.
 //!
 //! # Guarantees
@@ -32,8 +32,8 @@ pub mod webhook;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use capw_local::LocalConfig;
-use capw_store::ObjectStore;
+use capw_engine::EngineConfig;
+use capw_engine::store::ObjectStore;
 use controller::ExecutorSlot;
 use futures::FutureExt as _;
 use kube::Client;
@@ -63,9 +63,9 @@ impl<T> Drop for Background<T> {
 #[derive(Clone, Debug)]
 pub struct ControllerConfig {
     /// Plugin directory, compile cache, retry bounds, `secrets` (set to
-    /// [`capw_local::SecretSource::Store`] for Kubernetes Secrets) and `workload_clusters`
+    /// [`capw_engine::SecretSource::Store`] for Kubernetes Secrets) and `workload_clusters`
     /// (whether each Cluster's kubeconfig Secret is written and its workload cluster reached).
-    pub local: LocalConfig,
+    pub engine: EngineConfig,
     /// Namespace whose ConfigMaps are watched for provider changes, and where secret grants
     /// without a namespace are looked up.
     pub provider_namespace: String,
@@ -110,19 +110,21 @@ fn serving(
 /// cluster reached.
 async fn standby_executor(
     client: &Client,
-    local: &LocalConfig,
-) -> Result<Arc<capw_local::Executor>, KubeModeError> {
+    engine: &EngineConfig,
+) -> Result<Arc<capw_engine::Executor>, KubeModeError> {
     let direct: Arc<dyn ObjectStore> = Arc::new(KubeStore::new(client.clone()));
-    let mut local = local.clone();
-    local.workload_clusters = capw_local::WorkloadClusterAccess::Off;
-    let registry =
-        capw_local::ProviderRegistry::load_all(&capw_store::Overlay::new(direct.clone()), &local)
-            .await
-            .map_err(KubeModeError::Providers)?;
-    Ok(Arc::new(capw_local::Executor::new(
+    let mut engine = engine.clone();
+    engine.workload_clusters = capw_engine::WorkloadClusterAccess::Off;
+    let registry = capw_engine::ProviderRegistry::load_all(
+        &capw_engine::store::Overlay::new(direct.clone()),
+        &engine,
+    )
+    .await
+    .map_err(KubeModeError::Providers)?;
+    Ok(Arc::new(capw_engine::Executor::new(
         direct,
         Arc::new(registry),
-        local,
+        engine,
     )))
 }
 
@@ -154,7 +156,7 @@ pub async fn run(
     let shutdown = shutdown.shared();
     let metrics = Arc::new(Metrics::default());
     // The caller's observer (`capw bench kube`'s) hears every call too.
-    config.local.call_observer = Some(match config.local.call_observer.take() {
+    config.engine.call_observer = Some(match config.engine.call_observer.take() {
         Some(theirs) => Arc::new(metrics::Both(metrics.clone(), theirs)),
         None => metrics.clone(),
     });
@@ -190,7 +192,7 @@ pub async fn run(
     // others once their providers are loaded below, with those.
     let standby = match (&config.webhook, &config.leader_election) {
         (Some(webhook), Some(_)) => {
-            let slot = ExecutorSlot::new(standby_executor(&client, &config.local).await?);
+            let slot = ExecutorSlot::new(standby_executor(&client, &config.engine).await?);
             servers.push(serve_webhook(&client, webhook, &slot, shutdown.clone()).await?);
             Some(slot)
         }
@@ -226,7 +228,7 @@ pub async fn run(
     );
     let store: Arc<dyn ObjectStore> = Arc::new(store);
     let fingerprint = providers::fingerprint(store.as_ref(), &config.provider_namespace).await?;
-    let executor = providers::load(&store, &config.local, &metrics, None).await?;
+    let executor = providers::load(&store, &config.engine, &metrics, None).await?;
     let executors = match standby {
         Some(slot) => {
             slot.replace(executor);
@@ -254,7 +256,7 @@ pub async fn run(
     let watch = Background(tokio::spawn(providers::watch(
         client.clone(),
         config.provider_namespace.clone(),
-        config.local.clone(),
+        config.engine.clone(),
         ctx.clone(),
         fingerprint,
         reload_tx,

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use capw_api::{ProviderSource, WasmProvider};
-use capw_local::{Executor, LocalConfig, ProviderRegistry};
-use capw_store::{ObjectKey, ObjectStore};
+use capw_engine::EngineConfig;
+use capw_engine::store::{ObjectKey, ObjectStore};
+use capw_engine::{Executor, ProviderRegistry};
 use futures::{FutureExt as _, StreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Client;
@@ -32,7 +33,7 @@ const RELOAD_DEBOUNCE: Duration = Duration::from_millis(300);
 /// does not load is in its status.
 pub(crate) async fn load(
     store: &Arc<dyn ObjectStore>,
-    config: &LocalConfig,
+    config: &EngineConfig,
     metrics: &Metrics,
     previous: Option<&Executor>,
 ) -> Result<Arc<Executor>, KubeModeError> {
@@ -127,7 +128,7 @@ pub(crate) async fn fingerprint(
 pub(crate) async fn watch(
     client: Client,
     namespace: String,
-    config: LocalConfig,
+    config: EngineConfig,
     ctx: Arc<Context>,
     mut current: BTreeMap<String, Vec<String>>,
     reloaded: mpsc::Sender<()>,

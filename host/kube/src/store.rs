@@ -46,7 +46,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use capw_store::{Applied, Change, Deleted, ObjectKey, ObjectStore, StoreError};
+use capw_engine::store::{Applied, Change, Deleted, ObjectKey, ObjectStore, StoreError};
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use serde_json::{Value, json};
@@ -491,7 +491,7 @@ impl ObjectStore for KubeStore {
             }
         }
         let mut all = self.list(kind_name, Some(namespace)).await?;
-        all.retain(|o| capw_store::has_label(o, label, value));
+        all.retain(|o| capw_engine::store::has_label(o, label, value));
         Ok(all)
     }
 

@@ -31,7 +31,7 @@ use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
-use capw_local::Executor;
+use capw_engine::Executor;
 
 use crate::controller::ExecutorSlot;
 use crate::error::chain;

@@ -16,11 +16,12 @@ mod shards;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use capw_engine::EngineConfig;
+use capw_engine::SecretSource;
+use capw_engine::store::{ObjectKey, ObjectStore};
 use capw_kube::{CacheConfig, ControllerConfig, KubeStore, LeaseConfig, RequeuePolicy};
-use capw_local::{LocalConfig, SecretSource};
 use capw_simcloud::model::Inventory;
 use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
-use capw_store::{ObjectKey, ObjectStore};
 use capw_test_support::bounded::{Watchdog, output_within, step};
 use capw_test_support::condition;
 use capw_test_support::kube::KubeEnv;
@@ -138,16 +139,18 @@ impl World {
     }
 
     fn config(&self, identity: &str, lease: Option<Duration>) -> ControllerConfig {
-        let mut local = LocalConfig::new(self.tmp.path().join("state"));
-        local.plugin_dir = capw_test_support::plugin_dir();
-        local.cache_dir = Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
-        local.max_requeue = Duration::from_millis(200);
-        local.base_backoff = Duration::from_millis(50);
-        local.secrets = SecretSource::Store {
-            default_namespace: self.namespace.clone(),
-        };
+        let mut engine = EngineConfig::new(
+            capw_test_support::plugin_dir(),
+            self.tmp.path().join("pulled"),
+            SecretSource::Store {
+                default_namespace: self.namespace.clone(),
+            },
+        );
+        engine.cache_dir = Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
+        engine.max_requeue = Duration::from_millis(200);
+        engine.base_backoff = Duration::from_millis(50);
         ControllerConfig {
-            local,
+            engine,
             provider_namespace: self.namespace.clone(),
             watch_namespace: Some(self.namespace.clone()),
             identity: identity.into(),
@@ -836,7 +839,7 @@ async fn a_shutdown_while_starting_stops_the_controller() {
 async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
     use base64::Engine as _;
     use base64::engine::general_purpose::STANDARD;
-    use capw_local::{ClusterCacheConfig, WorkloadClusterAccess};
+    use capw_engine::{ClusterCacheConfig, WorkloadClusterAccess};
     use k8s_openapi::api::core::v1::Node;
     use kube::api::{Api, Patch, PatchParams, PostParams};
 
@@ -844,7 +847,7 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
     let ns = w.namespace.clone();
     let stand_in = KubeEnv::start();
     let mut config = w.config("solo", None);
-    config.local.workload_clusters = WorkloadClusterAccess::Connect(ClusterCacheConfig {
+    config.engine.workload_clusters = WorkloadClusterAccess::Connect(ClusterCacheConfig {
         probe_timeout: Duration::from_secs(1),
         ..ClusterCacheConfig::default()
     });

@@ -15,13 +15,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use capw_api::parse_manifests;
+use capw_engine::EngineConfig;
+use capw_engine::store::{ObjectKey, ObjectStore};
+use capw_engine::{ClusterCacheConfig, Executor, SecretSource, WorkloadClusterAccess};
 use capw_kube::{CacheConfig, ControllerConfig, KubeStore, RequeuePolicy};
-use capw_local::{
-    ClusterCacheConfig, Executor, LocalConfig, Progress, SecretSource, WorkloadClusterAccess,
-};
+use capw_local::Progress;
 use capw_simcloud::model::Inventory;
 use capw_simcloud::{FaultConfig, RealBoot, SimCloud, SimCloudConfig, SimCloudHandle, Timings};
-use capw_store::{ObjectKey, ObjectStore, Store};
+use capw_store::Store;
 use capw_test_support::condition;
 use capw_test_support::kube::KubeEnv;
 use capw_test_support::real_boot::{MachinesGuard, kube_binaries};
@@ -63,7 +64,7 @@ struct Scenario {
     namespace: String,
     store: Arc<dyn ObjectStore>,
     sim: SimCloudHandle,
-    config: LocalConfig,
+    config: EngineConfig,
     driver: Option<Driver>,
     /// With real boot: the cloud's machines directory; its machines are destroyed on drop.
     machines: Option<MachinesGuard>,
@@ -91,8 +92,12 @@ impl Scenario {
         let state_dir = tmp.path().join(".capw");
         std::fs::create_dir_all(state_dir.join("secrets/simcloud")).unwrap();
         std::fs::write(state_dir.join("secrets/simcloud/token"), TOKEN).unwrap();
-        let config = local_config(&state_dir, SecretSource::Files, boot);
-        let store: Arc<dyn ObjectStore> = Arc::new(Store::open(&config.state_file()).unwrap());
+        let secrets = SecretSource::Files {
+            dir: state_dir.join("secrets"),
+        };
+        let config = engine_config(&state_dir, secrets, boot);
+        let store: Arc<dyn ObjectStore> =
+            Arc::new(Store::open(&state_dir.join(capw_local::STATE_FILE)).unwrap());
         let (sim, machines) = sim(boot, tmp.path(), faults).await;
         Scenario {
             mode: "embedded",
@@ -128,7 +133,7 @@ impl Scenario {
             .await
             .unwrap();
         let tmp = tempfile::tempdir().unwrap();
-        let config = local_config(
+        let config = engine_config(
             &tmp.path().join("state"),
             SecretSource::Store {
                 default_namespace: namespace.clone(),
@@ -137,7 +142,7 @@ impl Scenario {
         );
         let (stop, stopped) = oneshot::channel::<()>();
         let controller = ControllerConfig {
-            local: config.clone(),
+            engine: config.clone(),
             provider_namespace: namespace.clone(),
             watch_namespace: Some(namespace.clone()),
             identity: "scenario".into(),
@@ -306,7 +311,7 @@ impl Scenario {
                 let executor = Executor::new(
                     self.store.clone(),
                     Arc::new(
-                        capw_local::ProviderRegistry::load_all(self.store.as_ref(), &self.config)
+                        capw_engine::ProviderRegistry::load_all(self.store.as_ref(), &self.config)
                             .await
                             .unwrap(),
                     ),
@@ -317,8 +322,7 @@ impl Scenario {
             }
             Some(Driver::Embedded(executor)) => {
                 let progress = Arc::new(|p: Progress| eprintln!("{}: {}", p.cluster, p.line));
-                executor
-                    .reconcile_until_settled(WAIT, progress)
+                capw_local::reconcile_until_settled(executor, WAIT, progress)
                     .await
                     .unwrap();
                 for (name, expect) in expected {
@@ -397,13 +401,15 @@ impl Scenario {
     }
 }
 
-fn local_config(state_dir: &std::path::Path, secrets: SecretSource, boot: Boot) -> LocalConfig {
-    let mut config = LocalConfig::new(state_dir);
-    config.plugin_dir = capw_test_support::plugin_dir();
+fn engine_config(state_dir: &std::path::Path, secrets: SecretSource, boot: Boot) -> EngineConfig {
+    let mut config = EngineConfig::new(
+        capw_test_support::plugin_dir(),
+        state_dir.join("cache"),
+        secrets,
+    );
     config.cache_dir = Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
     config.max_requeue = Duration::from_millis(200);
     config.base_backoff = Duration::from_millis(50);
-    config.secrets = secrets;
     if boot == Boot::Real {
         config.workload_clusters = WorkloadClusterAccess::Connect(ClusterCacheConfig::default());
     }

@@ -5,9 +5,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use capw_local::{LocalConfig, ProviderRegistry};
+use capw_engine::ProviderRegistry;
+use capw_engine::store::ObjectKey;
+use capw_local::LocalConfig;
 use capw_oci::{ClientSettings, Credentials, RetryPolicy, push};
-use capw_store::{ObjectKey, Store};
+use capw_store::Store;
 use capw_test_support::registry::TestRegistry;
 use serde_json::{Value, json};
 
@@ -58,7 +60,7 @@ fn provider(name: &str, oci: Value) -> Value {
 /// `cache`.
 fn state(dir: &Path, cache: &Path, providers: &[Value]) -> (LocalConfig, Store) {
     let mut config = LocalConfig::new(dir.join(".capw"));
-    config.cache_dir = Some(cache.to_path_buf());
+    config.engine.cache_dir = Some(cache.to_path_buf());
     std::fs::create_dir_all(&config.state_dir).unwrap();
     let store = Store::open(&config.state_file()).unwrap();
     for p in providers {
@@ -148,7 +150,9 @@ async fn providers_load_by_tag_and_digest_and_from_the_cache_when_the_registry_i
     let cache = dir.path().join("cache");
     std::fs::create_dir_all(&cache).unwrap();
     let (config, store) = state(dir.path(), &cache, &providers);
-    let loaded_registry = ProviderRegistry::load_all(&store, &config).await.unwrap();
+    let loaded_registry = ProviderRegistry::load_all(&store, &config.engine)
+        .await
+        .unwrap();
     assert_loaded(&store, "by-tag");
     assert_loaded(&store, "by-digest");
     assert_loaded(&store, "big");
@@ -169,7 +173,9 @@ async fn providers_load_by_tag_and_digest_and_from_the_cache_when_the_registry_i
     // A restart with the registry down: what is cached (by digest, or the tag's last digest)
     // loads; nothing is pulled or compiled again.
     registry.stop();
-    let restarted = ProviderRegistry::load_all(&store, &config).await.unwrap();
+    let restarted = ProviderRegistry::load_all(&store, &config.engine)
+        .await
+        .unwrap();
     assert_loaded(&store, "by-tag");
     assert_loaded(&store, "by-digest");
     assert_loaded(&store, "big");
@@ -219,7 +225,9 @@ async fn registry_credentials_come_from_a_local_secret() {
         std::fs::write(secrets.join(name).join("username"), "capw\n").unwrap();
         std::fs::write(secrets.join(name).join("password"), format!("{password}\n")).unwrap();
     }
-    let _registry = ProviderRegistry::load_all(&store, &config).await.unwrap();
+    let _registry = ProviderRegistry::load_all(&store, &config.engine)
+        .await
+        .unwrap();
     assert_loaded(&store, "good");
     for name in ["wrong", "none"] {
         let message = assert_refused(&store, name, "Unauthorized");
@@ -245,7 +253,9 @@ async fn a_moved_tag_is_swapped_in_while_holders_keep_the_old_component() {
     ];
     let dir = tempfile::tempdir().unwrap();
     let (config, store) = state(dir.path(), &compile_cache(), &providers);
-    let providers = ProviderRegistry::load_all(&store, &config).await.unwrap();
+    let providers = ProviderRegistry::load_all(&store, &config.engine)
+        .await
+        .unwrap();
     assert!(providers.refreshable(&store).await.unwrap());
     let before = providers.get("moving").unwrap();
     assert_eq!(before.digest, v1);

@@ -7,10 +7,10 @@ use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::error::StoreError;
-use crate::meta::{
-    ObjectKey, WatchEvent, WatchEventKind, finalizers, has_label, meta_str, metadata_mut,
-    now_rfc3339,
+use capw_engine::store::meta::{finalizers, meta_str, metadata_mut, now_rfc3339};
+use capw_engine::store::{
+    Applied, Change, Deleted, ObjectKey, ObjectStore, StoreError, WatchEvent, WatchEventKind,
+    has_label,
 };
 
 /// Objects by `kind/namespace/name`, as JSON.
@@ -31,23 +31,6 @@ const LABEL_INDEX_CURRENT: u64 = 1;
 /// How many events a slow watcher may fall behind before it is told it lagged (it then
 /// relists, as a Kubernetes watcher would).
 const WATCH_BUFFER: usize = 4096;
-
-/// The outcome of [`Store::apply`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Applied {
-    Created,
-    Configured,
-    Unchanged,
-}
-
-/// The outcome of [`Store::delete`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Deleted {
-    /// The object is gone.
-    Removed,
-    /// The object has finalizers: it is marked with `deletionTimestamp` and goes when they do.
-    Marked,
-}
 
 /// An open state file. Cheap to clone; every clone sees the same objects.
 #[derive(Clone)]
@@ -74,36 +57,34 @@ impl Store {
             redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
                 path: path.display().to_string(),
             },
-            other => StoreError::db(other),
+            other => db_error(other),
         })?;
-        let tx = db.begin_write().map_err(StoreError::db)?;
+        let tx = db.begin_write().map_err(db_error)?;
         {
-            let objects = tx.open_table(OBJECTS).map_err(StoreError::db)?;
-            let mut labels = tx.open_table(LABELS).map_err(StoreError::db)?;
-            let mut counters = tx.open_table(COUNTERS).map_err(StoreError::db)?;
+            let objects = tx.open_table(OBJECTS).map_err(db_error)?;
+            let mut labels = tx.open_table(LABELS).map_err(db_error)?;
+            let mut counters = tx.open_table(COUNTERS).map_err(db_error)?;
             let indexed = counters
                 .get(LABEL_INDEX_VERSION)
-                .map_err(StoreError::db)?
+                .map_err(db_error)?
                 .map(|v| v.value());
             if indexed != Some(LABEL_INDEX_CURRENT) {
-                labels.retain(|_, _| false).map_err(StoreError::db)?;
-                for entry in objects.iter().map_err(StoreError::db)? {
-                    let (k, v) = entry.map_err(StoreError::db)?;
+                labels.retain(|_, _| false).map_err(db_error)?;
+                for entry in objects.iter().map_err(db_error)? {
+                    let (k, v) = entry.map_err(db_error)?;
                     let object = decode(v.value())?;
                     let key = ObjectKey::of(&object)?;
                     debug_assert_eq!(key.db_key(), k.value());
                     for index_key in label_index_keys(&key, &object) {
-                        labels
-                            .insert(index_key.as_str(), ())
-                            .map_err(StoreError::db)?;
+                        labels.insert(index_key.as_str(), ()).map_err(db_error)?;
                     }
                 }
                 counters
                     .insert(LABEL_INDEX_VERSION, LABEL_INDEX_CURRENT)
-                    .map_err(StoreError::db)?;
+                    .map_err(db_error)?;
             }
         }
-        tx.commit().map_err(StoreError::db)?;
+        tx.commit().map_err(db_error)?;
         let (events, _) = broadcast::channel(WATCH_BUFFER);
         Ok(Store {
             db: Arc::new(db),
@@ -123,9 +104,9 @@ impl Store {
     ///
     /// [`StoreError::Database`] when the state file cannot be read.
     pub fn get(&self, key: &ObjectKey) -> Result<Option<Value>, StoreError> {
-        let tx = self.db.begin_read().map_err(StoreError::db)?;
-        let table = tx.open_table(OBJECTS).map_err(StoreError::db)?;
-        let found = table.get(key.db_key().as_str()).map_err(StoreError::db)?;
+        let tx = self.db.begin_read().map_err(db_error)?;
+        let table = tx.open_table(OBJECTS).map_err(db_error)?;
+        let found = table.get(key.db_key().as_str()).map_err(db_error)?;
         found.map(|v| decode(v.value())).transpose()
     }
 
@@ -136,11 +117,11 @@ impl Store {
     /// [`StoreError::Database`] when the state file cannot be read.
     pub fn list(&self, kind: &str, namespace: Option<&str>) -> Result<Vec<Value>, StoreError> {
         let prefix = ObjectKey::prefix(kind, namespace);
-        let tx = self.db.begin_read().map_err(StoreError::db)?;
-        let table = tx.open_table(OBJECTS).map_err(StoreError::db)?;
+        let tx = self.db.begin_read().map_err(db_error)?;
+        let table = tx.open_table(OBJECTS).map_err(db_error)?;
         let mut out = Vec::new();
-        for entry in table.range(prefix.as_str()..).map_err(StoreError::db)? {
-            let (k, v) = entry.map_err(StoreError::db)?;
+        for entry in table.range(prefix.as_str()..).map_err(db_error)? {
+            let (k, v) = entry.map_err(db_error)?;
             if !k.value().starts_with(&prefix) {
                 break;
             }
@@ -164,17 +145,17 @@ impl Store {
         value: &str,
     ) -> Result<Vec<Value>, StoreError> {
         let prefix = label_index_prefix(kind, namespace, label, value);
-        let tx = self.db.begin_read().map_err(StoreError::db)?;
-        let labels = tx.open_table(LABELS).map_err(StoreError::db)?;
-        let objects = tx.open_table(OBJECTS).map_err(StoreError::db)?;
+        let tx = self.db.begin_read().map_err(db_error)?;
+        let labels = tx.open_table(LABELS).map_err(db_error)?;
+        let objects = tx.open_table(OBJECTS).map_err(db_error)?;
         let mut out = Vec::new();
-        for entry in labels.range(prefix.as_str()..).map_err(StoreError::db)? {
-            let (k, _) = entry.map_err(StoreError::db)?;
+        for entry in labels.range(prefix.as_str()..).map_err(db_error)? {
+            let (k, _) = entry.map_err(db_error)?;
             let Some(name) = k.value().strip_prefix(prefix.as_str()) else {
                 break;
             };
             let key = ObjectKey::namespaced(kind, namespace, name);
-            if let Some(v) = objects.get(key.db_key().as_str()).map_err(StoreError::db)? {
+            if let Some(v) = objects.get(key.db_key().as_str()).map_err(db_error)? {
                 let object = decode(v.value())?;
                 // A value holding the separator could make another entry look like a match.
                 if has_label(&object, label, value) {
@@ -191,9 +172,9 @@ impl Store {
     ///
     /// [`StoreError::Database`] when the state file cannot be read.
     pub fn resource_version(&self) -> Result<u64, StoreError> {
-        let tx = self.db.begin_read().map_err(StoreError::db)?;
-        let table = tx.open_table(COUNTERS).map_err(StoreError::db)?;
-        let v = table.get(RESOURCE_VERSION).map_err(StoreError::db)?;
+        let tx = self.db.begin_read().map_err(db_error)?;
+        let table = tx.open_table(COUNTERS).map_err(db_error)?;
+        let v = table.get(RESOURCE_VERSION).map_err(db_error)?;
         Ok(v.map_or(0, |v| v.value()))
     }
 
@@ -339,14 +320,14 @@ impl Store {
         decide: impl FnOnce(Option<&Value>) -> Result<Option<Value>, StoreError>,
     ) -> Result<(Option<Value>, Option<WatchEvent>), StoreError> {
         let db_key = key.db_key();
-        let tx = self.db.begin_write().map_err(StoreError::db)?;
+        let tx = self.db.begin_write().map_err(db_error)?;
         let (stored, event) = {
-            let mut objects = tx.open_table(OBJECTS).map_err(StoreError::db)?;
-            let mut labels = tx.open_table(LABELS).map_err(StoreError::db)?;
-            let mut counters = tx.open_table(COUNTERS).map_err(StoreError::db)?;
+            let mut objects = tx.open_table(OBJECTS).map_err(db_error)?;
+            let mut labels = tx.open_table(LABELS).map_err(db_error)?;
+            let mut counters = tx.open_table(COUNTERS).map_err(db_error)?;
             let existing = objects
                 .get(db_key.as_str())
-                .map_err(StoreError::db)?
+                .map_err(db_error)?
                 .map(|v| decode(v.value()))
                 .transpose()?;
             let Some(mut next) = decide(existing.as_ref())? else {
@@ -354,12 +335,12 @@ impl Store {
             };
             let version = counters
                 .get(RESOURCE_VERSION)
-                .map_err(StoreError::db)?
+                .map_err(db_error)?
                 .map_or(0, |v| v.value())
                 + 1;
             counters
                 .insert(RESOURCE_VERSION, version)
-                .map_err(StoreError::db)?;
+                .map_err(db_error)?;
             let removed = next.is_null()
                 || (meta_str(&next, "deletionTimestamp").is_some() && finalizers(&next).is_empty());
             let old_labels = existing
@@ -372,13 +353,13 @@ impl Store {
                 label_index_keys(key, &next)
             };
             for gone in old_labels.iter().filter(|k| !new_labels.contains(k)) {
-                labels.remove(gone.as_str()).map_err(StoreError::db)?;
+                labels.remove(gone.as_str()).map_err(db_error)?;
             }
             for added in new_labels.iter().filter(|k| !old_labels.contains(k)) {
-                labels.insert(added.as_str(), ()).map_err(StoreError::db)?;
+                labels.insert(added.as_str(), ()).map_err(db_error)?;
             }
             let kind = if removed {
-                objects.remove(db_key.as_str()).map_err(StoreError::db)?;
+                objects.remove(db_key.as_str()).map_err(db_error)?;
                 next = Value::Null;
                 WatchEventKind::Deleted
             } else {
@@ -387,7 +368,7 @@ impl Store {
                     serde_json::to_vec(&next).map_err(|e| StoreError::Invalid(e.to_string()))?;
                 objects
                     .insert(db_key.as_str(), bytes.as_slice())
-                    .map_err(StoreError::db)?;
+                    .map_err(db_error)?;
                 if existing.is_some() {
                     WatchEventKind::Modified
                 } else {
@@ -401,7 +382,7 @@ impl Store {
             };
             ((!next.is_null()).then_some(next), event)
         };
-        tx.commit().map_err(StoreError::db)?;
+        tx.commit().map_err(db_error)?;
         // No watcher is fine: events are for whoever listens.
         let _ = self.events.send(event.clone());
         Ok((stored, Some(event)))
@@ -491,4 +472,60 @@ fn check_version(
 
 fn decode(bytes: &[u8]) -> Result<Value, StoreError> {
     serde_json::from_slice(bytes).map_err(|e| StoreError::Database(Box::new(e)))
+}
+
+#[async_trait::async_trait]
+impl ObjectStore for Store {
+    async fn get(&self, key: &ObjectKey) -> Result<Option<Value>, StoreError> {
+        Store::get(self, key)
+    }
+
+    async fn list(&self, kind: &str, namespace: Option<&str>) -> Result<Vec<Value>, StoreError> {
+        Store::list(self, kind, namespace)
+    }
+
+    async fn list_labelled(
+        &self,
+        kind: &str,
+        namespace: &str,
+        label: &str,
+        value: &str,
+    ) -> Result<Vec<Value>, StoreError> {
+        Store::list_labelled(self, kind, namespace, label, value)
+    }
+
+    async fn create(&self, object: Value) -> Result<Value, StoreError> {
+        Store::create(self, object)
+    }
+
+    async fn apply(&self, object: Value) -> Result<(Value, Applied), StoreError> {
+        Store::apply(self, object)
+    }
+
+    async fn update(
+        &self,
+        key: &ObjectKey,
+        change: Change<'_>,
+    ) -> Result<Option<Value>, StoreError> {
+        // One transaction: nobody can write in between, so `change` runs once.
+        Store::update(self, key, change)
+    }
+
+    async fn update_status(
+        &self,
+        key: &ObjectKey,
+        status: Value,
+        resource_version: Option<&str>,
+    ) -> Result<Value, StoreError> {
+        Store::update_status(self, key, status, resource_version)
+    }
+
+    async fn delete(&self, key: &ObjectKey) -> Result<Deleted, StoreError> {
+        Store::delete(self, key)
+    }
+}
+
+/// A database failure as a [`StoreError`].
+fn db_error(error: impl Into<redb::Error>) -> StoreError {
+    StoreError::Database(Box::new(error.into()))
 }

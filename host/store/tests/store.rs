@@ -1,6 +1,7 @@
 //! The store's Kubernetes-style semantics, on a real state file.
 
-use capw_store::{Applied, Deleted, ObjectKey, Store, StoreError, WatchEventKind};
+use capw_engine::store::{Applied, Deleted, ObjectKey, StoreError, WatchEventKind};
+use capw_store::Store;
 use serde_json::{Value, json};
 
 fn cluster(name: &str, replicas: u32) -> Value {

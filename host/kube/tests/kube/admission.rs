@@ -16,7 +16,7 @@ use capw_test_support::kube::KubeEnv;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
 
 use super::{
-    CacheConfig, ControllerConfig, KUBECTL_LIMIT, LocalConfig, RequeuePolicy, SecretSource,
+    CacheConfig, ControllerConfig, EngineConfig, KUBECTL_LIMIT, RequeuePolicy, SecretSource,
     TEST_LIMIT, capw_binary, free_address, wait,
 };
 
@@ -127,15 +127,17 @@ webhooks:
 }
 
 fn controller_config(dir: &Path, address: SocketAddr) -> ControllerConfig {
-    let mut local = LocalConfig::new(dir.join("state"));
-    local.plugin_dir = capw_test_support::plugin_dir();
-    local.cache_dir =
+    let mut engine = EngineConfig::new(
+        capw_test_support::plugin_dir(),
+        dir.join("pulled"),
+        SecretSource::Store {
+            default_namespace: SYSTEM.into(),
+        },
+    );
+    engine.cache_dir =
         Some(std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
-    local.secrets = SecretSource::Store {
-        default_namespace: SYSTEM.into(),
-    };
     ControllerConfig {
-        local,
+        engine,
         provider_namespace: SYSTEM.into(),
         watch_namespace: None,
         identity: "admission".into(),

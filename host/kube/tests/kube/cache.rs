@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use capw_engine::{Executor, PassOutcome, ProviderRegistry};
 use capw_kube::CacheConfig;
-use capw_local::{Executor, PassOutcome, ProviderRegistry};
 
 use super::*;
 
@@ -29,10 +29,10 @@ async fn a_pass_on_a_lagging_cache_never_creates_a_machine_twice() {
         },
     );
     let store = Arc::new(store);
-    let registry = ProviderRegistry::load_all(store.as_ref(), &config.local)
+    let registry = ProviderRegistry::load_all(store.as_ref(), &config.engine)
         .await
         .unwrap();
-    let executor = Executor::new(store.clone(), Arc::new(registry), config.local.clone());
+    let executor = Executor::new(store.clone(), Arc::new(registry), config.engine.clone());
     let key = ObjectKey::namespaced("Cluster", &w.namespace, "beta");
     let started = Instant::now();
     let mut passes = 0;

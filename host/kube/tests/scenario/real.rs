@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
+use capw_engine::store::ObjectKey;
 use capw_simcloud::model::{Instance, Role};
-use capw_store::ObjectKey;
 use capw_test_support::condition;
 use capw_test_support::real_boot::{EtcdClient, KUBE_VERSIONS, kill_processes, listening_on};
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
@@ -49,7 +49,7 @@ impl Scenario {
             self.mode
         );
         assert_eq!(owner["name"], cluster, "{}: the Secret's owner", self.mode);
-        let value = capw_local::kubeconfig_value(&secret).expect("the Secret holds `value`");
+        let value = capw_engine::kubeconfig_value(&secret).expect("the Secret holds `value`");
         Kubeconfig::from_yaml(std::str::from_utf8(&value).unwrap()).unwrap()
     }
 
@@ -82,13 +82,13 @@ impl Scenario {
         let key = ObjectKey::namespaced(
             "Secret",
             &self.namespace,
-            &capw_local::cluster_secret_name(cluster),
+            &capw_engine::cluster_secret_name(cluster),
         );
         let secret =
             self.store.get(&key).await.unwrap().unwrap_or_else(|| {
                 panic!("{}: no Secret of {cluster}'s cluster secrets", self.mode)
             });
-        let items = capw_local::stored_secret_items(&secret).expect("the cluster Secret's items");
+        let items = capw_engine::stored_secret_items(&secret).expect("the cluster Secret's items");
         let instances = self.instances(cluster).await;
         let first = instances
             .iter()

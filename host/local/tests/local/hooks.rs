@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use capw_engine::store::ObjectKey;
 use capw_local::{ClusterOutcome, Progress};
-use capw_store::ObjectKey;
 use serde_json::{Value, json};
 
 use crate::support::{
@@ -67,8 +67,7 @@ async fn hooks_are_called_at_their_points_and_a_hold_stops_only_its_cluster() {
     let executor = env.executor().await;
 
     let progress = Arc::new(|p: Progress| eprintln!("{}: {}", p.cluster, p.line));
-    let report = executor
-        .reconcile_until_settled(Duration::from_secs(30), progress)
+    let report = capw_local::reconcile_until_settled(&executor, Duration::from_secs(30), progress)
         .await
         .unwrap();
     assert_eq!(report.outcomes["default/alpha"], ClusterOutcome::Converged);

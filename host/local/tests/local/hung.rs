@@ -116,8 +116,7 @@ async fn a_hanging_provider_holds_up_only_its_own_cluster_and_recovers() {
         let executor = executor.clone();
         tokio::spawn(async move {
             let progress = Arc::new(|p: Progress| eprintln!("{}: {}", p.cluster, p.line));
-            executor
-                .reconcile_until_settled(Duration::from_secs(180), progress)
+            capw_local::reconcile_until_settled(&executor, Duration::from_secs(180), progress)
                 .await
                 .unwrap()
         })

@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use capw_engine::store::{ObjectKey, WatchEventKind};
 use capw_local::ClusterOutcome;
-use capw_store::{ObjectKey, Store, WatchEventKind};
+use capw_store::Store;
 use serde_json::Value;
 
 use crate::support::{Env, cluster, delete_and_settle, inventory, machines, manifests, settle};

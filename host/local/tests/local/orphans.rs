@@ -62,9 +62,9 @@ fn example_class(objects: &[Value], name: &str, config: Value) -> Value {
 async fn an_orphan_that_never_goes_away_is_asked_again_with_backoff() {
     let mut env = Env::start(Duration::from_millis(10)).await;
     let deletes = Arc::new(Deletes::default());
-    env.config.call_observer = Some(deletes.clone());
+    env.config.engine.call_observer = Some(deletes.clone());
     // The local mode's default: the tests' environment waits at most 100 ms.
-    env.config.max_requeue = Duration::from_secs(1);
+    env.config.engine.max_requeue = Duration::from_secs(1);
     let mut objects: Vec<Value> = manifests(&env.sim, EXAMPLE)
         .into_iter()
         .filter(|o| o["metadata"]["name"] != "beta")
@@ -86,8 +86,7 @@ async fn an_orphan_that_never_goes_away_is_asked_again_with_backoff() {
     let executor = env.executor().await;
 
     let progress = Arc::new(|p: Progress| eprintln!("{}: {}", p.cluster, p.line));
-    let report = executor
-        .reconcile_until_settled(Duration::from_secs(6), progress)
+    let report = capw_local::reconcile_until_settled(&executor, Duration::from_secs(6), progress)
         .await
         .unwrap();
     assert_eq!(report.outcomes["default/alpha"], ClusterOutcome::TimedOut);
@@ -113,7 +112,7 @@ async fn an_orphan_that_never_goes_away_is_asked_again_with_backoff() {
 async fn machines_another_cluster_owns_are_never_deleted_as_orphans() {
     let mut env = Env::start(Duration::from_millis(10)).await;
     let deletes = Arc::new(Deletes::default());
-    env.config.call_observer = Some(deletes.clone());
+    env.config.engine.call_observer = Some(deletes.clone());
     let objects: Vec<Value> = manifests(&env.sim, EXAMPLE)
         .into_iter()
         .filter(|o| o["metadata"]["name"] != "beta")
@@ -145,8 +144,7 @@ async fn machines_another_cluster_owns_are_never_deleted_as_orphans() {
         liar,
     ]);
     let progress = Arc::new(|p: Progress| eprintln!("{}: {}", p.cluster, p.line));
-    let report = executor
-        .reconcile_until_settled(Duration::from_secs(4), progress)
+    let report = capw_local::reconcile_until_settled(&executor, Duration::from_secs(4), progress)
         .await
         .unwrap();
     assert_eq!(report.outcomes["default/liar"], ClusterOutcome::TimedOut);

@@ -6,10 +6,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use capw_api::parse_manifests;
-use capw_local::{Executor, LocalConfig, Progress, SettleReport};
+use capw_engine::Executor;
+use capw_engine::store::ObjectKey;
+use capw_local::{LocalConfig, Progress, SettleReport};
 use capw_simcloud::model::Inventory;
 use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
-use capw_store::{ObjectKey, Store};
+use capw_store::Store;
 pub use capw_test_support::condition;
 use serde_json::Value;
 
@@ -35,8 +37,7 @@ pub async fn inventory(sim: &SimCloudHandle) -> Inventory {
 pub async fn settle(executor: &Executor) -> SettleReport {
     let started = Instant::now();
     let progress = Arc::new(|p: Progress| eprintln!("{}: {}", p.cluster, p.line));
-    let report = executor
-        .reconcile_until_settled(SETTLE, progress)
+    let report = capw_local::reconcile_until_settled(executor, SETTLE, progress)
         .await
         .unwrap();
     eprintln!("settled in {:?}: {:?}", started.elapsed(), report.outcomes);
@@ -87,10 +88,11 @@ impl Env {
             .await
             .unwrap();
         let mut config = LocalConfig::new(&state_dir);
-        config.plugin_dir = capw_test_support::plugin_dir();
-        config.cache_dir = Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
-        config.max_requeue = Duration::from_millis(100);
-        config.base_backoff = Duration::from_millis(20);
+        config.engine.plugin_dir = capw_test_support::plugin_dir();
+        config.engine.cache_dir =
+            Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
+        config.engine.max_requeue = Duration::from_millis(100);
+        config.engine.base_backoff = Duration::from_millis(20);
         let store = Store::open(&config.state_file()).unwrap();
         Env {
             _tmp: tmp,
@@ -109,7 +111,7 @@ impl Env {
     }
 
     pub async fn executor(&self) -> Executor {
-        Executor::open(self.store.clone(), self.config.clone())
+        capw_local::open(self.store.clone(), self.config.engine.clone())
             .await
             .unwrap()
     }

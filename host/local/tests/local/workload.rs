@@ -4,8 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use capw_local::{ClusterCacheConfig, Executor, PassOutcome, WorkloadClusterAccess};
-use capw_store::{ObjectKey, Store};
+use capw_engine::store::ObjectKey;
+use capw_engine::{ClusterCacheConfig, Executor, PassOutcome, WorkloadClusterAccess};
+use capw_store::Store;
 use capw_test_support::kube::KubeEnv;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -113,7 +114,7 @@ fn machine_condition(m: &Value, type_: &str) -> Value {
 async fn nodes_of_a_real_workload_api_drive_node_refs_health_and_readiness() {
     let (alpha_api, beta_api) = (KubeEnv::start(), KubeEnv::start());
     let mut env = Env::start(Duration::from_millis(5)).await;
-    env.config.workload_clusters = WorkloadClusterAccess::Connect(ClusterCacheConfig {
+    env.config.engine.workload_clusters = WorkloadClusterAccess::Connect(ClusterCacheConfig {
         probe_timeout: Duration::from_secs(1),
         ..ClusterCacheConfig::default()
     });
@@ -140,7 +141,7 @@ async fn nodes_of_a_real_workload_api_drive_node_refs_health_and_readiness() {
             c["metadata"]["uid"]
         );
         assert_eq!(secret["metadata"]["ownerReferences"][0]["kind"], "Cluster");
-        let written = capw_local::kubeconfig_value(&secret).unwrap();
+        let written = capw_engine::kubeconfig_value(&secret).unwrap();
         let endpoint = &c["status"]["controlPlaneEndpoint"];
         let server = format!(
             "{}:{}",

@@ -7,14 +7,14 @@
 
 use std::collections::BTreeMap;
 
+use crate::store::{ObjectKey, ObjectStore, StoreError};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use capw_api::{ConfigMapSource, SecretGrant, SecretRef};
 use capw_runtime::Secret;
-use capw_store::{ObjectKey, ObjectStore, StoreError};
 use serde_json::Value;
 
-use crate::secrets::LocalSecrets;
+use crate::secrets::FileSecrets;
 
 /// Largest value a `configMap` source may hold, as stored (compressed or not). The API server
 /// refuses a ConfigMap whose data is over 1 MiB; this bound makes the limit explicit and keeps
@@ -284,7 +284,7 @@ pub enum StoreSecretError {
 /// WasmProvider and the registry credentials of its `oci` source alike.
 pub(crate) enum SecretsIn<'a> {
     /// The local mode's files.
-    Files(&'a LocalSecrets),
+    Files(&'a FileSecrets),
     /// `Secret` objects.
     Store(StoreSecrets<'a>),
 }

@@ -4,15 +4,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::store::{ObjectKey, StoreError};
 use capw_api::Cluster;
 use capw_reconcile::{Action, StatusView, decide};
-use capw_store::{ObjectKey, StoreError};
 use futures::future::join_all;
 use tracing::Instrument as _;
 
 use crate::actions::{self, Env};
 use crate::calls::ActionNote;
-use crate::error::LocalError;
+use crate::error::EngineError;
 use crate::kubeconfig::{self, kubeconfig_secret_name, stored_kubeconfig};
 use crate::machines;
 use crate::objects::{
@@ -43,7 +43,7 @@ pub enum PassOutcome {
 }
 
 /// Reads the cluster at `key` and everything of it; `None` when it is gone.
-async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalError> {
+async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, EngineError> {
     let Some(value) = env.store.get(key).await? else {
         return Ok(None);
     };
@@ -69,7 +69,7 @@ async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, LocalE
 
 /// Everything stored of `cluster` (its Machines, infrastructure record, secrets, kubeconfig),
 /// owned by its uid; the desired state is left for the caller to compute.
-pub(crate) async fn observe(env: &Env, cluster: Cluster) -> Result<Snapshot, LocalError> {
+pub(crate) async fn observe(env: &Env, cluster: Cluster) -> Result<Snapshot, EngineError> {
     let namespace = cluster
         .metadata
         .namespace
@@ -154,7 +154,7 @@ async fn ensure_finalizer(env: &Env, key: &ObjectKey) -> Result<(), StoreError> 
 
 /// Keeps the infrastructure record's last valid desired state up to date once there is a
 /// record (nothing exists before it), so a deletion can go on after the topology broke.
-async fn remember_applied(env: &Env, s: &Snapshot) -> Result<(), LocalError> {
+async fn remember_applied(env: &Env, s: &Snapshot) -> Result<(), EngineError> {
     let (Ok(desired), Some(record)) = (&s.desired, &s.infrastructure) else {
         return Ok(());
     };
@@ -175,15 +175,15 @@ async fn remember_applied(env: &Env, s: &Snapshot) -> Result<(), LocalError> {
 ///
 /// # Errors
 ///
-/// [`LocalError`] when the store fails; a provider's failure is a note in the status.
-pub(crate) async fn pass(env: &Env, key: &ObjectKey) -> Result<PassOutcome, LocalError> {
+/// [`EngineError`] when the store fails; a provider's failure is a note in the status.
+pub(crate) async fn pass(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineError> {
     // At WARN, so that the default filter (`warn`) keeps it: a warning without its cluster
     // is the case this span is for.
     let span = tracing::warn_span!("pass", cluster = %key.name, namespace = %key.namespace);
     pass_in_span(env, key).instrument(span).await
 }
 
-async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, LocalError> {
+async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineError> {
     let Some(s) = snapshot(env, key).await? else {
         if let Some(cache) = &env.cluster_cache {
             cache.evict_named(&key.namespace, &key.name);

@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
+use crate::store::ObjectKey;
 use capw_api::{Condition, ConditionStatus, MachineStatus, NodeRef, set_condition};
 use capw_reconcile::{
     NODE_HEALTHY, NodeCondition, NodeRefUpdate, NodeView, WorkloadView, node_health,
 };
-use capw_store::ObjectKey;
 use capw_workload::{ApiAvailability, ClusterCache, ClusterId, ReadyStatus, WorkloadObservation};
 
 use crate::actions::Env;
@@ -151,12 +151,12 @@ pub(crate) async fn record_nodes(
                 let mut st: MachineStatus = serde_json::from_value(current).unwrap_or_default();
                 apply_health(&mut st, &health);
                 object["status"] = serde_json::to_value(st)
-                    .map_err(|e| capw_store::StoreError::Invalid(e.to_string()))?;
+                    .map_err(|e| crate::store::StoreError::Invalid(e.to_string()))?;
                 Ok(())
             })
             .await;
         match written {
-            Ok(_) | Err(capw_store::StoreError::NotFound(_)) => {}
+            Ok(_) | Err(crate::store::StoreError::NotFound(_)) => {}
             Err(e) => return Some(Env::store_failed(NODE_HEALTHY, &e)),
         }
     }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::error::StoreError;
+use super::error::StoreError;
 
 /// Where an object lives: its kind, namespace (empty for cluster-scoped kinds) and name.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -55,12 +55,12 @@ impl ObjectKey {
 
     /// The database key: `kind/namespace/name`, which sorts objects of a kind together and
     /// namespaces within it.
-    pub(crate) fn db_key(&self) -> String {
+    pub fn db_key(&self) -> String {
         format!("{}/{}/{}", self.kind, self.namespace, self.name)
     }
 
     /// The prefix of every database key of `kind` (in `namespace`, when given).
-    pub(crate) fn prefix(kind: &str, namespace: Option<&str>) -> String {
+    pub fn prefix(kind: &str, namespace: Option<&str>) -> String {
         match namespace {
             Some(ns) => format!("{kind}/{ns}/"),
             None => format!("{kind}/"),
@@ -96,7 +96,7 @@ pub enum WatchEventKind {
 }
 
 /// The `metadata` map of `object`, created when missing.
-pub(crate) fn metadata_mut(object: &mut Value) -> Result<&mut Map<String, Value>, StoreError> {
+pub fn metadata_mut(object: &mut Value) -> Result<&mut Map<String, Value>, StoreError> {
     let map = object
         .as_object_mut()
         .ok_or_else(|| StoreError::Invalid("not a JSON object".into()))?;
@@ -108,7 +108,7 @@ pub(crate) fn metadata_mut(object: &mut Value) -> Result<&mut Map<String, Value>
 }
 
 /// A string field of `metadata`.
-pub(crate) fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
+pub fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
     object.get("metadata")?.get(field)?.as_str()
 }
 
@@ -122,7 +122,7 @@ pub fn has_label(object: &Value, label: &str, value: &str) -> bool {
 }
 
 /// `metadata.finalizers`, empty when absent.
-pub(crate) fn finalizers(object: &Value) -> Vec<String> {
+pub fn finalizers(object: &Value) -> Vec<String> {
     object
         .get("metadata")
         .and_then(|m| m.get("finalizers"))
@@ -136,7 +136,7 @@ pub(crate) fn finalizers(object: &Value) -> Vec<String> {
 }
 
 /// Now, as Kubernetes writes timestamps: RFC 3339, UTC, whole seconds.
-pub(crate) fn now_rfc3339() -> String {
+pub fn now_rfc3339() -> String {
     let now = jiff::Timestamp::now();
     jiff::Timestamp::from_second(now.as_second())
         .unwrap_or(now)

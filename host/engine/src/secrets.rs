@@ -17,7 +17,7 @@ use capw_runtime::Secret;
 
 /// The local secret directory.
 #[derive(Debug)]
-pub struct LocalSecrets {
+pub struct FileSecrets {
     dir: Option<Dir>,
 }
 
@@ -33,7 +33,7 @@ pub struct SecretReadError {
     pub source: std::io::Error,
 }
 
-impl LocalSecrets {
+impl FileSecrets {
     /// The secrets under `dir`; a missing directory holds no secret.
     ///
     /// # Errors
@@ -41,8 +41,8 @@ impl LocalSecrets {
     /// When `dir` exists but cannot be opened.
     pub fn open(dir: &Path) -> std::io::Result<Self> {
         match Dir::open_ambient_dir(dir, ambient_authority()) {
-            Ok(dir) => Ok(LocalSecrets { dir: Some(dir) }),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(LocalSecrets { dir: None }),
+            Ok(dir) => Ok(FileSecrets { dir: Some(dir) }),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(FileSecrets { dir: None }),
             Err(e) => Err(e),
         }
     }
@@ -84,7 +84,7 @@ impl LocalSecrets {
     }
 }
 
-impl LocalSecrets {
+impl FileSecrets {
     /// The files `<name>/<key>` of the secret `name` that exist, by key: a whole secret with
     /// several keys (registry credentials, for one).
     ///
@@ -143,7 +143,7 @@ mod tests {
         std::fs::create_dir(dir.path().join("sim")).unwrap();
         std::fs::write(dir.path().join("sim/token"), "t0k\n").unwrap();
         std::fs::write(dir.path().join("plain"), "p").unwrap();
-        let secrets = LocalSecrets::open(dir.path()).unwrap();
+        let secrets = FileSecrets::open(dir.path()).unwrap();
         let got = secrets
             .resolve(&[
                 grant("a", "sim", Some("token")),
@@ -161,7 +161,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("s")).unwrap();
         std::fs::write(dir.path().join("outside"), "x").unwrap();
-        let secrets = LocalSecrets::open(&dir.path().join("s")).unwrap();
+        let secrets = FileSecrets::open(&dir.path().join("s")).unwrap();
         assert!(secrets.resolve(&[grant("a", "../outside", None)]).is_err());
     }
 }

@@ -7,9 +7,25 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::error::StoreError;
-use crate::meta::{ObjectKey, has_label};
-use crate::store::{Applied, Deleted, Store};
+use super::error::StoreError;
+use super::meta::{ObjectKey, has_label};
+
+/// The outcome of [`ObjectStore::apply`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applied {
+    Created,
+    Configured,
+    Unchanged,
+}
+
+/// The outcome of [`ObjectStore::delete`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deleted {
+    /// The object is gone.
+    Removed,
+    /// The object has finalizers: it is marked with `deletionTimestamp` and goes when they do.
+    Marked,
+}
 
 /// A change to an object, applied by [`ObjectStore::update`]. It may be called more than
 /// once (again on a fresh copy when a concurrent writer won), so it must only look at the
@@ -70,55 +86,4 @@ pub trait ObjectStore: Send + Sync + std::fmt::Debug {
     /// Deletes the object at `key`, or marks it with `deletionTimestamp` when it has
     /// finalizers.
     async fn delete(&self, key: &ObjectKey) -> Result<Deleted, StoreError>;
-}
-
-#[async_trait]
-impl ObjectStore for Store {
-    async fn get(&self, key: &ObjectKey) -> Result<Option<Value>, StoreError> {
-        Store::get(self, key)
-    }
-
-    async fn list(&self, kind: &str, namespace: Option<&str>) -> Result<Vec<Value>, StoreError> {
-        Store::list(self, kind, namespace)
-    }
-
-    async fn list_labelled(
-        &self,
-        kind: &str,
-        namespace: &str,
-        label: &str,
-        value: &str,
-    ) -> Result<Vec<Value>, StoreError> {
-        Store::list_labelled(self, kind, namespace, label, value)
-    }
-
-    async fn create(&self, object: Value) -> Result<Value, StoreError> {
-        Store::create(self, object)
-    }
-
-    async fn apply(&self, object: Value) -> Result<(Value, Applied), StoreError> {
-        Store::apply(self, object)
-    }
-
-    async fn update(
-        &self,
-        key: &ObjectKey,
-        change: Change<'_>,
-    ) -> Result<Option<Value>, StoreError> {
-        // One transaction: nobody can write in between, so `change` runs once.
-        Store::update(self, key, change)
-    }
-
-    async fn update_status(
-        &self,
-        key: &ObjectKey,
-        status: Value,
-        resource_version: Option<&str>,
-    ) -> Result<Value, StoreError> {
-        Store::update_status(self, key, status, resource_version)
-    }
-
-    async fn delete(&self, key: &ObjectKey) -> Result<Deleted, StoreError> {
-        Store::delete(self, key)
-    }
 }

@@ -1,10 +1,10 @@
-//! Errors of the local mode that stop it (a provider's failure is data, never one of these).
+//! Errors that stop the engine (a provider's failure is data, never one of these).
 
-use capw_store::StoreError;
+use crate::store::StoreError;
 
 /// What stops the executor or the registry.
 #[derive(Debug, thiserror::Error)]
-pub enum LocalError {
+pub enum EngineError {
     /// The object store failed.
     #[error("store")]
     Store(#[from] StoreError),

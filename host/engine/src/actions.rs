@@ -3,17 +3,17 @@
 
 use std::sync::Arc;
 
+use crate::store::{ObjectKey, ObjectStore, StoreError};
 use capw_reconcile::{Hook, PlanStep, PlanView};
 use capw_runtime::bootstrap::SecretsState;
 use capw_runtime::control_plane::{Member, PlanInput, Step};
 use capw_runtime::infrastructure::ClusterState;
 use capw_runtime::lifecycle_hooks::{Hook as WitHook, HookRequest, HookResponse};
 use capw_runtime::types::{Deletion, KubernetesVersion, MachineRef};
-use capw_store::{ObjectKey, ObjectStore, StoreError};
 use capw_topology::ProviderConfig;
 
 use crate::calls::{ActionNote, chain, context, endpoint};
-use crate::config::LocalConfig;
+use crate::config::EngineConfig;
 use crate::objects::{
     CLUSTER_FINALIZER, INFRASTRUCTURE_KIND, InfrastructureRecord, SECRET_KIND, cluster_secret_name,
     secret_object,
@@ -26,7 +26,7 @@ use crate::view::{Snapshot, machine_view, parse_version};
 pub(crate) struct Env {
     pub store: Arc<dyn ObjectStore>,
     pub registry: Arc<ProviderRegistry>,
-    pub config: LocalConfig,
+    pub config: EngineConfig,
     /// The clients of workload clusters; `None` when access is off.
     pub cluster_cache: Option<Arc<capw_workload::ClusterCache>>,
 }

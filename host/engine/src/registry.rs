@@ -3,7 +3,7 @@
 //!
 //! # Sources
 //!
-//! A relative `file` `path` is read under [`LocalConfig::plugin_dir`] through a cap-std
+//! A relative `file` `path` is read under [`EngineConfig::plugin_dir`] through a cap-std
 //! directory, so it cannot reach outside it; an absolute path is read as is (the operator
 //! wrote it). A `configMap` source is read from the store's `ConfigMap` objects
 //! ([`crate::sources`]). An `oci` source is fetched through the content cache under the cache
@@ -19,7 +19,7 @@
 //! # Grants
 //!
 //! `http` entries are parsed into [`HttpGrant`]s, `secrets` are resolved by
-//! [`LocalSecrets`] or, with [`SecretSource::Store`], from `Secret` objects, `memoryLimitMiB` and `callTimeoutSeconds` become the call limits.
+//! [`FileSecrets`] or, with [`SecretSource::Store`], from `Secret` objects, `memoryLimitMiB` and `callTimeoutSeconds` become the call limits.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 
+use crate::store::{ObjectKey, ObjectStore};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use capw_api::{
@@ -37,14 +38,13 @@ use capw_api::{
 use capw_oci::{ClientSettings, ContentCache, Fetcher};
 use capw_runtime::metadata::FieldError;
 use capw_runtime::{CallError, Grants, HttpGrant, Limits, Provider, Runtime, RuntimeConfig};
-use capw_store::{ObjectKey, ObjectStore};
 use tokio::time::Instant;
 
-use crate::config::{LocalConfig, SecretSource};
-use crate::error::LocalError;
+use crate::config::{EngineConfig, SecretSource};
+use crate::error::EngineError;
 use crate::objects::{decode, now};
 use crate::oci_source::fetch_oci;
-use crate::secrets::LocalSecrets;
+use crate::secrets::FileSecrets;
 use crate::sources::{SecretsIn, StoreSecrets, config_map_component};
 
 /// How often an `oci` source with `pullPolicy: Always` is asked about when its
@@ -112,12 +112,19 @@ pub struct ProviderRegistry {
     checked: Mutex<HashMap<String, Instant>>,
 }
 
+/// Where a loader reads secrets: the opened secrets directory, or the namespace of `Secret`
+/// references that name none.
+#[derive(Debug)]
+enum SecretsAt {
+    Files(FileSecrets),
+    Store(String),
+}
+
 /// What loading a provider needs: the runtime, the sources, the secrets.
 struct Loader {
     runtime: Arc<Runtime>,
     fetcher: Fetcher,
-    secrets: LocalSecrets,
-    secret_source: SecretSource,
+    secrets: SecretsAt,
     plugin_dir: PathBuf,
 }
 
@@ -148,24 +155,32 @@ impl ProviderRegistry {
     ///
     /// # Errors
     ///
-    /// [`LocalError`] when the store fails or the runtime cannot start.
+    /// [`EngineError`] when the store fails or the runtime cannot start.
     pub async fn load_all(
         store: &dyn ObjectStore,
-        config: &LocalConfig,
-    ) -> Result<Self, LocalError> {
+        config: &EngineConfig,
+    ) -> Result<Self, EngineError> {
         let runtime = Runtime::new(RuntimeConfig {
             cache_dir: config.cache_dir.clone(),
             observer: config.call_observer.clone(),
             ..RuntimeConfig::default()
         })
-        .map_err(LocalError::Runtime)?;
-        let secrets =
-            LocalSecrets::open(&config.secrets_dir()).map_err(|source| LocalError::StateDir {
-                path: config.secrets_dir().display().to_string(),
-                source,
-            })?;
+        .map_err(EngineError::Runtime)?;
+        let secrets = match &config.secrets {
+            SecretSource::Files { dir } => {
+                SecretsAt::Files(FileSecrets::open(dir).map_err(|source| {
+                    EngineError::StateDir {
+                        path: dir.display().to_string(),
+                        source,
+                    }
+                })?)
+            }
+            SecretSource::Store { default_namespace } => {
+                SecretsAt::Store(default_namespace.clone())
+            }
+        };
         let oci_cache = config.oci_cache_dir();
-        let cache = ContentCache::open(&oci_cache).map_err(|e| LocalError::StateDir {
+        let cache = ContentCache::open(&oci_cache).map_err(|e| EngineError::StateDir {
             path: oci_cache.display().to_string(),
             source: std::io::Error::other(crate::calls::chain(&e)),
         })?;
@@ -176,7 +191,6 @@ impl ProviderRegistry {
                 runtime,
                 fetcher: Fetcher::new(ClientSettings::default(), cache),
                 secrets,
-                secret_source: config.secrets.clone(),
                 plugin_dir: config.plugin_dir.clone(),
             },
             checked: Mutex::default(),
@@ -213,8 +227,8 @@ impl ProviderRegistry {
     ///
     /// # Errors
     ///
-    /// [`LocalError`] when the store fails.
-    pub async fn refreshable(&self, store: &dyn ObjectStore) -> Result<bool, LocalError> {
+    /// [`EngineError`] when the store fails.
+    pub async fn refreshable(&self, store: &dyn ObjectStore) -> Result<bool, EngineError> {
         Ok(self.oci_always(store).await?.iter().any(|(wp, _)| {
             self.loaded
                 .contains_key(wp.metadata.name.as_deref().unwrap_or(""))
@@ -230,8 +244,8 @@ impl ProviderRegistry {
     ///
     /// # Errors
     ///
-    /// [`LocalError`] when the store fails.
-    pub async fn refresh(&self, store: &dyn ObjectStore) -> Result<Vec<String>, LocalError> {
+    /// [`EngineError`] when the store fails.
+    pub async fn refresh(&self, store: &dyn ObjectStore) -> Result<Vec<String>, EngineError> {
         let mut swapped = Vec::new();
         for (wp, interval) in self.oci_always(store).await? {
             let name = wp.metadata.name.clone().unwrap_or_default();
@@ -269,7 +283,7 @@ impl ProviderRegistry {
     async fn oci_always(
         &self,
         store: &dyn ObjectStore,
-    ) -> Result<Vec<(WasmProvider, Duration)>, LocalError> {
+    ) -> Result<Vec<(WasmProvider, Duration)>, EngineError> {
         let mut out = Vec::new();
         for value in store.list("WasmProvider", None).await? {
             let wp: WasmProvider = decode(value, "WasmProvider")?;
@@ -386,9 +400,9 @@ impl Loader {
     /// Where this host reads the secrets objects name: its files, or `Secret` objects of
     /// `store`.
     fn secrets_in<'a>(&'a self, store: &'a dyn ObjectStore) -> SecretsIn<'a> {
-        match &self.secret_source {
-            SecretSource::Files => SecretsIn::Files(&self.secrets),
-            SecretSource::Store { default_namespace } => {
+        match &self.secrets {
+            SecretsAt::Files(files) => SecretsIn::Files(files),
+            SecretsAt::Store(default_namespace) => {
                 SecretsIn::Store(StoreSecrets::new(store, default_namespace))
             }
         }
@@ -429,11 +443,11 @@ async fn write_status(
     store: &dyn ObjectStore,
     wp: &WasmProvider,
     outcome: Result<&Loaded, &LoadFailure>,
-) -> Result<(), LocalError> {
+) -> Result<(), EngineError> {
     let name = wp.metadata.name.clone().unwrap_or_default();
     let status = provider_status(wp, outcome);
     let key = ObjectKey::cluster_scoped("WasmProvider", &name);
-    let status = serde_json::to_value(status).map_err(|source| LocalError::Malformed {
+    let status = serde_json::to_value(status).map_err(|source| EngineError::Malformed {
         what: key.to_string(),
         source,
     })?;

@@ -12,7 +12,7 @@ use crate::registry::LoadedProvider;
 use crate::view::Snapshot;
 
 /// An error and its sources, `a: b: c`, for condition messages.
-pub(crate) fn chain(e: &(dyn Error + 'static)) -> String {
+pub fn chain(e: &(dyn Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

@@ -1,6 +1,6 @@
 //! What can go wrong in the store.
 
-use crate::meta::ObjectKey;
+use super::meta::ObjectKey;
 
 /// A store operation that did not happen. Nothing was written when one of these is returned.
 #[derive(Debug, thiserror::Error)]
@@ -30,17 +30,11 @@ pub enum StoreError {
         /// The file.
         path: String,
     },
-    /// Another store behind [`crate::ObjectStore`] (a Kubernetes API server) failed or
+    /// Another store behind [`super::ObjectStore`] (a Kubernetes API server) failed or
     /// refused the request.
     #[error("object store")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The database failed.
     #[error("state database: {0}")]
     Database(#[source] Box<dyn std::error::Error + Send + Sync>),
-}
-
-impl StoreError {
-    pub(crate) fn db(error: impl Into<redb::Error>) -> Self {
-        StoreError::Database(Box::new(error.into()))
-    }
 }

@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::error::LocalError;
+use crate::error::EngineError;
 
 /// Finalizer on every Cluster the executor has started on: it goes when nothing of the
 /// cluster is left in the infrastructure.
@@ -38,16 +38,16 @@ pub fn now() -> Time {
 }
 
 /// A stored object as its typed form.
-pub(crate) fn decode<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, LocalError> {
-    serde_json::from_value(value).map_err(|source| LocalError::Malformed {
+pub(crate) fn decode<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, EngineError> {
+    serde_json::from_value(value).map_err(|source| EngineError::Malformed {
         what: what.into(),
         source,
     })
 }
 
 /// A typed object as JSON.
-pub(crate) fn encode<T: Serialize>(value: &T, what: &str) -> Result<Value, LocalError> {
-    serde_json::to_value(value).map_err(|source| LocalError::Malformed {
+pub(crate) fn encode<T: Serialize>(value: &T, what: &str) -> Result<Value, EngineError> {
+    serde_json::to_value(value).map_err(|source| EngineError::Malformed {
         what: what.into(),
         source,
     })

@@ -2,8 +2,8 @@
 //! config checked by its provider's own `validate-config`. Any problem blocks the cluster
 //! with a message naming the field path; nothing else changes.
 
+use crate::store::ObjectKey;
 use capw_api::{Cluster, ClusterClass};
-use capw_store::ObjectKey;
 use capw_topology::{DesiredState, compute_desired_state};
 
 use crate::actions::Env;

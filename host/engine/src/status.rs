@@ -1,12 +1,12 @@
 //! The Cluster's status: the core's [`StatusView`], with what the providers said on the way
 //! (in-progress reasons, errors) on the conditions they concern.
 
+use crate::store::{ObjectKey, StoreError};
 use capw_api::{
     ApiEndpoint, ClusterPhase, ClusterStatus, Condition, ConditionStatus, ControlPlaneStatus,
     PoolStatus, ReplicaCounters, set_condition,
 };
 use capw_reconcile::{ClusterPhase as CorePhase, StatusView};
-use capw_store::{ObjectKey, StoreError};
 
 use crate::actions::Env;
 use crate::calls::ActionNote;

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::store::{ObjectKey, StoreError};
 use capw_api::{
     Condition, ConditionStatus, Machine, MachineAddress, MachinePhase, MachineSpec, MachineStatus,
     NodeRef, ObjectMeta, set_condition,
@@ -11,7 +12,6 @@ use capw_reconcile::MachineIntent;
 use capw_runtime::bootstrap::{BootstrapRequest, ControlPlaneMember, SecretItem};
 use capw_runtime::infrastructure::{self as infra, MachinePhase as InfraPhase};
 use capw_runtime::types::{self, AddressKind, Deletion, MachineRef};
-use capw_store::{ObjectKey, StoreError};
 use capw_topology::{DesiredState, ProviderConfig};
 
 use crate::actions::{Env, secrets_bootstrap};

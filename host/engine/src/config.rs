@@ -1,0 +1,89 @@
+//! How the engine runs: where provider components come from, how long clusters wait between
+//! passes, where secrets are read. The same for both modes; each mode fills it in its own way
+//! (capw-local from its state directory, the Kubernetes mode from its flags).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use capw_runtime::CallObserver;
+
+use crate::workload::WorkloadClusterAccess;
+
+/// How to run the engine.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Base directory of relative `WasmProvider` `file` sources. A relative path cannot reach
+    /// outside it; an absolute path is read as is.
+    pub plugin_dir: PathBuf,
+    /// Compile cache directory; `None` compiles in memory.
+    pub cache_dir: Option<PathBuf>,
+    /// Where pulled OCI components are kept by digest when there is no compile cache
+    /// directory (with one, they are kept beside the compiled code), so a restart pulls
+    /// nothing.
+    pub pull_cache_dir: PathBuf,
+    /// Longest wait between two passes over a cluster, whatever a provider's requeue hint.
+    /// Bounds how stale a cluster's status can get while a provider asks for patience.
+    pub max_requeue: Duration,
+    /// Wait after a failed call whose error names no retry-after; doubled per failed pass up
+    /// to `max_requeue`.
+    pub base_backoff: Duration,
+    /// Where the values of `WasmProvider` secret grants and registry credentials come from.
+    pub secrets: SecretSource,
+    /// Told of every provider call (the Kubernetes mode's metrics); `None` tells no one.
+    pub call_observer: Option<Arc<dyn CallObserver>>,
+    /// Passes that run at once when many clusters are driven together; the other clusters
+    /// wait their turn. Bounds the memory and the instances a burst of work takes.
+    pub max_concurrent_passes: usize,
+    /// Whether each cluster's admin kubeconfig is stored and the workload cluster reached
+    /// through it (nodeRef, `NodeHealthy`, `ControlPlaneAvailable`). Off by default.
+    pub workload_clusters: WorkloadClusterAccess,
+}
+
+/// Where the values of secrets that objects name come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SecretSource {
+    /// Files under `dir`: `<dir>/<name>/<key>`, or `<dir>/<name>` for a reference without a
+    /// key (the local mode). A missing directory holds no secret.
+    Files {
+        /// The secrets directory.
+        dir: PathBuf,
+    },
+    /// `Secret` objects of the object store (the Kubernetes mode); a reference without a
+    /// namespace looks in `default_namespace`.
+    Store {
+        /// Namespace of references that name none.
+        default_namespace: String,
+    },
+}
+
+impl EngineConfig {
+    /// Components under `plugin_dir`, pulled ones kept in `pull_cache_dir`, secrets from
+    /// `secrets`; no compile cache, requeue at most every second, backoff from 100 ms, 64
+    /// passes at once, workload cluster access off.
+    pub fn new(
+        plugin_dir: impl Into<PathBuf>,
+        pull_cache_dir: impl Into<PathBuf>,
+        secrets: SecretSource,
+    ) -> Self {
+        EngineConfig {
+            plugin_dir: plugin_dir.into(),
+            cache_dir: None,
+            pull_cache_dir: pull_cache_dir.into(),
+            max_requeue: Duration::from_secs(1),
+            base_backoff: Duration::from_millis(100),
+            secrets,
+            call_observer: None,
+            max_concurrent_passes: 64,
+            workload_clusters: WorkloadClusterAccess::Off,
+        }
+    }
+
+    /// Where pulled OCI components are cached by digest (`<dir>/oci/`): the compile cache
+    /// directory, or [`EngineConfig::pull_cache_dir`] when there is none.
+    pub fn oci_cache_dir(&self) -> PathBuf {
+        self.cache_dir
+            .clone()
+            .unwrap_or_else(|| self.pull_cache_dir.clone())
+    }
+}
