@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use capw_api::parse_manifests;
-use capw_engine::SecretSource;
 use capw_engine::store::ObjectStore;
+use capw_engine::{RequeueBounds, SecretSource};
 use capw_kube::{CacheConfig, ControllerConfig, KubeStore, RequeuePolicy};
 use capw_runtime::CallObserver;
 use capw_simcloud::{SimCloud, SimCloudConfig, Timings};
@@ -130,6 +130,10 @@ pub async fn kube(global: &GlobalArgs, args: BenchKubeArgs) -> anyhow::Result<()
     let calls = Arc::new(CallTimes::default());
     let mut engine = crate::state::config_in(global, &tempfile::tempdir()?.keep()).engine;
     engine.call_observer = Some(calls.clone());
+    engine.requeue = RequeueBounds {
+        max: Duration::from_secs(1),
+        ..RequeueBounds::CONTROLLER
+    };
     engine.secrets = SecretSource::Store {
         default_namespace: ns.clone(),
     };
@@ -142,10 +146,7 @@ pub async fn kube(global: &GlobalArgs, args: BenchKubeArgs) -> anyhow::Result<()
         sharding: None,
         metrics_address: None,
         health_address: None,
-        requeue: RequeuePolicy {
-            max_requeue: Duration::from_secs(1),
-            ..RequeuePolicy::default()
-        },
+        requeue: RequeuePolicy::default(),
         concurrency: args.concurrency,
         cache: CacheConfig::default(),
         webhook: None,

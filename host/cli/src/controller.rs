@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use capw_engine::SecretSource;
+use capw_engine::{RequeueBounds, SecretSource};
 use capw_kube::webhook::WebhookConfig;
 use capw_kube::{CacheConfig, ControllerConfig, LeaseConfig, RequeuePolicy, ShardConfig};
 use clap::Args;
@@ -153,7 +153,10 @@ pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()
     engine.secrets = SecretSource::Store {
         default_namespace: args.lease_namespace.clone(),
     };
-    engine.max_requeue = Duration::from_secs(args.max_requeue_seconds.max(1));
+    engine.requeue = RequeueBounds {
+        max: Duration::from_secs(args.max_requeue_seconds.max(1)),
+        ..RequeueBounds::CONTROLLER
+    };
     engine.workload_clusters = args.workload_clusters.access();
     let identity = match &args.identity {
         Some(id) => id.clone(),
@@ -182,10 +185,7 @@ pub async fn run(global: &GlobalArgs, args: ControllerArgs) -> anyhow::Result<()
         }),
         metrics_address: address("metrics-bind-address", &args.metrics_bind_address)?,
         health_address: address("health-probe-bind-address", &args.health_probe_bind_address)?,
-        requeue: RequeuePolicy {
-            max_requeue: Duration::from_secs(args.max_requeue_seconds.max(1)),
-            ..RequeuePolicy::default()
-        },
+        requeue: RequeuePolicy::default(),
         concurrency: args.max_concurrent_reconciles,
         cache: CacheConfig::default(),
         webhook: match address("webhook-bind-address", &args.webhook_bind_address)? {

@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use capw_runtime::CallObserver;
 
+use crate::requeue::RequeueBounds;
 use crate::workload::WorkloadClusterAccess;
 
 /// How to run the engine.
@@ -22,12 +22,9 @@ pub struct EngineConfig {
     /// directory (with one, they are kept beside the compiled code), so a restart pulls
     /// nothing.
     pub pull_cache_dir: PathBuf,
-    /// Longest wait between two passes over a cluster, whatever a provider's requeue hint.
-    /// Bounds how stale a cluster's status can get while a provider asks for patience.
-    pub max_requeue: Duration,
-    /// Wait after a failed call whose error names no retry-after; doubled per failed pass up
-    /// to `max_requeue`.
-    pub base_backoff: Duration,
+    /// The bounds of the waits between two passes over a cluster whose work is under way
+    /// ([`Requeue`](crate::Requeue)).
+    pub requeue: RequeueBounds,
     /// Where the values of `WasmProvider` secret grants and registry credentials come from.
     pub secrets: SecretSource,
     /// Told of every provider call (the Kubernetes mode's metrics); `None` tells no one.
@@ -59,8 +56,8 @@ pub enum SecretSource {
 
 impl EngineConfig {
     /// Components under `plugin_dir`, pulled ones kept in `pull_cache_dir`, secrets from
-    /// `secrets`; no compile cache, requeue at most every second, backoff from 100 ms, 64
-    /// passes at once, workload cluster access off.
+    /// `secrets`; no compile cache, the local mode's requeue bounds, 64 passes at once,
+    /// workload cluster access off.
     pub fn new(
         plugin_dir: impl Into<PathBuf>,
         pull_cache_dir: impl Into<PathBuf>,
@@ -70,8 +67,7 @@ impl EngineConfig {
             plugin_dir: plugin_dir.into(),
             cache_dir: None,
             pull_cache_dir: pull_cache_dir.into(),
-            max_requeue: Duration::from_secs(1),
-            base_backoff: Duration::from_millis(100),
+            requeue: RequeueBounds::LOCAL,
             secrets,
             call_observer: None,
             max_concurrent_passes: 64,

@@ -63,7 +63,7 @@ pub use objects::{
 };
 pub use pass::PassOutcome;
 pub use registry::{LoadedProvider, ProviderRegistry};
-pub use requeue::Requeue;
+pub use requeue::{Requeue, RequeueBounds};
 pub use secrets::FileSecrets;
 pub use sources::{
     ConfigMapSourceError, MAX_CONFIG_MAP_COMPONENT, StoreSecretError, StoreSecrets,

@@ -239,7 +239,7 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
     }
     // Nothing to act on but not converged: something is under way elsewhere (a plan that
     // waits); look again later rather than at once.
-    let idle = todo.is_empty().then_some(env.config.max_requeue);
+    let idle = todo.is_empty().then_some(env.config.requeue.max);
     let results = join_all(todo.into_iter().map(|a| run(env, &s, a, &orphan_names))).await;
     notes.extend(results);
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use capw_api::Cluster;
 use capw_engine::store::{ObjectKey, ObjectStore};
-use capw_engine::{Executor, PassOutcome, Requeue};
+use capw_engine::{Executor, PassOutcome, Requeue, RequeueBounds};
 use futures::stream::BoxStream;
 use futures::{FutureExt as _, StreamExt};
 use kube::runtime::controller::{Action, Config, Controller};
@@ -32,13 +32,6 @@ pub struct RequeuePolicy {
     /// A converged or blocked Cluster is looked at again after this, even when nothing
     /// changed (a resync: the infrastructure may have drifted).
     pub resync: Duration,
-    /// Longest wait while work is under way, whatever a provider's retry-after says.
-    pub max_requeue: Duration,
-    /// Shortest wait while work is under way.
-    pub min_requeue: Duration,
-    /// Wait after a pass whose action failed, without a provider's retry-after; doubled with
-    /// each failure in a row, up to `max_requeue` ([`Requeue`]).
-    pub base_backoff: Duration,
     /// Wait after a pass that failed in the host (the API server).
     pub error_requeue: Duration,
 }
@@ -47,30 +40,28 @@ impl Default for RequeuePolicy {
     fn default() -> Self {
         RequeuePolicy {
             resync: Duration::from_secs(300),
-            max_requeue: Duration::from_secs(10),
-            min_requeue: Duration::from_millis(50),
-            base_backoff: Duration::from_millis(200),
             error_requeue: Duration::from_secs(5),
         }
     }
 }
 
 impl RequeuePolicy {
-    /// A Cluster's waits before its first pass.
-    pub fn start(&self) -> Requeue {
-        Requeue::new(self.min_requeue, self.base_backoff, self.max_requeue)
-    }
-
     /// When to look at a Cluster again after `outcome`; `requeue` is the Cluster's state
-    /// while its work is under way, reset when it settles.
-    pub fn action(&self, outcome: &PassOutcome, requeue: &mut Requeue) -> Action {
+    /// while its work is under way (within the engine's [`RequeueBounds`]), reset when it
+    /// settles.
+    pub fn action(
+        &self,
+        outcome: &PassOutcome,
+        requeue: &mut Requeue,
+        bounds: &RequeueBounds,
+    ) -> Action {
         match outcome {
             PassOutcome::Gone => {
-                *requeue = self.start();
+                *requeue = bounds.start();
                 Action::await_change()
             }
             PassOutcome::Converged(_) | PassOutcome::Blocked(_) => {
-                *requeue = self.start();
+                *requeue = bounds.start();
                 Action::requeue(self.resync)
             }
             PassOutcome::Progress {
@@ -140,14 +131,15 @@ impl Context {
             .requeues
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let bounds = self.executor.current().config().requeue;
         if let PassOutcome::Progress { .. } = outcome {
             let requeue = requeues
                 .entry(key.clone())
-                .or_insert_with(|| self.policy.start());
-            self.policy.action(outcome, requeue)
+                .or_insert_with(|| bounds.start());
+            self.policy.action(outcome, requeue, &bounds)
         } else {
             requeues.remove(key);
-            self.policy.action(outcome, &mut self.policy.start())
+            self.policy.action(outcome, &mut bounds.start(), &bounds)
         }
     }
 
@@ -429,33 +421,31 @@ mod tests {
     #[test]
     fn requeue_follows_the_provider_within_bounds_and_backs_off() {
         let policy = RequeuePolicy::default();
-        let mut requeue = policy.start();
+        let bounds = RequeueBounds::CONTROLLER;
+        let mut requeue = bounds.start();
         let progress = |requeue: Option<Duration>, failed: bool| PassOutcome::Progress {
             status: None,
             requeue,
             failed,
         };
-        let mut action = |outcome: PassOutcome| policy.action(&outcome, &mut requeue);
+        let mut action = |outcome: PassOutcome| policy.action(&outcome, &mut requeue, &bounds);
         assert_eq!(
             action(progress(Some(Duration::from_secs(2)), false)),
             Action::requeue(Duration::from_secs(2))
         );
         assert_eq!(
             action(progress(Some(Duration::from_secs(3600)), false)),
-            Action::requeue(policy.max_requeue)
+            Action::requeue(bounds.max)
         );
-        assert_eq!(
-            action(progress(None, false)),
-            Action::requeue(policy.min_requeue)
-        );
+        assert_eq!(action(progress(None, false)), Action::requeue(bounds.min));
         // Failures without a hint wait longer each time.
         assert_eq!(
             action(progress(None, true)),
-            Action::requeue(policy.base_backoff)
+            Action::requeue(bounds.base_backoff)
         );
         assert_eq!(
             action(progress(None, true)),
-            Action::requeue(policy.base_backoff * 2)
+            Action::requeue(bounds.base_backoff * 2)
         );
         assert_eq!(action(PassOutcome::Gone), Action::await_change());
         assert_eq!(
@@ -465,7 +455,7 @@ mod tests {
         // Settling started the backoff over.
         assert_eq!(
             action(progress(None, true)),
-            Action::requeue(policy.base_backoff)
+            Action::requeue(bounds.base_backoff)
         );
     }
 

@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use capw_engine::EngineConfig;
-use capw_engine::SecretSource;
 use capw_engine::store::{ObjectKey, ObjectStore};
+use capw_engine::{RequeueBounds, SecretSource};
 use capw_kube::{CacheConfig, ControllerConfig, KubeStore, LeaseConfig, RequeuePolicy};
 use capw_simcloud::model::Inventory;
 use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
@@ -147,8 +147,11 @@ impl World {
             },
         );
         engine.cache_dir = Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
-        engine.max_requeue = Duration::from_millis(200);
-        engine.base_backoff = Duration::from_millis(50);
+        engine.requeue = RequeueBounds {
+            min: Duration::from_millis(20),
+            base_backoff: Duration::from_millis(50),
+            max: Duration::from_millis(500),
+        };
         ControllerConfig {
             engine,
             provider_namespace: self.namespace.clone(),
@@ -165,9 +168,6 @@ impl World {
             metrics_address: None,
             health_address: None,
             requeue: RequeuePolicy {
-                max_requeue: Duration::from_millis(500),
-                min_requeue: Duration::from_millis(20),
-                base_backoff: Duration::from_millis(50),
                 resync: Duration::from_secs(30),
                 error_requeue: Duration::from_millis(500),
             },

@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 use capw_api::parse_manifests;
 use capw_engine::EngineConfig;
 use capw_engine::store::{ObjectKey, ObjectStore};
-use capw_engine::{ClusterCacheConfig, Executor, SecretSource, WorkloadClusterAccess};
+use capw_engine::{
+    ClusterCacheConfig, Executor, RequeueBounds, SecretSource, WorkloadClusterAccess,
+};
 use capw_kube::{CacheConfig, ControllerConfig, KubeStore, RequeuePolicy};
 use capw_local::Progress;
 use capw_simcloud::model::Inventory;
@@ -151,9 +153,6 @@ impl Scenario {
             metrics_address: None,
             health_address: None,
             requeue: RequeuePolicy {
-                max_requeue: Duration::from_millis(500),
-                min_requeue: Duration::from_millis(20),
-                base_backoff: Duration::from_millis(50),
                 resync: Duration::from_secs(30),
                 error_requeue: Duration::from_millis(500),
             },
@@ -408,8 +407,11 @@ fn engine_config(state_dir: &std::path::Path, secrets: SecretSource, boot: Boot)
         secrets,
     );
     config.cache_dir = Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
-    config.max_requeue = Duration::from_millis(200);
-    config.base_backoff = Duration::from_millis(50);
+    config.requeue = RequeueBounds {
+        min: Duration::from_millis(10),
+        base_backoff: Duration::from_millis(50),
+        max: Duration::from_millis(200),
+    };
     if boot == Boot::Real {
         config.workload_clusters = WorkloadClusterAccess::Connect(ClusterCacheConfig::default());
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use capw_engine::store::ObjectKey;
-use capw_engine::{EngineError, Executor, PassOutcome, Requeue, error_chain as chain};
+use capw_engine::{EngineError, Executor, PassOutcome, error_chain as chain};
 use capw_reconcile::StatusView;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
@@ -13,10 +13,6 @@ use tokio::time::Instant;
 /// How often the registry's refreshable providers are looked at while clusters reconcile;
 /// each is asked about only once its own refresh interval passed.
 const REFRESH_TICK: Duration = Duration::from_secs(1);
-
-/// The shortest wait between two passes over a cluster that is making progress; a cluster
-/// whose passes change nothing waits longer each time (see [`Requeue`]).
-const MIN_REQUEUE: Duration = Duration::from_millis(10);
 
 /// How one cluster settled.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,8 +132,7 @@ async fn drive(
             last = line;
         }
     };
-    let config = executor.config();
-    let mut requeue = Requeue::new(MIN_REQUEUE, config.base_backoff, config.max_requeue);
+    let mut requeue = executor.config().requeue.start();
     loop {
         let turn = async {
             let _turn = turns.acquire().await.expect("the turns are never closed");

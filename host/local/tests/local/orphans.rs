@@ -64,7 +64,7 @@ async fn an_orphan_that_never_goes_away_is_asked_again_with_backoff() {
     let deletes = Arc::new(Deletes::default());
     env.config.engine.call_observer = Some(deletes.clone());
     // The local mode's default: the tests' environment waits at most 100 ms.
-    env.config.engine.max_requeue = Duration::from_secs(1);
+    env.config.engine.requeue.max = Duration::from_secs(1);
     let mut objects: Vec<Value> = manifests(&env.sim, EXAMPLE)
         .into_iter()
         .filter(|o| o["metadata"]["name"] != "beta")

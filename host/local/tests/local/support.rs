@@ -91,8 +91,11 @@ impl Env {
         config.engine.plugin_dir = capw_test_support::plugin_dir();
         config.engine.cache_dir =
             Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
-        config.engine.max_requeue = Duration::from_millis(100);
-        config.engine.base_backoff = Duration::from_millis(20);
+        config.engine.requeue = capw_engine::RequeueBounds {
+            min: Duration::from_millis(10),
+            base_backoff: Duration::from_millis(20),
+            max: Duration::from_millis(100),
+        };
         let store = Store::open(&config.state_file()).unwrap();
         Env {
             _tmp: tmp,
