@@ -56,7 +56,13 @@ impl Workspace {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let out = Command::new(cargo)
-            .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+            .args([
+                "metadata",
+                "--format-version",
+                "1",
+                "--no-deps",
+                "--offline",
+            ])
             .current_dir(&root)
             .output()
             .expect("running cargo metadata");
@@ -120,7 +126,10 @@ impl Workspace {
 
     /// What `name` reaches that `forbidden` names, as `via → dependency` lines.
     fn breaches(&self, name: &str, forbidden: &[&str]) -> Vec<String> {
-        assert!(self.crates.contains_key(name), "no crate {name} in the workspace");
+        assert!(
+            self.crates.contains_key(name),
+            "no crate {name} in the workspace"
+        );
         self.reach(name)
             .into_iter()
             .filter(|(_, dep)| forbidden.contains(&dep.name.as_str()))
@@ -168,7 +177,10 @@ const WALLS: &[(&[&str], &[&str])] = &[
         &["capw-engine"],
         &["redb", "capw-store", "capw-local", "capw-kube", "capw"],
     ),
-    (&["capw-kube"], &["redb", "capw-store", "capw-local", "capw"]),
+    (
+        &["capw-kube"],
+        &["redb", "capw-store", "capw-local", "capw"],
+    ),
     (&["capw-store"], &["capw-local", "capw-kube", "capw"]),
 ];
 
@@ -221,12 +233,12 @@ fn guests_build_on_the_sdk_and_pure_libraries_and_plugins_holds_only_guests() {
         }
         guests += 1;
         if !cdylib {
-            breaches.push(format!("{name} ({dir}) is not a component (no cdylib target)"));
+            breaches.push(format!(
+                "{name} ({dir}) is not a component (no cdylib target)"
+            ));
         }
         for dep in deps {
-            if (dep.local && dep.name != "capw-sdk")
-                || SYSTEM_CRATES.contains(&dep.name.as_str())
-            {
+            if (dep.local && dep.name != "capw-sdk") || SYSTEM_CRATES.contains(&dep.name.as_str()) {
                 breaches.push(format!("{name} ({dir}) → {}", dep.name));
             }
         }
