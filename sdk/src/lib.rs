@@ -84,6 +84,11 @@
 //! [`log`] writes to the host's logs, [`secrets`] reads granted secrets, and [`http`] makes
 //! outbound requests to granted hosts. Outside a wasm32 component (a native unit test) there is
 //! no host: logs go to stderr, secrets are never granted and HTTP requests fail.
+//!
+//! # Unit tests
+//!
+//! [`testing`] builds call contexts and checks the config schema and `validate-config`'s field
+//! errors, in a provider's native unit tests.
 
 #![warn(missing_docs)]
 
@@ -99,6 +104,7 @@ pub mod log;
 pub mod metadata;
 mod provider;
 pub mod secrets;
+pub mod testing;
 pub mod types;
 
 pub use bootstrap::Bootstrap;
