@@ -108,30 +108,27 @@ current-context: {context}
 #[cfg(test)]
 mod tests {
     use capw_sdk::bootstrap::ControlPlaneMember;
-    use capw_sdk::types::{MachineRef, MachineRole};
+    use capw_sdk::testing::{context, machine, version};
+    use capw_sdk::types::MachineRole;
 
     use super::*;
-    use crate::testing::{config, ctx, version};
 
     #[test]
     fn secrets_derive_from_the_uid() {
-        let c = ctx(config(r#"{"region": "r"}"#));
+        let c = context(r#"{"region": "r"}"#);
         let Ok(SecretsState::Ready(items)) = ExampleProvider::cluster_secrets(&c) else {
             panic!("not ready");
         };
         assert_eq!(items[0].name, "ca.crt");
-        assert_eq!(items[0].data, b"example-ca:uid-1");
+        assert_eq!(items[0].data, b"example-ca:uid-c1");
         assert_eq!(items[1].name, "bootstrap-token");
-        assert_eq!(items[1].data, b"example-token:uid-1");
+        assert_eq!(items[1].data, b"example-token:uid-c1");
     }
 
     #[test]
     fn cloud_config_is_exact() {
         let request = BootstrapRequest {
-            machine: MachineRef {
-                name: "m2".into(),
-                uid: "u2".into(),
-            },
+            machine: machine("m2"),
             role: MachineRole::JoinControlPlane,
             version: version(35),
             endpoint: Endpoint {
@@ -159,7 +156,7 @@ mod tests {
                 },
             ],
         };
-        let c = ctx(config(r#"{"region": "r"}"#));
+        let c = context(r#"{"region": "r"}"#);
         let Ok(data) = ExampleProvider::generate(&c, request) else {
             panic!("generate failed");
         };

@@ -99,59 +99,53 @@ impl ExampleConfig {
 
 #[cfg(test)]
 mod tests {
-    use capw_sdk::metadata::validate_config;
+    use capw_sdk::testing::{assert_accepted, assert_refused_at, config};
 
+    use super::*;
     use crate::ExampleProvider;
-
-    fn paths(json: &str) -> Vec<String> {
-        match validate_config::<ExampleProvider>(json) {
-            Ok(()) => Vec::new(),
-            Err(errors) => errors.into_iter().map(|e| e.path).collect(),
-        }
-    }
 
     #[test]
     fn defaults_apply() {
-        let c = crate::testing::config(r#"{"region": "eu-1"}"#);
+        let c: ExampleConfig = config(r#"{"region": "eu-1"}"#);
         assert_eq!(c.zones, ["a", "b", "c"]);
         assert_eq!(c.port, 6443);
         assert!(!c.hosted);
         assert!(c.existing_machines.is_empty());
         assert_eq!(c.simulate, None);
-        assert!(paths(r#"{"region": "eu-1"}"#).is_empty());
+        assert_accepted::<ExampleProvider>(r#"{"region": "eu-1"}"#);
     }
 
     #[test]
     fn reports_every_problem() {
-        assert_eq!(
-            paths(r#"{"region": "EU", "zones": ["a", "b", "a", "b"], "port": 0}"#),
-            ["/region", "/zones/2", "/zones/3", "/port"]
+        assert_refused_at::<ExampleProvider>(
+            r#"{"region": "EU", "zones": ["a", "b", "a", "b"], "port": 0}"#,
+            &["/region", "/zones/2", "/zones/3", "/port"],
         );
-        assert_eq!(paths(r#"{"region": ""}"#), ["/region"]);
+        assert_refused_at::<ExampleProvider>(r#"{"region": ""}"#, &["/region"]);
     }
 
     #[test]
     fn type_errors_point_at_the_field() {
-        assert_eq!(
-            paths(r#"{"region": "eu", "zones": ["a", 2]}"#),
-            ["/zones/1"]
+        assert_refused_at::<ExampleProvider>(
+            r#"{"region": "eu", "zones": ["a", 2]}"#,
+            &["/zones/1"],
         );
-        assert_eq!(paths(r#"{"region": "eu", "port": 70000}"#), ["/port"]);
-        assert_eq!(
-            paths(r#"{"region": "eu", "simulate": "sometimes"}"#),
-            ["/simulate"]
+        assert_refused_at::<ExampleProvider>(r#"{"region": "eu", "port": 70000}"#, &["/port"]);
+        assert_refused_at::<ExampleProvider>(
+            r#"{"region": "eu", "simulate": "sometimes"}"#,
+            &["/simulate"],
         );
     }
 
     #[test]
     fn unknown_and_missing_fields_are_refused() {
-        assert_eq!(paths(r#"{"region": "eu", "colour": "red"}"#).len(), 1);
-        assert_eq!(paths(r#"{}"#), [""]);
+        assert_refused_at::<ExampleProvider>(r#"{"region": "eu", "colour": "red"}"#, &["/colour"]);
+        assert_refused_at::<ExampleProvider>(r#"{}"#, &[""]);
     }
 
     #[test]
     fn simulate_is_kebab_case() {
-        let c = crate::testing::config(r#"{"region": "eu", "simulate": "retryable-error"}"#);
-        assert_eq!(c.simulate, Some(crate::Simulate::RetryableError));
+        let c: ExampleConfig = config(r#"{"region": "eu", "simulate": "retryable-error"}"#);
+        assert_eq!(c.simulate, Some(Simulate::RetryableError));
     }
 }

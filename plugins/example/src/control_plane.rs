@@ -118,17 +118,14 @@ fn oldest<'a>(live: &[&'a Member]) -> Option<&'a Member> {
 
 #[cfg(test)]
 mod tests {
-    use capw_sdk::types::{Endpoint, KubernetesVersion, MachineRef};
+    use capw_sdk::testing::{context, machine, version};
+    use capw_sdk::types::Endpoint;
 
     use super::*;
-    use crate::testing::{config, ctx, version};
 
     fn member(name: &str, minor: u32, fd: &str, ready: bool, created_at: u64) -> Member {
         Member {
-            machine: MachineRef {
-                name: name.into(),
-                uid: format!("uid-{name}"),
-            },
+            machine: machine(name),
             version: version(minor),
             failure_domain: Some(fd.into()),
             ready,
@@ -155,7 +152,7 @@ mod tests {
     }
 
     fn plan_for(json: &str, input: PlanInput) -> Plan {
-        match ExampleProvider::plan(&ctx(config(json)), input) {
+        match ExampleProvider::plan(&context(json), input) {
             Ok(p) => p,
             Err(e) => panic!("{e}"),
         }
@@ -268,11 +265,7 @@ mod tests {
             p.step,
             Step::CreateMachine(MachineToCreate {
                 init: true,
-                version: KubernetesVersion {
-                    major: 1,
-                    minor: 35,
-                    patch: 0
-                },
+                version: version(35),
                 failure_domain: None,
             })
         );

@@ -171,10 +171,10 @@ fn fnv1a(bytes: &[u8]) -> u32 {
 
 #[cfg(test)]
 mod tests {
+    use capw_sdk::testing::{context, machine, version};
     use capw_sdk::types::MachineRole;
 
     use super::*;
-    use crate::testing::{config, ctx, version};
 
     #[test]
     fn fnv1a_matches_the_reference_vectors() {
@@ -200,9 +200,7 @@ mod tests {
 
     #[test]
     fn cluster_is_ready() {
-        let c = ctx(config(
-            r#"{"region": "eu-1", "zones": ["x", "y"], "port": 8443}"#,
-        ));
+        let c = context(r#"{"region": "eu-1", "zones": ["x", "y"], "port": 8443}"#);
         let Ok(ClusterState::Ready(infra)) = ExampleProvider::reconcile_cluster(&c) else {
             panic!("not ready");
         };
@@ -214,12 +212,9 @@ mod tests {
 
     #[test]
     fn machine_runs() {
-        let c = ctx(config(r#"{"region": "eu-1"}"#));
+        let c = context(r#"{"region": "eu-1"}"#);
         let spec = MachineSpec {
-            machine: MachineRef {
-                name: "m1".into(),
-                uid: "u1".into(),
-            },
+            machine: machine("m1"),
             role: MachineRole::JoinControlPlane,
             pool: "control-plane".into(),
             version: version(35),
@@ -242,15 +237,15 @@ mod tests {
 
     #[test]
     fn lists_existing_machines_then_foreign_ones() {
-        let c = ctx(config(
+        let c = context(
             r#"{"region": "eu-1", "existingMachines": ["m7"], "foreignMachines": ["u9-m1"]}"#,
-        ));
+        );
         assert_eq!(
             ExampleProvider::list_machines(&c),
             Ok(vec![
                 ListedMachine {
-                    idempotency_key: "uid-1-m7".into(),
-                    provider_id: "example://c1/uid-1-m7".into(),
+                    idempotency_key: "uid-c1-m7".into(),
+                    provider_id: "example://c1/uid-c1-m7".into(),
                     machine_name: "m7".into(),
                     phase: MachinePhase::Running,
                 },
@@ -266,12 +261,9 @@ mod tests {
 
     #[test]
     fn simulated_in_progress_machine_has_no_provider_id() {
-        let c = ctx(config(r#"{"region": "eu-1", "simulate": "in-progress"}"#));
+        let c = context(r#"{"region": "eu-1", "simulate": "in-progress"}"#);
         let spec = MachineSpec {
-            machine: MachineRef {
-                name: "m1".into(),
-                uid: "u1".into(),
-            },
+            machine: machine("m1"),
             role: MachineRole::Worker,
             pool: "md-0".into(),
             version: version(35),

@@ -65,52 +65,12 @@ impl LifecycleHooks for ExampleProvider {
 capw_sdk::export_provider!(ExampleProvider);
 
 #[cfg(test)]
-pub(crate) mod testing {
-    //! Builders for the unit tests.
-
-    use std::time::Duration;
-
-    use capw_sdk::Context;
-    use capw_sdk::types::{ClusterRef, KubernetesVersion};
-
-    use crate::ExampleConfig;
-
-    pub fn config(json: &str) -> ExampleConfig {
-        match capw_sdk::config::parse(json) {
-            Ok(c) => c,
-            Err(e) => panic!("test config {json}: {e}"),
-        }
-    }
-
-    pub fn ctx(config: ExampleConfig) -> Context<ExampleConfig> {
-        Context::new(
-            ClusterRef {
-                namespace: "default".into(),
-                name: "c1".into(),
-                uid: "uid-1".into(),
-            },
-            config,
-            "key-1",
-            Duration::from_secs(10),
-        )
-    }
-
-    pub fn version(minor: u32) -> KubernetesVersion {
-        KubernetesVersion {
-            major: 1,
-            minor,
-            patch: 0,
-        }
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use capw_sdk::lifecycle_hooks::Hook;
     use capw_sdk::metadata::{self, ExtensionPoint};
+    use capw_sdk::testing::{self, context, version};
 
     use super::*;
-    use crate::testing::{config, ctx, version};
 
     #[test]
     fn describe_lists_every_point() {
@@ -130,10 +90,7 @@ mod tests {
             m.capabilities.control_plane_shape,
             Some(ControlPlaneShape::Machines)
         );
-        let schema: serde_json::Value = match serde_json::from_str(&m.config_schema) {
-            Ok(v) => v,
-            Err(e) => panic!("schema is not JSON: {e}"),
-        };
+        let schema = testing::config_schema::<ExampleProvider>();
         assert!(
             schema["properties"]["existingMachines"].is_object(),
             "{schema}"
@@ -147,12 +104,12 @@ mod tests {
             from_version: Some(version(34)),
             to_version: version(35),
         };
-        let c = ctx(config(r#"{"region": "eu-1"}"#));
+        let c = context(r#"{"region": "eu-1"}"#);
         assert_eq!(
             ExampleProvider::handle(&c, request),
             Ok(HookResponse::Proceed)
         );
-        let c = ctx(config(r#"{"region": "eu-1", "simulate": "in-progress"}"#));
+        let c = context(r#"{"region": "eu-1", "simulate": "in-progress"}"#);
         assert!(matches!(
             ExampleProvider::handle(&c, request),
             Ok(HookResponse::Hold(_))

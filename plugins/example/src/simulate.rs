@@ -59,8 +59,9 @@ fn permanent() -> ProviderError {
 
 #[cfg(test)]
 mod tests {
+    use capw_sdk::testing::config;
+
     use super::*;
-    use crate::testing::config;
 
     #[test]
     fn errors_are_exact() {

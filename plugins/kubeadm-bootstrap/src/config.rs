@@ -246,34 +246,20 @@ fn check_dns_name(name: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use capw_sdk::metadata::validate_config;
+    use capw_sdk::testing::{assert_accepted, assert_field_error, assert_refused_at, config};
 
     use super::*;
     use crate::KubeadmBootstrap;
 
-    fn errors(json: &str) -> Vec<(String, String)> {
-        match validate_config::<KubeadmBootstrap>(json) {
-            Ok(()) => Vec::new(),
-            Err(errors) => errors.into_iter().map(|e| (e.path, e.message)).collect(),
-        }
-    }
-
-    fn paths(json: &str) -> Vec<String> {
-        errors(json).into_iter().map(|(path, _)| path).collect()
-    }
-
     #[test]
     fn empty_config_takes_the_defaults() {
-        let parsed: KubeadmBootstrapConfig = match capw_sdk::config::parse("{}") {
-            Ok(c) => c,
-            Err(e) => panic!("{e}"),
-        };
+        let parsed: KubeadmBootstrapConfig = config("{}");
         assert_eq!(parsed, KubeadmBootstrapConfig::default());
         assert_eq!(parsed.key_algorithm, KeyAlgorithm::Rsa2048);
         assert_eq!(parsed.key_algorithm.kubeadm_name(), "RSA-2048");
         assert_eq!(parsed.service_subnet, "10.96.0.0/12");
         assert_eq!(parsed.api_server_bind_port, 6443);
-        assert!(paths("{}").is_empty());
+        assert_accepted::<KubeadmBootstrap>("{}");
     }
 
     #[test]
@@ -284,66 +270,68 @@ mod tests {
             r#"{"podSubnet": "fd00:10::/56", "serviceSubnet": "fd00:20::/108"}"#,
             r#"{"dnsDomain": "k8s.example-1.internal", "bootstrapTokenTtlHours": 8760}"#,
         ] {
-            assert!(paths(json).is_empty(), "{json}: {:?}", errors(json));
+            assert_accepted::<KubeadmBootstrap>(json);
         }
-        let parsed: KubeadmBootstrapConfig =
-            match capw_sdk::config::parse(r#"{"keyAlgorithm": "ecdsa-p256"}"#) {
-                Ok(c) => c,
-                Err(e) => panic!("{e}"),
-            };
+        let parsed: KubeadmBootstrapConfig = config(r#"{"keyAlgorithm": "ecdsa-p256"}"#);
         assert_eq!(parsed.key_algorithm.kubeadm_name(), "ECDSA-P256");
     }
 
     #[test]
     fn bad_subnets_are_refused_at_their_paths() {
-        assert_eq!(paths(r#"{"podSubnet": "10.0.0.0"}"#), ["/podSubnet"]);
-        assert_eq!(paths(r#"{"podSubnet": "10.0.0.300/8"}"#), ["/podSubnet"]);
-        assert_eq!(
-            paths(r#"{"serviceSubnet": "10.96.0.0/33"}"#),
-            ["/serviceSubnet"]
+        assert_refused_at::<KubeadmBootstrap>(r#"{"podSubnet": "10.0.0.0"}"#, &["/podSubnet"]);
+        assert_refused_at::<KubeadmBootstrap>(r#"{"podSubnet": "10.0.0.300/8"}"#, &["/podSubnet"]);
+        assert_refused_at::<KubeadmBootstrap>(
+            r#"{"serviceSubnet": "10.96.0.0/33"}"#,
+            &["/serviceSubnet"],
         );
-        let found = errors(r#"{"podSubnet": "10.1.0.0/8"}"#);
-        assert_eq!(found.len(), 1);
-        assert!(found[0].1.contains("host bits"), "{}", found[0].1);
+        let errors = assert_refused_at::<KubeadmBootstrap>(
+            r#"{"podSubnet": "10.1.0.0/8"}"#,
+            &["/podSubnet"],
+        );
+        assert_field_error(&errors, "/podSubnet", "host bits");
     }
 
     #[test]
     fn overlapping_or_mixed_subnets_are_refused() {
-        let found = errors(r#"{"podSubnet": "10.0.0.0/8"}"#);
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert_eq!(found[0].0, "/serviceSubnet");
-        assert!(found[0].1.contains("overlaps"), "{}", found[0].1);
-        let found = errors(r#"{"podSubnet": "fd00::/64"}"#);
-        assert_eq!(found[0].0, "/serviceSubnet");
-        assert!(found[0].1.contains("family"), "{}", found[0].1);
+        let errors = assert_refused_at::<KubeadmBootstrap>(
+            r#"{"podSubnet": "10.0.0.0/8"}"#,
+            &["/serviceSubnet"],
+        );
+        assert_field_error(&errors, "/serviceSubnet", "overlaps");
+        let errors = assert_refused_at::<KubeadmBootstrap>(
+            r#"{"podSubnet": "fd00::/64"}"#,
+            &["/serviceSubnet"],
+        );
+        assert_field_error(&errors, "/serviceSubnet", "family");
     }
 
     #[test]
     fn reports_every_problem() {
-        assert_eq!(
-            paths(
-                r#"{"podSubnet": "x", "serviceSubnet": "y", "dnsDomain": "Bad_Domain",
-                    "apiServerBindPort": 0, "bootstrapTokenTtlHours": 0}"#
-            ),
-            [
+        assert_refused_at::<KubeadmBootstrap>(
+            r#"{"podSubnet": "x", "serviceSubnet": "y", "dnsDomain": "Bad_Domain",
+                "apiServerBindPort": 0, "bootstrapTokenTtlHours": 0}"#,
+            &[
                 "/podSubnet",
                 "/serviceSubnet",
                 "/dnsDomain",
                 "/apiServerBindPort",
-                "/bootstrapTokenTtlHours"
-            ]
+                "/bootstrapTokenTtlHours",
+            ],
         );
     }
 
     #[test]
     fn type_errors_and_unknown_fields_are_refused() {
-        assert_eq!(paths(r#"{"keyAlgorithm": "rsa-4096"}"#), ["/keyAlgorithm"]);
-        assert_eq!(
-            paths(r#"{"apiServerBindPort": 70000}"#),
-            ["/apiServerBindPort"]
+        assert_refused_at::<KubeadmBootstrap>(
+            r#"{"keyAlgorithm": "rsa-4096"}"#,
+            &["/keyAlgorithm"],
         );
-        assert_eq!(paths(r#"{"dnsDomain": 5}"#), ["/dnsDomain"]);
-        assert_eq!(paths(r#"{"keyAlgo": "rsa-2048"}"#).len(), 1);
+        assert_refused_at::<KubeadmBootstrap>(
+            r#"{"apiServerBindPort": 70000}"#,
+            &["/apiServerBindPort"],
+        );
+        assert_refused_at::<KubeadmBootstrap>(r#"{"dnsDomain": 5}"#, &["/dnsDomain"]);
+        assert_refused_at::<KubeadmBootstrap>(r#"{"keyAlgo": "rsa-2048"}"#, &["/keyAlgo"]);
     }
 
     #[test]

@@ -1,34 +1,17 @@
-//! Fixtures for the unit tests: contexts, a cluster's secret items, requests.
+//! Fixtures for the unit tests: a cluster's secret items, requests. Contexts come from
+//! `capw_sdk::testing`.
 
 use std::sync::OnceLock;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use capw_sdk::Context;
 use capw_sdk::bootstrap::{BootstrapRequest, ControlPlaneMember, SecretItem};
-use capw_sdk::types::{ClusterRef, Endpoint, KubernetesVersion, MachineRef, MachineRole};
+use capw_sdk::testing::machine;
+use capw_sdk::types::{Endpoint, KubernetesVersion, MachineRole};
 
-use crate::config::{KeyAlgorithm, KubeadmBootstrapConfig};
+use crate::config::KeyAlgorithm;
 use crate::pki::ClusterPki;
 use crate::secrets;
 use crate::token::BootstrapToken;
-
-/// A call context for cluster `c1` with the config `json`.
-pub fn ctx(json: &str) -> Context<KubeadmBootstrapConfig> {
-    let config = match capw_sdk::config::parse(json) {
-        Ok(c) => c,
-        Err(e) => panic!("test config {json}: {e}"),
-    };
-    Context::new(
-        ClusterRef {
-            namespace: "default".into(),
-            name: "c1".into(),
-            uid: "uid-c1".into(),
-        },
-        config,
-        "key-1",
-        Duration::from_secs(10),
-    )
-}
 
 /// The secret items of one ECDSA cluster, made once per test binary.
 pub fn items() -> Vec<SecretItem> {
@@ -72,8 +55,8 @@ pub fn endpoint() -> Endpoint {
     }
 }
 
-/// A request for machine `machine` of `role`, with two members unless the role is `init`.
-pub fn request(machine: &str, role: MachineRole, items: Vec<SecretItem>) -> BootstrapRequest {
+/// A request for machine `name` of `role`, with two members unless the role is `init`.
+pub fn request(name: &str, role: MachineRole, items: Vec<SecretItem>) -> BootstrapRequest {
     let members = if role == MachineRole::Init {
         Vec::new()
     } else {
@@ -89,10 +72,7 @@ pub fn request(machine: &str, role: MachineRole, items: Vec<SecretItem>) -> Boot
         ]
     };
     BootstrapRequest {
-        machine: MachineRef {
-            name: machine.into(),
-            uid: format!("uid-{machine}"),
-        },
+        machine: machine(name),
         role,
         version: KubernetesVersion {
             major: 1,

@@ -4,13 +4,14 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use capw_sdk::bootstrap::SecretsState;
 use capw_sdk::metadata::{self, ExtensionPoint};
+use capw_sdk::testing::{self, context};
 use capw_sdk::types::{ErrorCode, MachineRole};
 use capw_sdk::{ControlPlane, Infrastructure};
 use serde_yaml_ng::Value;
 
 use super::*;
 use crate::pki::KeyPair;
-use crate::testing::{ctx, endpoint, item, items, request, without};
+use crate::testing::{endpoint, item, items, request, without};
 
 fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
     match r {
@@ -26,7 +27,7 @@ fn describe_says_bootstrap_only() {
     assert_eq!(m.extension_points, vec![ExtensionPoint::Bootstrap]);
     assert!(m.requested_grants.http_hosts.is_empty());
     assert!(m.requested_grants.secrets.is_empty());
-    let schema: serde_json::Value = ok(serde_json::from_str(&m.config_schema));
+    let schema = testing::config_schema::<KubeadmBootstrap>();
     assert_eq!(schema["additionalProperties"], false, "{schema}");
     let props = &schema["properties"];
     assert_eq!(props["keyAlgorithm"]["default"], "rsa-2048", "{schema}");
@@ -42,7 +43,7 @@ fn describe_says_bootstrap_only() {
 
 #[test]
 fn cluster_secrets_are_ready_in_one_call_with_every_item() {
-    let state = ok(KubeadmBootstrap::cluster_secrets(&ctx(
+    let state = ok(KubeadmBootstrap::cluster_secrets(&context(
         r#"{"keyAlgorithm": "ecdsa-p256"}"#,
     )));
     let SecretsState::Ready(items) = state else {
@@ -72,7 +73,7 @@ fn cluster_secrets_are_ready_in_one_call_with_every_item() {
 #[test]
 fn rsa_cluster_secrets_finish_in_one_call() {
     let started = Instant::now();
-    let state = ok(KubeadmBootstrap::cluster_secrets(&ctx("{}")));
+    let state = ok(KubeadmBootstrap::cluster_secrets(&context("{}")));
     eprintln!("native rsa-2048 cluster-secrets: {:?}", started.elapsed());
     let SecretsState::Ready(items) = state else {
         panic!("{state:?}");
@@ -84,7 +85,7 @@ fn rsa_cluster_secrets_finish_in_one_call() {
 #[test]
 fn generate_answers_cloud_config() {
     let data = ok(KubeadmBootstrap::generate(
-        &ctx("{}"),
+        &context("{}"),
         request("c1-m-1", MachineRole::Worker, items()),
     ));
     assert_eq!(data.format, BootstrapFormat::CloudConfig);
@@ -95,13 +96,13 @@ fn generate_answers_cloud_config() {
 fn generate_refusals_are_permanent_invalid_input() {
     let mut lonely = request("c1-w-1", MachineRole::Worker, items());
     lonely.control_plane_members.clear();
-    let Err(e) = KubeadmBootstrap::generate(&ctx("{}"), lonely) else {
+    let Err(e) = KubeadmBootstrap::generate(&context("{}"), lonely) else {
         panic!("a worker without a control plane accepted");
     };
     assert_eq!(e.code, ErrorCode::InvalidInput);
     assert!(!e.retryable);
     let Err(e) = KubeadmBootstrap::generate(
-        &ctx("{}"),
+        &context("{}"),
         request("c1-m-1", MachineRole::Init, without(&items(), "sa.key")),
     ) else {
         panic!("init without sa.key accepted");
@@ -114,7 +115,7 @@ fn generate_refusals_are_permanent_invalid_input() {
 fn kubeconfig_has_one_cluster_user_and_current_context() {
     let items = items();
     let yaml = ok(KubeadmBootstrap::kubeconfig(
-        &ctx(r#"{"keyAlgorithm": "ecdsa-p256"}"#),
+        &context(r#"{"keyAlgorithm": "ecdsa-p256"}"#),
         endpoint(),
         items.clone(),
     ));
@@ -176,7 +177,7 @@ fn kubeconfig_without_the_ca_names_the_missing_item() {
     let key = item(&items, "ca.key");
     for name in ["ca.crt", "ca.key"] {
         let Err(e) = KubeadmBootstrap::kubeconfig(
-            &ctx(r#"{"keyAlgorithm": "ecdsa-p256"}"#),
+            &context(r#"{"keyAlgorithm": "ecdsa-p256"}"#),
             endpoint(),
             without(&items, name),
         ) else {
@@ -196,7 +197,7 @@ fn kubeconfig_without_the_ca_names_the_missing_item() {
             i.data = key.replace('A', "B").into_bytes();
         }
     }
-    let Err(e) = KubeadmBootstrap::kubeconfig(&ctx("{}"), endpoint(), garbled) else {
+    let Err(e) = KubeadmBootstrap::kubeconfig(&context("{}"), endpoint(), garbled) else {
         panic!("garbled ca.key accepted");
     };
     assert_eq!(e.code, ErrorCode::InvalidInput);
@@ -205,7 +206,7 @@ fn kubeconfig_without_the_ca_names_the_missing_item() {
 
     let mut bad = endpoint();
     bad.host = String::new();
-    let Err(e) = KubeadmBootstrap::kubeconfig(&ctx("{}"), bad, items) else {
+    let Err(e) = KubeadmBootstrap::kubeconfig(&context("{}"), bad, items) else {
         panic!("empty host accepted");
     };
     assert_eq!(e.code, ErrorCode::InvalidInput);
@@ -213,7 +214,7 @@ fn kubeconfig_without_the_ca_names_the_missing_item() {
 
 #[test]
 fn other_points_are_unsupported() {
-    let c = ctx("{}");
+    let c = context("{}");
     let Err(e) = <KubeadmBootstrap as Infrastructure>::delete_cluster(&c) else {
         panic!("infrastructure answered");
     };

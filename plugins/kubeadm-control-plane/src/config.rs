@@ -134,31 +134,17 @@ impl KubeadmControlPlaneConfig {
 
 #[cfg(test)]
 mod tests {
-    use capw_sdk::metadata::validate_config;
+    use capw_sdk::testing::{assert_accepted, assert_field_error, assert_refused_at, config};
 
     use super::*;
     use crate::KubeadmControlPlane;
 
-    fn errors(json: &str) -> Vec<(String, String)> {
-        match validate_config::<KubeadmControlPlane>(json) {
-            Ok(()) => Vec::new(),
-            Err(errors) => errors.into_iter().map(|e| (e.path, e.message)).collect(),
-        }
-    }
-
-    fn paths(json: &str) -> Vec<String> {
-        errors(json).into_iter().map(|(path, _)| path).collect()
-    }
-
     #[test]
     fn empty_config_takes_the_defaults() {
-        let parsed: KubeadmControlPlaneConfig = match capw_sdk::config::parse("{}") {
-            Ok(c) => c,
-            Err(e) => panic!("{e}"),
-        };
+        let parsed: KubeadmControlPlaneConfig = config("{}");
         assert_eq!(parsed, KubeadmControlPlaneConfig::default());
         assert_eq!(parsed.rollout(), Rollout::Surge);
-        assert!(paths("{}").is_empty());
+        assert_accepted::<KubeadmControlPlane>("{}");
     }
 
     #[test]
@@ -169,48 +155,48 @@ mod tests {
             r#"{"replicas": 5, "maxSurge": 0}"#,
             r#"{"maxSurge": 0}"#,
         ] {
-            assert!(paths(json).is_empty(), "{json}: {:?}", errors(json));
+            assert_accepted::<KubeadmControlPlane>(json);
         }
     }
 
     #[test]
     fn even_replicas_are_refused_at_their_path() {
-        let found = errors(r#"{"replicas": 4}"#);
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].0, "/replicas");
-        assert!(found[0].1.contains("odd"), "{}", found[0].1);
-        assert!(found[0].1.contains("use 3 or 5"), "{}", found[0].1);
-        assert_eq!(paths(r#"{"replicas": 0}"#), ["/replicas"]);
+        let errors = assert_refused_at::<KubeadmControlPlane>(r#"{"replicas": 4}"#, &["/replicas"]);
+        assert_field_error(&errors, "/replicas", "odd");
+        assert_field_error(&errors, "/replicas", "use 3 or 5");
+        assert_refused_at::<KubeadmControlPlane>(r#"{"replicas": 0}"#, &["/replicas"]);
     }
 
     #[test]
     fn max_surge_is_zero_or_one() {
-        let found = errors(r#"{"replicas": 3, "maxSurge": 2}"#);
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].0, "/maxSurge");
-        assert!(found[0].1.contains("0 or 1"), "{}", found[0].1);
+        let errors = assert_refused_at::<KubeadmControlPlane>(
+            r#"{"replicas": 3, "maxSurge": 2}"#,
+            &["/maxSurge"],
+        );
+        assert_field_error(&errors, "/maxSurge", "0 or 1");
     }
 
     #[test]
     fn delete_first_needs_three_replicas() {
-        let found = errors(r#"{"replicas": 1, "maxSurge": 0}"#);
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].0, "/maxSurge");
-        assert!(found[0].1.contains("at least 3 replicas"), "{}", found[0].1);
+        let errors = assert_refused_at::<KubeadmControlPlane>(
+            r#"{"replicas": 1, "maxSurge": 0}"#,
+            &["/maxSurge"],
+        );
+        assert_field_error(&errors, "/maxSurge", "at least 3 replicas");
     }
 
     #[test]
     fn reports_every_problem() {
-        assert_eq!(
-            paths(r#"{"replicas": 2, "maxSurge": 7}"#),
-            ["/replicas", "/maxSurge"]
+        assert_refused_at::<KubeadmControlPlane>(
+            r#"{"replicas": 2, "maxSurge": 7}"#,
+            &["/replicas", "/maxSurge"],
         );
     }
 
     #[test]
     fn type_errors_and_unknown_fields_are_refused() {
-        assert_eq!(paths(r#"{"replicas": -1}"#), ["/replicas"]);
-        assert_eq!(paths(r#"{"maxSurge": "1"}"#), ["/maxSurge"]);
-        assert_eq!(paths(r#"{"replicas": 3, "surge": 1}"#).len(), 1);
+        assert_refused_at::<KubeadmControlPlane>(r#"{"replicas": -1}"#, &["/replicas"]);
+        assert_refused_at::<KubeadmControlPlane>(r#"{"maxSurge": "1"}"#, &["/maxSurge"]);
+        assert_refused_at::<KubeadmControlPlane>(r#"{"replicas": 3, "surge": 1}"#, &["/surge"]);
     }
 }

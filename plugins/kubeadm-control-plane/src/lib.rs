@@ -66,39 +66,17 @@ capw_sdk::export_provider!(
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use capw_sdk::control_plane::Step;
     use capw_sdk::metadata::{self, ExtensionPoint};
-    use capw_sdk::types::{ClusterRef, Endpoint, ErrorCode, KubernetesVersion};
+    use capw_sdk::testing::{self, context, version};
+    use capw_sdk::types::{Endpoint, ErrorCode};
     use capw_sdk::{Bootstrap, Infrastructure};
 
     use super::*;
 
-    fn ctx(json: &str) -> Context<KubeadmControlPlaneConfig> {
-        let config = match capw_sdk::config::parse(json) {
-            Ok(c) => c,
-            Err(e) => panic!("test config {json}: {e}"),
-        };
-        Context::new(
-            ClusterRef {
-                namespace: "default".into(),
-                name: "c1".into(),
-                uid: "uid-1".into(),
-            },
-            config,
-            "key-1",
-            Duration::from_secs(10),
-        )
-    }
-
     fn input(replicas: u32) -> PlanInput {
         PlanInput {
-            version: KubernetesVersion {
-                major: 1,
-                minor: 35,
-                patch: 0,
-            },
+            version: version(35),
             replicas,
             members: Vec::new(),
             failure_domains: Vec::new(),
@@ -128,11 +106,7 @@ mod tests {
 
     #[test]
     fn schema_is_camel_case_and_closed() {
-        let m = metadata::describe::<KubeadmControlPlane>();
-        let schema: serde_json::Value = match serde_json::from_str(&m.config_schema) {
-            Ok(v) => v,
-            Err(e) => panic!("schema is not JSON: {e}"),
-        };
+        let schema = testing::config_schema::<KubeadmControlPlane>();
         assert_eq!(schema["additionalProperties"], false, "{schema}");
         assert_eq!(schema["properties"]["maxSurge"]["maximum"], 1, "{schema}");
         assert_eq!(schema["properties"]["maxSurge"]["default"], 1, "{schema}");
@@ -147,7 +121,7 @@ mod tests {
 
     #[test]
     fn plan_through_the_trait_creates_the_init_machine() {
-        let p = match KubeadmControlPlane::plan(&ctx("{}"), input(3)) {
+        let p = match KubeadmControlPlane::plan(&context("{}"), input(3)) {
             Ok(p) => p,
             Err(e) => panic!("{e}"),
         };
@@ -156,7 +130,7 @@ mod tests {
 
     #[test]
     fn refusals_are_permanent_invalid_input_naming_replicas() {
-        let Err(e) = KubeadmControlPlane::plan(&ctx("{}"), input(4)) else {
+        let Err(e) = KubeadmControlPlane::plan(&context("{}"), input(4)) else {
             panic!("even replicas accepted");
         };
         assert_eq!(e.code, ErrorCode::InvalidInput);
@@ -171,12 +145,12 @@ mod tests {
 
     #[test]
     fn replicas_zero_takes_the_config_default() {
-        let p = match KubeadmControlPlane::plan(&ctx(r#"{"replicas": 3}"#), input(0)) {
+        let p = match KubeadmControlPlane::plan(&context(r#"{"replicas": 3}"#), input(0)) {
             Ok(p) => p,
             Err(e) => panic!("{e}"),
         };
         assert!(matches!(p.step, Step::CreateMachine(_)));
-        let Err(e) = KubeadmControlPlane::plan(&ctx("{}"), input(0)) else {
+        let Err(e) = KubeadmControlPlane::plan(&context("{}"), input(0)) else {
             panic!("no replicas accepted");
         };
         assert_eq!(e.code, ErrorCode::InvalidInput);
@@ -185,7 +159,7 @@ mod tests {
 
     #[test]
     fn other_points_are_unsupported() {
-        let c = ctx("{}");
+        let c = context("{}");
         let Err(e) = <KubeadmControlPlane as Infrastructure>::delete_cluster(&c) else {
             panic!("infrastructure answered");
         };

@@ -163,30 +163,19 @@ fn check_endpoint(endpoint: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use capw_sdk::metadata::validate_config;
+    use capw_sdk::testing::{assert_accepted, assert_refused_at, config};
 
     use super::*;
     use crate::SimInfra;
 
-    fn paths(json: &str) -> Vec<String> {
-        match validate_config::<SimInfra>(json) {
-            Ok(()) => Vec::new(),
-            Err(errors) => errors.into_iter().map(|e| e.path).collect(),
-        }
-    }
-
     #[test]
     fn only_the_endpoint_is_required() {
-        let parsed: SimInfraConfig =
-            match capw_sdk::config::parse(r#"{"endpoint": "http://127.0.0.1:8080/"}"#) {
-                Ok(c) => c,
-                Err(e) => panic!("{e}"),
-            };
+        let parsed: SimInfraConfig = config(r#"{"endpoint": "http://127.0.0.1:8080/"}"#);
         assert_eq!(parsed, SimInfraConfig::new("http://127.0.0.1:8080/"));
         assert_eq!(parsed.token_secret, "simcloud-token");
         assert_eq!(parsed.request_timeout(), Duration::from_secs(5));
         assert_eq!(parsed.base_url(), "http://127.0.0.1:8080");
-        assert_eq!(paths("{}"), [""]);
+        assert_refused_at::<SimInfra>("{}", &[""]);
     }
 
     #[test]
@@ -198,8 +187,7 @@ mod tests {
             "http://[::1]:8080",
             "http://[::1]",
         ] {
-            let json = format!(r#"{{"endpoint": "{endpoint}"}}"#);
-            assert!(paths(&json).is_empty(), "{endpoint}: {:?}", paths(&json));
+            assert_accepted::<SimInfra>(&format!(r#"{{"endpoint": "{endpoint}"}}"#));
         }
     }
 
@@ -217,7 +205,7 @@ mod tests {
             "http://si m",
         ] {
             let json = format!(r#"{{"endpoint": "{endpoint}"}}"#);
-            assert_eq!(paths(&json), ["/endpoint"], "{endpoint}");
+            assert_refused_at::<SimInfra>(&json, &["/endpoint"]);
         }
     }
 
@@ -225,31 +213,25 @@ mod tests {
     fn reports_every_problem() {
         let json = r#"{"endpoint": "sim", "tokenSecret": " ", "zones": ["a", "", "a"],
                        "requestTimeoutMs": 0}"#;
-        assert_eq!(
-            paths(json),
-            [
+        assert_refused_at::<SimInfra>(
+            json,
+            &[
                 "/endpoint",
                 "/tokenSecret",
                 "/zones/1",
                 "/zones/2",
-                "/requestTimeoutMs"
-            ]
+                "/requestTimeoutMs",
+            ],
         );
     }
 
     #[test]
     fn type_errors_and_unknown_fields_are_refused() {
-        assert_eq!(
-            paths(r#"{"endpoint": "http://sim", "requestTimeoutMs": "5"}"#),
-            ["/requestTimeoutMs"]
+        assert_refused_at::<SimInfra>(
+            r#"{"endpoint": "http://sim", "requestTimeoutMs": "5"}"#,
+            &["/requestTimeoutMs"],
         );
-        assert_eq!(
-            paths(r#"{"endpoint": "http://sim", "zones": [1]}"#),
-            ["/zones/0"]
-        );
-        assert_eq!(
-            paths(r#"{"endpoint": "http://sim", "token": "x"}"#).len(),
-            1
-        );
+        assert_refused_at::<SimInfra>(r#"{"endpoint": "http://sim", "zones": [1]}"#, &["/zones/0"]);
+        assert_refused_at::<SimInfra>(r#"{"endpoint": "http://sim", "token": "x"}"#, &["/token"]);
     }
 }

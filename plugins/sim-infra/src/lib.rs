@@ -107,10 +107,9 @@ capw_sdk::export_provider!(SimInfra, unsupported: [Bootstrap, ControlPlane, Life
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use capw_sdk::metadata::{self, ExtensionPoint};
-    use capw_sdk::types::{ClusterRef, ErrorCode};
+    use capw_sdk::testing::{self, ContextBuilder};
+    use capw_sdk::types::ErrorCode;
     use capw_sdk::{Bootstrap, ControlPlane};
 
     use super::*;
@@ -128,11 +127,7 @@ mod tests {
 
     #[test]
     fn schema_is_camel_case_with_defaults() {
-        let m = metadata::describe::<SimInfra>();
-        let schema: serde_json::Value = match serde_json::from_str(&m.config_schema) {
-            Ok(v) => v,
-            Err(e) => panic!("schema is not JSON: {e}"),
-        };
+        let schema = testing::config_schema::<SimInfra>();
         assert_eq!(schema["additionalProperties"], false, "{schema}");
         assert_eq!(
             schema["required"],
@@ -151,16 +146,7 @@ mod tests {
 
     #[test]
     fn natively_there_is_no_token_and_the_call_says_so() {
-        let ctx = Context::new(
-            ClusterRef {
-                namespace: "default".into(),
-                name: "c1".into(),
-                uid: "uid-1".into(),
-            },
-            SimInfraConfig::new("http://127.0.0.1:1"),
-            "key-1",
-            Duration::from_secs(10),
-        );
+        let ctx = ContextBuilder::new().config(SimInfraConfig::new("http://127.0.0.1:1"));
         let Err(e) = SimInfra::reconcile_cluster(&ctx) else {
             panic!("answered without a token");
         };

@@ -263,7 +263,7 @@ pub fn listed(instance: &Instance) -> ListedMachine {
 
 #[cfg(test)]
 mod tests {
-    use capw_sdk::types::{KubernetesVersion, MachineRef};
+    use capw_sdk::testing::{machine, version};
 
     use super::*;
 
@@ -292,17 +292,10 @@ mod tests {
 
     fn spec(role: MachineRole) -> MachineSpec {
         MachineSpec {
-            machine: MachineRef {
-                name: "c1-cp-0".into(),
-                uid: "uid-m".into(),
-            },
+            machine: machine("c1-cp-0"),
             role,
             pool: "control-plane".into(),
-            version: KubernetesVersion {
-                major: 1,
-                minor: 35,
-                patch: 0,
-            },
+            version: version(35),
             failure_domain: Some("zone-a".into()),
             bootstrap_data: b"#cloud-config\n".to_vec(),
         }

@@ -54,15 +54,9 @@ pub fn load_balancer_name(sim_cluster: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use capw_sdk::testing::cluster;
 
-    fn cluster(namespace: &str, name: &str) -> ClusterRef {
-        ClusterRef {
-            namespace: namespace.into(),
-            name: name.into(),
-            uid: "uid".into(),
-        }
-    }
+    use super::*;
 
     #[test]
     fn default_namespace_keeps_the_plain_name() {

@@ -68,24 +68,13 @@ fn removal_order(a: &Member, b: &Member, population_a: usize, population_b: usiz
 
 #[cfg(test)]
 mod tests {
-    use capw_sdk::types::MachineRef;
+    use capw_sdk::testing::{machine, version};
 
     use super::*;
 
-    fn version(minor: u32) -> KubernetesVersion {
-        KubernetesVersion {
-            major: 1,
-            minor,
-            patch: 0,
-        }
-    }
-
     fn member(name: &str, domain: Option<&str>, minor: u32, created_at: u64) -> Member {
         Member {
-            machine: MachineRef {
-                name: name.into(),
-                uid: format!("uid-{name}"),
-            },
+            machine: machine(name),
             version: version(minor),
             failure_domain: domain.map(String::from),
             ready: true,

@@ -98,7 +98,7 @@ fn check_one(member: &Member, to: KubernetesVersion) -> Result<(), VersionError>
 
 #[cfg(test)]
 mod tests {
-    use capw_sdk::types::MachineRef;
+    use capw_sdk::testing::machine;
 
     use super::*;
 
@@ -112,10 +112,7 @@ mod tests {
 
     fn member(name: &str, version: KubernetesVersion, created_at: u64) -> Member {
         Member {
-            machine: MachineRef {
-                name: name.into(),
-                uid: format!("uid-{name}"),
-            },
+            machine: machine(name),
             version,
             failure_domain: None,
             ready: true,

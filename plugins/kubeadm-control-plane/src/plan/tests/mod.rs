@@ -6,18 +6,16 @@ mod sim;
 mod walks;
 
 use capw_sdk::control_plane::{Member, Plan, Step};
-use capw_sdk::types::{Condition, ConditionStatus, MachineRef};
+use capw_sdk::testing::{machine, version};
+use capw_sdk::types::{Condition, ConditionStatus};
 
 use super::status::{AVAILABLE, SCALING_DOWN, SCALING_UP, UPGRADING};
-use sim::{Sim, abc, version};
+use sim::{Sim, abc};
 
 /// A ready, live member.
 fn member(name: &str, minor: u32, domain: &str, created_at: u64) -> Member {
     Member {
-        machine: MachineRef {
-            name: name.into(),
-            uid: format!("uid-{name}"),
-        },
+        machine: machine(name),
         version: version(minor),
         failure_domain: Some(domain.into()),
         ready: true,
@@ -213,13 +211,7 @@ fn surge_machine_is_upgrading_not_scaling_down() {
         ],
     );
     let p = sim.plan();
-    assert_eq!(
-        p.step,
-        Step::DeleteMachine(MachineRef {
-            name: "m0".into(),
-            uid: "uid-m0".into()
-        })
-    );
+    assert_eq!(p.step, Step::DeleteMachine(machine("m0")));
     assert_eq!(
         status(&p, UPGRADING),
         (ConditionStatus::True, "RollingOut".into())

@@ -2,20 +2,12 @@
 //! then lets the machine become ready (or finish deleting) and plans again.
 
 use capw_sdk::control_plane::{MachineToCreate, Member, Plan, PlanInput, Step};
+use capw_sdk::testing::{machine as machine_ref, version};
 use capw_sdk::types::{Endpoint, KubernetesVersion, MachineRef};
 
 use crate::config::KubeadmControlPlaneConfig;
 use crate::plan::membership::quorum;
 use crate::plan::{PlanError, plan};
-
-/// Kubernetes `v1.{minor}.0`.
-pub fn version(minor: u32) -> KubernetesVersion {
-    KubernetesVersion {
-        major: 1,
-        minor,
-        patch: 0,
-    }
-}
 
 /// Domains `a`, `b`, `c`.
 pub fn abc() -> Vec<String> {
@@ -156,10 +148,7 @@ impl Sim {
         self.created += 1;
         self.clock += 10;
         self.members.push(Member {
-            machine: MachineRef {
-                name: name.clone(),
-                uid: format!("uid-{name}"),
-            },
+            machine: machine_ref(&name),
             version: machine.version,
             failure_domain: machine.failure_domain.clone(),
             ready: false,

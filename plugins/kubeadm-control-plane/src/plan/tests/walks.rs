@@ -2,8 +2,9 @@
 //! [`Sim::converge`] checks every step for safety; these tests check the path and the end.
 
 use capw_sdk::control_plane::Step;
+use capw_sdk::testing::version;
 
-use super::sim::{Sim, Snapshot, abc, version};
+use super::sim::{Sim, Snapshot, abc};
 
 fn creates(steps: &[Step]) -> usize {
     steps
