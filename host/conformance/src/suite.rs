@@ -127,10 +127,4 @@ fn run_suffix() -> String {
     format!("{:x}", nanos % 0xff_ffff_ffff)
 }
 
-/// `err` and its sources, joined with `: `.
-fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    std::iter::successors(Some(err), |e| e.source())
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(": ")
-}
+use capw_text::error_chain;

@@ -1,7 +1,6 @@
 //! Calling providers: the call context, and a failed call turned into data (a reason, a
 //! message and when to try again).
 
-use std::error::Error;
 use std::time::Duration;
 
 use capw_runtime::types::{CallContext, ClusterRef, Endpoint, InProgress};
@@ -12,19 +11,7 @@ use crate::registry::LoadedProvider;
 use crate::view::Snapshot;
 
 /// An error and its sources, `a: b: c`, for condition messages.
-pub fn chain(e: &(dyn Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
-}
+pub(crate) use capw_text::error_chain as chain;
 
 /// The context of a call about `snapshot`'s cluster with `config` and `key`; its deadline is
 /// the provider's call timeout.

@@ -49,7 +49,7 @@ mod view;
 mod workload;
 
 pub use admission::Refusal;
-pub use calls::chain as error_chain;
+pub use capw_text::error_chain;
 pub use capw_workload::{ClusterCache, ClusterCacheConfig};
 pub use config::{EngineConfig, SecretSource};
 pub use error::EngineError;

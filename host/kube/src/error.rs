@@ -36,16 +36,7 @@ pub enum KubeModeError {
 }
 
 /// `error: cause: cause…`, for logs.
-pub fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
-}
+pub use capw_text::error_chain as chain;
 
 impl From<LeaseError> for KubeModeError {
     fn from(e: LeaseError) -> Self {

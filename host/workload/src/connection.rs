@@ -203,20 +203,7 @@ fn server_of(uri: &http::Uri) -> String {
     }
 }
 
-/// `e` and its sources, `a: b: c`.
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
-}
+use capw_text::error_chain as chain;
 
 /// A Node as plain data.
 fn observed_node(node: &Node) -> ObservedNode {

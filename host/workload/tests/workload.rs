@@ -201,12 +201,7 @@ async fn a_malformed_kubeconfig_is_an_error_that_quotes_none_of_it() {
     let secret = b"users: [{name: admin, user: {token: s3cr3t-t0ken}}]: [";
     let err = cache.observe(&id("bad"), secret).await.unwrap_err();
     assert!(matches!(err, ClusterCacheError::MalformedKubeconfig));
-    let mut text = err.to_string();
-    let mut source = std::error::Error::source(&err);
-    while let Some(s) = source {
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
+    let text = capw_text::error_chain(&err);
     assert!(!text.contains("s3cr3t"), "{text}");
     assert!(cache.clusters().is_empty());
 }

@@ -117,18 +117,9 @@ capw_sdk::export_provider!(
     unsupported: [Infrastructure, ControlPlane, LifecycleHooks]
 );
 
-/// `err` and its sources, joined with `: `. Safe to show: no error of this crate carries
-/// secret material, and the crates' own errors (der, rsa, x509-cert) describe structure only.
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
+// An error and its sources on one line. Safe to show: no error of this crate carries secret
+// material, and the crates' own errors (der, rsa, x509-cert) describe structure only.
+use capw_text::error_chain as chain;
 
 /// Creating material failed: fresh randomness may succeed, so the host may retry.
 fn pki_failure(err: PkiError) -> ProviderError {

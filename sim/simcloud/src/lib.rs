@@ -34,14 +34,4 @@ pub use config::{BootMode, ConfigError, FaultConfig, RealBoot, SimCloudConfig, T
 pub use server::{ServeError, SimCloud, SimCloudHandle, StartError};
 pub use store::StoreError;
 
-/// `err` and its sources, joined with `: `.
-pub fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
+pub use capw_text::error_chain;

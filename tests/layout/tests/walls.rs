@@ -6,7 +6,8 @@
 //! - The engine is shared by both modes and knows neither: no redb, no local mode, no
 //!   Kubernetes mode. The Kubernetes mode links no redb and no local mode.
 //! - Guest components (everything under `plugins/` and `tests/plugins/`) build on the SDK and
-//!   pure libraries only, and `plugins/` holds nothing else.
+//!   pure libraries only (of this workspace: capw-text, which has no dependencies), and
+//!   `plugins/` holds nothing else.
 //!
 //! A wall holds for a crate's normal dependencies, followed through the workspace's own
 //! crates: capw-topology may not reach wasmtime through capw-api either. Dev-dependencies are
@@ -34,6 +35,10 @@ const SYSTEM_CRATES: &[&str] = &[
     "reqwest",
     "redb",
 ];
+
+/// The workspace's crates a guest component may use: the SDK, and libraries with no
+/// dependencies of their own.
+const GUEST_LIBRARIES: &[&str] = &["capw-sdk", "capw-text"];
 
 /// A workspace crate's declared dependency.
 #[derive(Debug)]
@@ -238,12 +243,22 @@ fn guests_build_on_the_sdk_and_pure_libraries_and_plugins_holds_only_guests() {
             ));
         }
         for dep in deps {
-            if (dep.local && dep.name != "capw-sdk") || SYSTEM_CRATES.contains(&dep.name.as_str()) {
+            if (dep.local && !GUEST_LIBRARIES.contains(&dep.name.as_str()))
+                || SYSTEM_CRATES.contains(&dep.name.as_str())
+            {
                 breaches.push(format!("{name} ({dir}) → {}", dep.name));
             }
         }
     }
     assert!(guests >= 5, "only {guests} guest crates found");
+    for library in GUEST_LIBRARIES.iter().filter(|l| **l != "capw-sdk") {
+        let (_, deps, _) = &ws.crates[*library];
+        if !deps.is_empty() {
+            breaches.push(format!(
+                "{library} has dependencies, so guests may not use it"
+            ));
+        }
+    }
     let sdk = ws.breaches(
         "capw-sdk",
         &ws.crates.keys().map(String::as_str).collect::<Vec<_>>(),
