@@ -6,7 +6,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::json::{JsonObject, free_object};
+use crate::json::free_object;
 
 /// The host's record of one cluster's infrastructure, named like its Cluster and owned by it.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -24,10 +24,41 @@ use crate::json::{JsonObject, free_object};
 #[serde(rename_all = "camelCase")]
 pub struct ClusterInfrastructureSpec {}
 
-/// What the infrastructure provider last said, as the host records it (`state`,
-/// `clusterUid`, `endpoint`, `failureDomains`, `controlPlaneDomains`), and `applied`: the
-/// last valid desired state the host acted on, with which a deleted Cluster is taken down
-/// when its topology no longer resolves.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(transparent)]
-pub struct ClusterInfrastructureStatus(#[schemars(schema_with = "free_object")] pub JsonObject);
+/// What the infrastructure provider last said, as the host records it, and the last valid
+/// desired state the host acted on.
+///
+/// Its schema in the CRD is a free object: only the host writes it, and the record of an
+/// older host keeps being read.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterInfrastructureStatus {
+    /// `Ready`, `InProgress` or `Deleted`.
+    pub state: String,
+    /// The uid of the Cluster it belongs to (a recreated Cluster starts afresh).
+    pub cluster_uid: String,
+    /// Host and port of the control-plane endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<(String, u16)>,
+    /// Every failure domain.
+    #[serde(default)]
+    pub failure_domains: Vec<String>,
+    /// Those that may hold control-plane machines.
+    #[serde(default)]
+    pub control_plane_domains: Vec<String>,
+    /// The last valid desired state the host acted on (capw-topology's `DesiredState`): the
+    /// providers and configs that made what exists. A Cluster deleted after its topology
+    /// stopped resolving (its ClusterClass gone or changed, a variable refused) is taken down
+    /// with these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<serde_json::Value>,
+}
+
+impl JsonSchema for ClusterInfrastructureStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ClusterInfrastructureStatus".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        free_object(generator)
+    }
+}

@@ -47,7 +47,7 @@ pub use machine::{
 pub use manifest::{
     MAX_FLOW_DEPTH, ManifestError, ManifestErrorReason, parse_manifests, parse_object,
 };
-pub use object::{API_VERSION, KINDS, Object};
+pub use object::{API_VERSION, CLUSTER_FINALIZER, CLUSTER_LABEL, KINDS, MACHINE_FINALIZER, Object};
 pub use patch::{
     ClusterClassPatch, JsonPatch, PatchDefinition, PatchOp, PatchSelector, PatchTarget, ValueFrom,
 };

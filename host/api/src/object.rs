@@ -7,6 +7,17 @@ use crate::{Cluster, ClusterClass, Machine, WasmProvider};
 /// The `apiVersion` of every capw object.
 pub const API_VERSION: &str = "capw.dev/v1alpha1";
 
+/// Label on every object the host makes for a cluster (Machines, Secrets, the
+/// ClusterInfrastructure record): the Cluster's name.
+pub const CLUSTER_LABEL: &str = "capw.dev/cluster";
+
+/// Finalizer on every Cluster the host has started on: it goes when nothing of the cluster is
+/// left in the infrastructure.
+pub const CLUSTER_FINALIZER: &str = "capw.dev/cluster";
+
+/// Finalizer on every Machine: it goes when the infrastructure says the machine is deleted.
+pub const MACHINE_FINALIZER: &str = "capw.dev/machine";
+
 /// The kinds capw serves, as spelled in `kind`.
 pub const KINDS: [&str; 4] = ["WasmProvider", "ClusterClass", "Cluster", "Machine"];
 

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::store::{ObjectKey, ObjectStore, StoreError};
+use crate::store::{ObjectKey, ObjectStore, StoreError, TypedObjects, key_of};
+use capw_api::{Cluster, ClusterInfrastructure};
 use capw_reconcile::{Hook, PlanStep, PlanView};
 use capw_runtime::bootstrap::SecretsState;
 use capw_runtime::control_plane::{Member, PlanInput, Step};
@@ -15,8 +16,8 @@ use capw_topology::ProviderConfig;
 use crate::calls::{ActionNote, chain, context, endpoint};
 use crate::config::EngineConfig;
 use crate::objects::{
-    CLUSTER_FINALIZER, INFRASTRUCTURE_KIND, InfrastructureRecord, SECRET_KIND, cluster_secret_name,
-    secret_object,
+    CLUSTER_FINALIZER, InfrastructureRecord, SECRET_KIND, applied, cluster_secret_name,
+    infrastructure_object, secret_object,
 };
 use crate::registry::{LoadedProvider, ProviderRegistry};
 use crate::view::{Snapshot, machine_view, parse_version};
@@ -146,9 +147,9 @@ pub(crate) async fn store_record(
     record: &InfrastructureRecord,
 ) -> Result<(), StoreError> {
     env.store
-        .apply(record.to_object(&s.namespace, &s.name))
+        .apply_as(&infrastructure_object(&s.namespace, &s.name))
         .await?;
-    let key = ObjectKey::namespaced(INFRASTRUCTURE_KIND, &s.namespace, &s.name);
+    let key = key_of::<ClusterInfrastructure>(&s.namespace, &s.name);
     let status = serde_json::to_value(record).unwrap_or_default();
     env.store.update_status(&key, status, None).await?;
     Ok(())
@@ -162,7 +163,7 @@ pub(crate) async fn reconcile_infrastructure(env: &Env, s: &Snapshot) -> ActionN
     };
     let mut record = InfrastructureRecord {
         cluster_uid: s.uid.clone(),
-        applied: s.desired.as_ref().ok().cloned(),
+        applied: s.desired.as_ref().ok().and_then(applied),
         ..InfrastructureRecord::default()
     };
     let note = match provider.provider.reconcile_cluster(&ctx).await {
@@ -205,7 +206,7 @@ pub(crate) async fn delete_infrastructure(env: &Env, s: &Snapshot) -> ActionNote
             let record = InfrastructureRecord {
                 state: "Deleted".into(),
                 cluster_uid: s.uid.clone(),
-                applied: s.desired.as_ref().ok().cloned(),
+                applied: s.desired.as_ref().ok().and_then(applied),
                 ..InfrastructureRecord::default()
             };
             write_record(env, s, &record)
@@ -335,7 +336,7 @@ pub(crate) async fn remove_finalizer(env: &Env, s: &Snapshot) -> ActionNote {
             &s.namespace,
             &crate::kubeconfig::kubeconfig_secret_name(&s.name),
         ),
-        ObjectKey::namespaced(INFRASTRUCTURE_KIND, &s.namespace, &s.name),
+        key_of::<ClusterInfrastructure>(&s.namespace, &s.name),
     ];
     for key in owned {
         match env.store.delete(&key).await {
@@ -343,7 +344,7 @@ pub(crate) async fn remove_finalizer(env: &Env, s: &Snapshot) -> ActionNote {
             Err(e) => return Env::store_failed("Ready", &e),
         }
     }
-    let key = ObjectKey::namespaced("Cluster", &s.namespace, &s.name);
+    let key = key_of::<Cluster>(&s.namespace, &s.name);
     match env.remove_finalizer(&key, CLUSTER_FINALIZER).await {
         Ok(()) => ActionNote::done(),
         Err(e) => Env::store_failed("Ready", &e),
@@ -402,7 +403,7 @@ pub(crate) async fn call_hook(
         }
     }
     tracing::info!(cluster = %s.name, hook = hook.as_str(), version = %to, "hook passed");
-    let key = ObjectKey::namespaced("Cluster", &s.namespace, &s.name);
+    let key = key_of::<Cluster>(&s.namespace, &s.name);
     let (name, version) = (hook.as_str(), to.to_string());
     let written = env
         .store

@@ -67,7 +67,7 @@ pub fn kubeconfig_object(
             "labels": {CLUSTER_LABEL: cluster, CAPI_CLUSTER_LABEL: cluster},
             "annotations": {UID_ANNOTATION: cluster_uid, ENDPOINT_ANNOTATION: endpoint},
             "ownerReferences": [{
-                "apiVersion": "capw.dev/v1alpha1",
+                "apiVersion": capw_api::API_VERSION,
                 "kind": "Cluster",
                 "name": cluster,
                 "uid": cluster_uid,

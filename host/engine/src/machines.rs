@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::store::{ObjectKey, StoreError};
+use crate::store::{ObjectKey, StoreError, decode, key_of};
 use capw_api::{
     Condition, ConditionStatus, Machine, MachineAddress, MachinePhase, MachineSpec, MachineStatus,
     NodeRef, ObjectMeta, set_condition,
@@ -16,9 +16,7 @@ use capw_topology::{DesiredState, ProviderConfig};
 
 use crate::actions::{Env, secrets_bootstrap};
 use crate::calls::{ActionNote, chain, context, endpoint};
-use crate::objects::{
-    CLUSTER_LABEL, MACHINE_FINALIZER, decode, encode, machine_key, machine_name, now,
-};
+use crate::objects::{CLUSTER_LABEL, MACHINE_FINALIZER, encode, machine_key, machine_name, now};
 use crate::view::{Snapshot, api_role, parse_version};
 
 const INFRA: &str = "InfrastructureReady";
@@ -70,7 +68,7 @@ fn machine_ref(m: &Machine) -> MachineRef {
 }
 
 fn machine_object_key(s: &Snapshot, name: &str) -> ObjectKey {
-    ObjectKey::namespaced("Machine", &s.namespace, name)
+    key_of::<Machine>(&s.namespace, name)
 }
 
 /// Writes `change` into machine `name`'s status, keeping condition transition times.
@@ -133,7 +131,7 @@ pub(crate) async fn create(env: &Env, s: &Snapshot, intent: &MachineIntent) -> A
         Err(note) => Err(note),
     };
     let stored: Machine = match stored.and_then(|v| {
-        decode(v, "Machine").map_err(|e| ActionNote::host_failed(INFRA, "StoreError", chain(&e)))
+        decode::<Machine>(v).map_err(|e| ActionNote::host_failed(INFRA, "StoreError", chain(&e)))
     }) {
         Ok(m) => m,
         Err(note) => return note,

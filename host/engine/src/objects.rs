@@ -2,23 +2,15 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use capw_api::Time;
+use capw_api::{ClusterInfrastructure, ClusterInfrastructureSpec, Time};
 use capw_topology::DesiredState;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::EngineError;
 
-/// Finalizer on every Cluster the executor has started on: it goes when nothing of the
-/// cluster is left in the infrastructure.
-pub const CLUSTER_FINALIZER: &str = "capw.dev/cluster";
-
-/// Finalizer on every Machine: it goes when the infrastructure says the machine is deleted.
-pub const MACHINE_FINALIZER: &str = "capw.dev/machine";
-
-/// Label on every object the executor makes for a cluster.
-pub const CLUSTER_LABEL: &str = "capw.dev/cluster";
+pub use capw_api::{CLUSTER_FINALIZER, CLUSTER_LABEL, MACHINE_FINALIZER};
 
 /// Kind of the Secret-like object holding a cluster's secrets.
 pub const SECRET_KIND: &str = "Secret";
@@ -53,46 +45,27 @@ pub(crate) fn encode<T: Serialize>(value: &T, what: &str) -> Result<Value, Engin
     })
 }
 
-/// What the infrastructure provider last said about a cluster.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct InfrastructureRecord {
-    /// `Ready`, `InProgress` or `Deleted`.
-    pub state: String,
-    /// The uid of the Cluster it belongs to (a recreated Cluster starts afresh).
-    pub cluster_uid: String,
-    /// `host:port` of the control-plane endpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub endpoint: Option<(String, u16)>,
-    /// Every failure domain.
-    #[serde(default)]
-    pub failure_domains: Vec<String>,
-    /// Those that may hold control-plane machines.
-    #[serde(default)]
-    pub control_plane_domains: Vec<String>,
-    /// The last valid desired state the host acted on: the providers and configs that made
-    /// what exists. A Cluster deleted after its topology stopped resolving (its ClusterClass
-    /// gone or changed, a variable refused) is taken down with these.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub applied: Option<DesiredState>,
+/// What the infrastructure provider last said about a cluster: the status of its
+/// `ClusterInfrastructure` object.
+pub type InfrastructureRecord = capw_api::ClusterInfrastructureStatus;
+
+/// The `ClusterInfrastructure` object of cluster `name` in `namespace`, without its status.
+pub(crate) fn infrastructure_object(namespace: &str, name: &str) -> ClusterInfrastructure {
+    let mut object = ClusterInfrastructure::new(name, ClusterInfrastructureSpec {});
+    object.metadata.namespace = Some(namespace.to_owned());
+    object.metadata.labels = Some([(CLUSTER_LABEL.to_owned(), name.to_owned())].into());
+    object
 }
 
-impl InfrastructureRecord {
-    /// The object storing it for cluster `name` in `namespace`.
-    pub fn to_object(&self, namespace: &str, name: &str) -> Value {
-        json!({
-            "apiVersion": "capw.dev/v1alpha1",
-            "kind": INFRASTRUCTURE_KIND,
-            "metadata": {"name": name, "namespace": namespace, "labels": {CLUSTER_LABEL: name}},
-            "spec": {},
-            "status": self,
-        })
-    }
+/// `desired` as the record keeps it.
+pub(crate) fn applied(desired: &DesiredState) -> Option<Value> {
+    serde_json::to_value(desired).ok()
+}
 
-    /// The record in a stored object.
-    pub fn from_object(object: &Value) -> Option<Self> {
-        serde_json::from_value(object.get("status")?.clone()).ok()
-    }
+/// The desired state a record kept; none when there is none or it no longer reads (kept by a
+/// host whose topology had another shape).
+pub(crate) fn applied_state(record: &InfrastructureRecord) -> Option<DesiredState> {
+    serde_json::from_value(record.applied.clone()?).ok()
 }
 
 /// One item of a cluster's secrets: name and bytes.

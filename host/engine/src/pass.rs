@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::store::{ObjectKey, StoreError};
-use capw_api::Cluster;
+use crate::store::{ObjectKey, StoreError, TypedObjects, decode};
+use capw_api::{Cluster, ClusterInfrastructure, Machine};
 use capw_reconcile::{Action, StatusView, decide};
 use futures::future::join_all;
 use tracing::Instrument as _;
@@ -16,8 +16,8 @@ use crate::error::EngineError;
 use crate::kubeconfig::{self, kubeconfig_secret_name, stored_kubeconfig};
 use crate::machines;
 use crate::objects::{
-    CLUSTER_FINALIZER, CLUSTER_LABEL, INFRASTRUCTURE_KIND, InfrastructureRecord, SECRET_KIND,
-    cluster_secret_name, decode, secret_items,
+    CLUSTER_FINALIZER, CLUSTER_LABEL, InfrastructureRecord, SECRET_KIND, applied, applied_state,
+    cluster_secret_name, secret_items,
 };
 use crate::status;
 use crate::validate::desired_state;
@@ -47,14 +47,14 @@ async fn snapshot(env: &Env, key: &ObjectKey) -> Result<Option<Snapshot>, Engine
     let Some(value) = env.store.get(key).await? else {
         return Ok(None);
     };
-    let cluster: Cluster = decode(value, &key.to_string())?;
+    let cluster: Cluster = decode(value)?;
     let mut snapshot = observe(env, cluster).await?;
     snapshot.desired = desired_state(env, &snapshot.cluster).await;
     // A Cluster being deleted is taken down with what made it, when its topology no longer
     // resolves: deleting must not need a valid ClusterClass.
     if let Err(problems) = &snapshot.desired
         && snapshot.deleting()
-        && let Some(applied) = (snapshot.infrastructure.as_ref()).and_then(|r| r.applied.clone())
+        && let Some(applied) = (snapshot.infrastructure.as_ref()).and_then(applied_state)
     {
         tracing::info!(
             cluster = %snapshot.name,
@@ -77,23 +77,18 @@ pub(crate) async fn observe(env: &Env, cluster: Cluster) -> Result<Snapshot, Eng
         .unwrap_or_else(|| "default".into());
     let name = cluster.metadata.name.clone().unwrap_or_default();
     let uid = cluster.metadata.uid.clone().unwrap_or_default();
-    let machines = env
+    let machines: Vec<Machine> = env
         .store
-        .list_labelled("Machine", &namespace, CLUSTER_LABEL, &name)
+        .list_labelled_as::<Machine>(&namespace, CLUSTER_LABEL, &name)
         .await?
         .into_iter()
-        .filter(|m| m.pointer("/spec/clusterName").and_then(|v| v.as_str()) == Some(&name))
-        .map(|m| decode(m, "Machine"))
-        .collect::<Result<Vec<_>, _>>()?;
+        .filter(|m| m.spec.cluster_name == name)
+        .collect();
     let infrastructure = env
         .store
-        .get(&ObjectKey::namespaced(
-            INFRASTRUCTURE_KIND,
-            &namespace,
-            &name,
-        ))
+        .get_as::<ClusterInfrastructure>(&namespace, &name)
         .await?
-        .and_then(|o| InfrastructureRecord::from_object(&o))
+        .and_then(|o| o.status)
         .filter(|r| r.cluster_uid == uid);
     let secrets = env
         .store
@@ -158,11 +153,12 @@ async fn remember_applied(env: &Env, s: &Snapshot) -> Result<(), EngineError> {
     let (Ok(desired), Some(record)) = (&s.desired, &s.infrastructure) else {
         return Ok(());
     };
-    if record.applied.as_ref() == Some(desired) {
+    let kept = applied(desired);
+    if record.applied == kept {
         return Ok(());
     }
     let record = InfrastructureRecord {
-        applied: Some(desired.clone()),
+        applied: kept,
         ..record.clone()
     };
     actions::store_record(env, s, &record).await?;

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 
-use crate::store::{ObjectKey, ObjectStore};
+use crate::store::{ObjectKey, ObjectStore, TypedObjects};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use capw_api::{
@@ -42,7 +42,7 @@ use tokio::time::Instant;
 
 use crate::config::{EngineConfig, SecretSource};
 use crate::error::EngineError;
-use crate::objects::{decode, now};
+use crate::objects::now;
 use crate::oci_source::fetch_oci;
 use crate::secrets::FileSecrets;
 use crate::sources::{SecretsIn, StoreSecrets, config_map_component};
@@ -195,8 +195,7 @@ impl ProviderRegistry {
             },
             checked: Mutex::default(),
         };
-        for value in store.list("WasmProvider", None).await? {
-            let wp: WasmProvider = decode(value, "WasmProvider")?;
+        for wp in store.list_as::<WasmProvider>(None).await? {
             let name = wp.metadata.name.clone().unwrap_or_default();
             let outcome = registry.loader.load(&wp, store).await;
             write_status(store, &wp, outcome.as_ref()).await?;
@@ -285,8 +284,7 @@ impl ProviderRegistry {
         store: &dyn ObjectStore,
     ) -> Result<Vec<(WasmProvider, Duration)>, EngineError> {
         let mut out = Vec::new();
-        for value in store.list("WasmProvider", None).await? {
-            let wp: WasmProvider = decode(value, "WasmProvider")?;
+        for wp in store.list_as::<WasmProvider>(None).await? {
             if let ProviderSource::Oci(oci) = &wp.spec.source
                 && oci.pull_policy == PullPolicy::Always
             {

@@ -1,10 +1,10 @@
 //! The Cluster's status: the core's [`StatusView`], with what the providers said on the way
 //! (in-progress reasons, errors) on the conditions they concern.
 
-use crate::store::{ObjectKey, StoreError};
+use crate::store::{StoreError, key_of};
 use capw_api::{
-    ApiEndpoint, ClusterPhase, ClusterStatus, Condition, ConditionStatus, ControlPlaneStatus,
-    PoolStatus, ReplicaCounters, set_condition,
+    ApiEndpoint, Cluster, ClusterPhase, ClusterStatus, Condition, ConditionStatus,
+    ControlPlaneStatus, PoolStatus, ReplicaCounters, set_condition,
 };
 use capw_reconcile::{ClusterPhase as CorePhase, StatusView};
 
@@ -134,7 +134,7 @@ pub(crate) async fn write(
         .as_ref()
         .and_then(|r| r.endpoint.clone())
         .map(|(host, port)| ApiEndpoint { host, port });
-    let key = ObjectKey::namespaced("Cluster", &s.namespace, &s.name);
+    let key = key_of::<Cluster>(&s.namespace, &s.name);
     let value = serde_json::to_value(&out).map_err(|e| StoreError::Invalid(e.to_string()))?;
     let write = env
         .store

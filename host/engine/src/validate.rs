@@ -2,13 +2,12 @@
 //! config checked by its provider's own `validate-config`. Any problem blocks the cluster
 //! with a message naming the field path; nothing else changes.
 
-use crate::store::ObjectKey;
+use crate::store::TypedObjects;
 use capw_api::{Cluster, ClusterClass};
 use capw_topology::{DesiredState, compute_desired_state};
 
 use crate::actions::Env;
 use crate::calls::chain;
-use crate::objects::decode;
 
 /// Whether a config whose provider cannot answer (not loaded, or its `validate-config`
 /// failed rather than judged) is a problem.
@@ -40,9 +39,12 @@ pub(crate) async fn class_of(env: &Env, cluster: &Cluster) -> Result<ClusterClas
         .unwrap_or_else(|| "default".into());
     let class_ref = &cluster.spec.topology.class_ref;
     let class_ns = class_ref.namespace.clone().unwrap_or(namespace);
-    let key = ObjectKey::namespaced("ClusterClass", &class_ns, &class_ref.name);
-    match env.store.get(&key).await {
-        Ok(Some(v)) => decode(v, "ClusterClass").map_err(|e| vec![chain(&e)]),
+    match env
+        .store
+        .get_as::<ClusterClass>(&class_ns, &class_ref.name)
+        .await
+    {
+        Ok(Some(class)) => Ok(class),
         Ok(None) => Err(vec![format!(
             "Cluster spec.topology.classRef: ClusterClass {class_ns}/{} not found",
             class_ref.name

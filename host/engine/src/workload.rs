@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::store::ObjectKey;
-use capw_api::{Condition, ConditionStatus, MachineStatus, NodeRef, set_condition};
+use crate::store::key_of;
+use capw_api::{Condition, ConditionStatus, Machine, MachineStatus, NodeRef, set_condition};
 use capw_reconcile::{
     NODE_HEALTHY, NodeCondition, NodeRefUpdate, NodeView, WorkloadView, node_health,
 };
@@ -143,7 +143,7 @@ pub(crate) async fn record_nodes(
             continue;
         }
         let name = m.metadata.name.clone().unwrap_or_default();
-        let key = ObjectKey::namespaced("Machine", &s.namespace, &name);
+        let key = key_of::<Machine>(&s.namespace, &name);
         let written = env
             .store
             .update(&key, &mut |object| {

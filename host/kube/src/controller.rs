@@ -220,7 +220,7 @@ async fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action, K
         // The event is about the object, whatever version it is at now.
         meta.as_object_mut().map(|m| m.remove("resourceVersion"));
     }
-    reference["apiVersion"] = "capw.dev/v1alpha1".into();
+    reference["apiVersion"] = capw_api::API_VERSION.into();
     reference["kind"] = "Cluster".into();
     let after = match &outcome {
         PassOutcome::Converged(s) => Some(s.phase.as_str()),

@@ -4,7 +4,7 @@ use kube::core::{ApiResource, GroupVersionKind};
 
 /// Label the executor puts on every object it makes for a cluster; the controller sets the
 /// owner reference to that Cluster from it.
-pub const CLUSTER_LABEL: &str = "capw.dev/cluster";
+pub use capw_api::CLUSTER_LABEL;
 
 /// How one kind of the [`capw_engine::store::ObjectStore`] API maps to the Kubernetes API.
 #[derive(Clone, Debug)]

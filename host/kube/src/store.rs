@@ -300,7 +300,7 @@ impl KubeStore {
             meta.insert(
                 "ownerReferences".into(),
                 json!([{
-                    "apiVersion": "capw.dev/v1alpha1",
+                    "apiVersion": capw_api::API_VERSION,
                     "kind": "Cluster",
                     "name": cluster,
                     "uid": uid,

@@ -24,6 +24,14 @@ pub enum StoreError {
     /// The object is not a JSON object with `kind` and `metadata.name`.
     #[error("invalid object: {0}")]
     Invalid(String),
+    /// A stored object does not have the shape of its kind.
+    #[error("{what} is malformed")]
+    Malformed {
+        /// The object, `kind namespace/name` where known.
+        what: String,
+        #[source]
+        source: serde_json::Error,
+    },
     /// The state file is held by another process.
     #[error("state file {path} is in use by another capw process")]
     Locked {

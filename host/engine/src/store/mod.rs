@@ -17,8 +17,10 @@ mod error;
 pub mod meta;
 mod objects;
 mod overlay;
+mod typed;
 
 pub use error::StoreError;
 pub use meta::{ObjectKey, WatchEvent, WatchEventKind, has_label};
 pub use objects::{Applied, Change, Deleted, ObjectStore};
 pub use overlay::Overlay;
+pub use typed::{Kind, TypedObjects, decode, key_of};
