@@ -2,13 +2,17 @@
 //!
 //! The starters are the example providers of `plugins/examples/` (the same bootstrap provider
 //! in every language), with the provider's name put in, the contract's WIT files beside them
-//! and a README saying how to build and test.
+//! and a README saying what the build needs, how to build and how to test. When a tool the
+//! build needs is not found, the starter is written all the same, with a warning that names
+//! the tool and the command that installs it ([`toolchain`]).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
 use crate::cli::{Lang, NewArgs};
+
+mod toolchain;
 
 /// One file of a starter: its path inside the project and its text.
 type File = (&'static str, &'static str);
@@ -185,6 +189,7 @@ pub fn run(args: NewArgs) -> anyhow::Result<PathBuf> {
     let lang = args.lang;
     let readme = README
         .replace("{{lang}}", lang.label())
+        .replace("{{toolchain}}", &toolchain::readme_section(lang))
         .replace("{{build}}", lang.build_command())
         .replace("{{guide}}", lang.guide());
     let files = WIT
@@ -203,6 +208,9 @@ pub fn run(args: NewArgs) -> anyhow::Result<PathBuf> {
         dir.display(),
         lang.build_command()
     );
+    if let Some(warning) = toolchain::warning(lang, &dir, &|name| std::env::var_os(name)) {
+        eprintln!("{warning}");
+    }
     Ok(dir)
 }
 
