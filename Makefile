@@ -47,7 +47,7 @@ toolchains:
 examples: toolchains
 	@for lang in $(EXAMPLES); do \
 		env $$(cat $(TOOLCHAINS_ENV)) $(MAKE) --no-print-directory -C plugins/examples/$$lang \
-			WIT=$(CURDIR)/wit BUILD=$(TARGET_DIR)/examples/$$lang \
+			WIT=$(CURDIR)/wit/0.1 BUILD=$(TARGET_DIR)/examples/$$lang \
 			OUT=$(PLUGIN_DIR)/capw_example_$$lang.wasm || exit 1; \
 	done
 

@@ -143,7 +143,7 @@ pub mod prelude {
 pub mod __bindings {
     wit_bindgen::generate!({
         world: "provider",
-        path: "../wit",
+        path: "../wit/0.1",
         pub_export_macro: true,
         export_macro_name: "__export_provider_world",
         default_bindings_module: "capw_sdk::__bindings",

@@ -17,31 +17,35 @@ mod toolchain;
 /// One file of a starter: its path inside the project and its text.
 type File = (&'static str, &'static str);
 
-/// The contract, copied into every starter so that it builds on its own.
+/// The contract, copied into every starter so that it builds on its own: version 0.1, which
+/// the starters in other languages implement (plugins/examples/).
 const WIT: &[File] = &[
     (
         "wit/bootstrap.wit",
-        include_str!("../../../wit/bootstrap.wit"),
+        include_str!("../../../wit/0.1/bootstrap.wit"),
     ),
     (
         "wit/control-plane.wit",
-        include_str!("../../../wit/control-plane.wit"),
+        include_str!("../../../wit/0.1/control-plane.wit"),
     ),
-    ("wit/host.wit", include_str!("../../../wit/host.wit")),
+    ("wit/host.wit", include_str!("../../../wit/0.1/host.wit")),
     (
         "wit/infrastructure.wit",
-        include_str!("../../../wit/infrastructure.wit"),
+        include_str!("../../../wit/0.1/infrastructure.wit"),
     ),
     (
         "wit/lifecycle-hooks.wit",
-        include_str!("../../../wit/lifecycle-hooks.wit"),
+        include_str!("../../../wit/0.1/lifecycle-hooks.wit"),
     ),
     (
         "wit/metadata.wit",
-        include_str!("../../../wit/metadata.wit"),
+        include_str!("../../../wit/0.1/metadata.wit"),
     ),
-    ("wit/types.wit", include_str!("../../../wit/types.wit")),
-    ("wit/worlds.wit", include_str!("../../../wit/worlds.wit")),
+    ("wit/types.wit", include_str!("../../../wit/0.1/types.wit")),
+    (
+        "wit/worlds.wit",
+        include_str!("../../../wit/0.1/worlds.wit"),
+    ),
 ];
 
 const C: &[File] = &[

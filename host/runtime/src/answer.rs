@@ -18,7 +18,7 @@
 
 use std::fmt::Write as _;
 
-use crate::bindings::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata, types};
+use crate::model::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata, types};
 use crate::sandbox::Redactor;
 
 /// Longest name, in bytes (a DNS subdomain's limit).

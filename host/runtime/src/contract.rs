@@ -7,25 +7,17 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 use wasmtime::component::types::{ComponentExtern, ComponentItem};
 
+use crate::bindings::ContractVersion;
+
 /// The WIT package of the contract.
 pub const CONTRACT_PACKAGE: &str = "capw:provider";
 
-/// The contract version this host implements. Components of any `0.1.x` are served: for a
-/// `0.x` package, the minor version is the breaking one (Cargo's caret rule).
+/// The newest contract version this host implements. Components of any `0.1.x` are served:
+/// for a `0.x` package, the minor version is the breaking one (Cargo's caret rule).
 pub const CONTRACT_VERSION: &str = "0.1.0";
 
-/// The versions of the contract this host serves.
-fn served() -> semver::VersionReq {
-    semver::VersionReq {
-        comparators: vec![semver::Comparator {
-            op: semver::Op::Caret,
-            major: 0,
-            minor: Some(1),
-            patch: Some(0),
-            pre: semver::Prerelease::EMPTY,
-        }],
-    }
-}
+/// The contract versions this host serves, for messages.
+const SERVED: &str = "capw:provider@0.1.x";
 
 /// An extension point, as found among a component's exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -112,11 +104,14 @@ impl ContractInfo {
 /// # Errors
 /// A description of the mismatch when the component exports no `capw:provider` interface,
 /// lacks `metadata`, mixes versions, or has a version this host does not serve.
-pub(crate) fn inspect(engine: &Engine, component: &Component) -> Result<ContractInfo, String> {
+pub(crate) fn inspect(
+    engine: &Engine,
+    component: &Component,
+) -> Result<(ContractInfo, ContractVersion), String> {
     let ty = component.component_type();
-    let mut info = from_export_names(interface_names(ty.exports(engine)))?;
+    let (mut info, version) = from_export_names(interface_names(ty.exports(engine)))?;
     info.import_names = interface_names(ty.imports(engine));
-    Ok(info)
+    Ok((info, version))
 }
 
 /// The names of the interfaces (instances) among a component's imports or exports.
@@ -127,7 +122,7 @@ fn interface_names<'a>(items: impl Iterator<Item = (&'a str, ComponentExtern<'a>
         .collect()
 }
 
-fn from_export_names(export_names: Vec<String>) -> Result<ContractInfo, String> {
+fn from_export_names(export_names: Vec<String>) -> Result<(ContractInfo, ContractVersion), String> {
     let prefix = format!("{CONTRACT_PACKAGE}/");
     let mut version: Option<String> = None;
     let mut exported = Vec::new();
@@ -165,11 +160,11 @@ fn from_export_names(export_names: Vec<String>) -> Result<ContractInfo, String> 
     };
     let parsed = semver::Version::parse(&version)
         .map_err(|e| format!("contract version {version:?} is not semver: {e}"))?;
-    if !served().matches(&parsed) {
+    let Some(bindings) = ContractVersion::serving(&parsed) else {
         return Err(format!(
-            "implements contract {CONTRACT_PACKAGE}@{version}; this host serves {CONTRACT_PACKAGE}@0.1.x"
+            "implements contract {CONTRACT_PACKAGE}@{version}; this host serves {SERVED}"
         ));
-    }
+    };
     if !has_metadata {
         return Err(format!(
             "does not export {CONTRACT_PACKAGE}/metadata@{version}, which every provider must"
@@ -177,12 +172,15 @@ fn from_export_names(export_names: Vec<String>) -> Result<ContractInfo, String> 
     }
     exported.sort();
     exported.dedup();
-    Ok(ContractInfo {
-        version,
-        exported,
-        export_names,
-        import_names: Vec::new(),
-    })
+    Ok((
+        ContractInfo {
+            version,
+            exported,
+            export_names,
+            import_names: Vec::new(),
+        },
+        bindings,
+    ))
 }
 
 #[cfg(test)]
@@ -195,7 +193,7 @@ mod tests {
 
     #[test]
     fn finds_version_and_extension_points() {
-        let info = from_export_names(names(&[
+        let (info, _) = from_export_names(names(&[
             "capw:provider/metadata@0.1.0",
             "capw:provider/infrastructure@0.1.0",
             "capw:provider/lifecycle-hooks@0.1.0",
@@ -250,7 +248,7 @@ mod tests {
 
     #[test]
     fn the_world_is_named_when_the_exports_match_one_exactly() {
-        let world = |v: &[&str]| from_export_names(names(v)).unwrap().world();
+        let world = |v: &[&str]| from_export_names(names(v)).unwrap().0.world();
         assert_eq!(
             world(&[
                 "capw:provider/metadata@0.1.0",

@@ -5,10 +5,10 @@
 //! private code that [`crate::Runtime::load`] and every call run, and changes with it.
 
 use crate::answer::{Answer, Checker, InvalidAnswer, answer_root};
-use crate::bindings::metadata::{FieldError, ProviderMetadata};
-use crate::bindings::{bootstrap, control_plane, infrastructure, lifecycle_hooks, types};
 use crate::contract::ContractInfo;
 use crate::grants::Grants;
+use crate::model::metadata::{FieldError, ProviderMetadata};
+use crate::model::{bootstrap, control_plane, infrastructure, lifecycle_hooks, types};
 use crate::sandbox::Redactor;
 
 /// What [`crate::Runtime::load`] makes of a provider's `metadata.describe` answer: its name and

@@ -18,11 +18,11 @@ mod cache;
 mod call;
 mod contract;
 mod error;
-mod exports;
 #[doc(hidden)]
 pub mod fuzzing;
 mod grants;
 mod limits;
+pub mod model;
 mod output;
 mod provider;
 mod runtime;
@@ -32,12 +32,11 @@ pub use answer::{
     InvalidAnswer, MAX_LIST_ENTRIES, MAX_LISTED_MACHINES, MAX_MESSAGE_BYTES, MAX_NAME_BYTES,
     MAX_PROVIDER_ID_BYTES, MAX_REASON_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, printable,
 };
-pub use bindings::types;
-pub use bindings::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata};
 pub use cache::{CacheOutcome, CompileCache};
 pub use contract::{CONTRACT_PACKAGE, CONTRACT_VERSION, ContractInfo, ExtensionPoint};
 pub use error::{CacheError, CallError, CallFailure, Capability, Denial, LoadError};
 pub use grants::{Grants, HttpGrant, HttpGrantParseError, Secret};
 pub use limits::{Limits, MAX_COMPONENT_BYTES, PoolConfig};
+pub use model::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata, types};
 pub use provider::{LoadReport, Provider, ProviderInfo, Session};
 pub use runtime::{CallObserver, Runtime, RuntimeConfig, RuntimeStats};

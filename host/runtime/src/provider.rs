@@ -9,18 +9,21 @@ use sha2::{Digest, Sha256};
 use tracing::Instrument;
 use wasmtime::component::{Component, Instance, InstancePre};
 
-use crate::answer::{Answer, AsWritten};
-use crate::bindings::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata};
+use crate::bindings::{
+    Callable, ClusterSecrets, ContractFn, DeleteCluster, DeleteMachine, Describe,
+    DescribeAsWritten, Exports, Generate, Handle, Kubeconfig, ListMachines, Plan, ReconcileCluster,
+    ReconcileMachine, ValidateConfig,
+};
 use crate::cache::{CacheOutcome, CompileCache};
 use crate::call::{ActiveCall, Caller, finish, with_deadline};
 use crate::contract::{self, ContractInfo, ExtensionPoint};
 use crate::error::{CallError, CallFailure, LoadError};
-use crate::exports::{ExportFn, Exports, FoundExports};
 use crate::grants::Grants;
 use crate::limits::MAX_COMPONENT_BYTES;
+use crate::model::types::{CallContext, Deletion, Endpoint, MachineRef};
+use crate::model::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata};
 use crate::runtime::Runtime;
 use crate::sandbox::{CallState, Redactor};
-use crate::types::{CallContext, Deletion, Endpoint};
 
 /// How a load went.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -53,12 +56,12 @@ impl ProviderInfo {
         self.metadata
             .extension_points
             .iter()
-            .map(|p| from_wit(*p))
+            .map(|p| from_metadata(*p))
             .collect()
     }
 }
 
-fn from_wit(p: metadata::ExtensionPoint) -> ExtensionPoint {
+fn from_metadata(p: metadata::ExtensionPoint) -> ExtensionPoint {
     match p {
         metadata::ExtensionPoint::Infrastructure => ExtensionPoint::Infrastructure,
         metadata::ExtensionPoint::Bootstrap => ExtensionPoint::Bootstrap,
@@ -88,52 +91,6 @@ impl std::fmt::Debug for Provider {
             .field("digest", &self.info.digest)
             .finish_non_exhaustive()
     }
-}
-
-/// Run one contract function in a fresh instance under the provider's deadline.
-///
-/// `$export` is the function's [`ExportFn`], `($arg, ...)` its arguments and `$map` turns its
-/// result into `Result<_, ProviderError>` (the identity for every function but `metadata`'s).
-macro_rules! guest_call {
-    ($self:ident, $op:expr, $export:expr, ($($arg:expr),*)) => {
-        guest_call!($self, $op, $export, ($($arg),*), std::convert::identity)
-    };
-    ($self:ident, $op:expr, $export:expr, ($($arg:expr),*), $map:expr) => {{
-        let export = $export;
-        // Held until the instance is gone: dropped after `call`, declared before it.
-        let _slot = $self.runtime.slot().await;
-        let timeout = $self.grants.limits.call_timeout;
-        let started = Instant::now();
-        let deadline = started + timeout;
-        let mut call = ActiveCall::new(
-            &$self.runtime.engine,
-            $self.grants.clone(),
-            $self.redactor.clone(),
-            deadline,
-        );
-        let span = $self.runtime.call_span(&$self.name, $op);
-        let outcome = with_deadline(deadline, async {
-            let instance = $self.pre.instantiate_async(&mut call.store).await?;
-            let answer = export.call(&mut call.store, &instance, ($($arg,)*)).await?;
-            Ok($map(answer))
-        })
-        .instrument(span.clone())
-        .await;
-        let _in_span = span.enter();
-        finish(
-            Caller {
-                name: &$self.name,
-                source: &$self.source,
-                observer: $self.runtime.observer.as_deref(),
-            },
-            $op,
-            call.store.data(),
-            timeout,
-            $self.grants.limits.memory,
-            started,
-            outcome,
-        )
-    }};
 }
 
 impl Runtime {
@@ -171,12 +128,13 @@ impl Runtime {
                 })??
         };
         let compile = compile_started.elapsed();
-        let contract = contract::inspect(&self.engine, &component).map_err(|detail| {
-            LoadError::ContractMismatch {
-                source_name: name.clone(),
-                detail,
-            }
-        })?;
+        let (contract, version) =
+            contract::inspect(&self.engine, &component).map_err(|detail| {
+                LoadError::ContractMismatch {
+                    source_name: name.clone(),
+                    detail,
+                }
+            })?;
         let pre = self
             .linker
             .instantiate_pre(&component)
@@ -184,7 +142,7 @@ impl Runtime {
                 source_name: name.clone(),
                 source,
             })?;
-        let found = FoundExports::find(&component, &contract).map_err(|detail| {
+        let found = Exports::find(&component, &contract, version).map_err(|detail| {
             LoadError::ContractMismatch {
                 source_name: name.clone(),
                 detail,
@@ -247,7 +205,7 @@ impl Runtime {
         &self,
         name: &str,
         pre: &InstancePre<CallState>,
-        found: FoundExports,
+        found: Exports,
         grants: &Arc<Grants>,
         redactor: &Redactor,
     ) -> Result<Exports, LoadError> {
@@ -268,7 +226,8 @@ impl Runtime {
             .map_err(|detail| LoadError::ContractMismatch {
                 source_name: name.to_string(),
                 detail,
-            })
+            })?;
+        Ok(found)
     }
 
     fn compile_or_load(
@@ -365,7 +324,7 @@ pub(crate) fn check_metadata(
         ));
     }
     for p in &m.extension_points {
-        let p = from_wit(*p);
+        let p = from_metadata(*p);
         if !contract.exported.contains(&p) {
             return Err(format!(
                 "declares extension point {p} but does not export capw:provider/{p}"
@@ -399,34 +358,75 @@ impl Provider {
         self.info.extension_points().contains(&point)
     }
 
-    fn export<'a, S>(
-        &self,
-        export: &'a Option<ExportFn<S>>,
-        point: ExtensionPoint,
-        operation: &'static str,
-    ) -> Result<&'a ExportFn<S>, CallError> {
-        export.as_ref().ok_or_else(|| CallError {
+    fn caller(&self) -> Caller<'_> {
+        Caller {
+            name: &self.name,
+            source: &self.source,
+            observer: self.runtime.observer.as_deref(),
+        }
+    }
+
+    /// A [`CallFailure::ContractMismatch`] when the component does not export `F`.
+    fn check_exported<F: ContractFn>(&self) -> Result<(), CallError> {
+        if self.exports.has::<F>() {
+            return Ok(());
+        }
+        let interface = F::POINT.map_or(F::INTERFACE, ExtensionPoint::interface);
+        Err(CallError {
             provider: self.name.clone(),
-            operation,
+            operation: F::OPERATION,
             failure: CallFailure::ContractMismatch {
-                detail: format!("the component does not export capw:provider/{point}"),
+                detail: format!("the component does not export capw:provider/{interface}"),
             },
         })
     }
 
+    /// Runs the contract function `F` in a fresh instance under the provider's deadline: the
+    /// one typed call every method below goes through.
+    async fn call<F: Callable>(&self, input: F::Input<'_>) -> Result<F::Output, CallError> {
+        self.check_exported::<F>()?;
+        // Held until the instance is gone: dropped after `call`, declared before it.
+        let _slot = self.runtime.slot().await;
+        let timeout = self.grants.limits.call_timeout;
+        let started = Instant::now();
+        let deadline = started + timeout;
+        let mut call = ActiveCall::new(
+            &self.runtime.engine,
+            self.grants.clone(),
+            self.redactor.clone(),
+            deadline,
+        );
+        let span = self.runtime.call_span(&self.name, F::OPERATION);
+        let outcome = with_deadline(deadline, async {
+            let instance = self.pre.instantiate_async(&mut call.store).await?;
+            self.exports
+                .call::<F>(&mut call.store, &instance, input)
+                .await
+        })
+        .instrument(span.clone())
+        .await;
+        let _in_span = span.enter();
+        finish(
+            self.caller(),
+            F::OPERATION,
+            call.store.data(),
+            timeout,
+            self.grants.limits.memory,
+            started,
+            outcome,
+        )
+    }
+
     /// `metadata.describe`: ask the provider again to describe itself.
     pub async fn describe(&self) -> Result<metadata::ProviderMetadata, CallError> {
-        guest_call!(self, "metadata.describe", &self.exports.describe, (), Ok)
+        self.call::<Describe>(()).await
     }
 
     /// `metadata.describe`, its description as the provider wrote it (control characters and
     /// all; every other check made): for judging the answer itself, as the conformance suite
     /// does. Print the description only escaped.
     pub async fn describe_as_written(&self) -> Result<metadata::ProviderMetadata, CallError> {
-        guest_call!(self, "metadata.describe", &self.exports.describe, (), |m| {
-            Ok(AsWritten(m))
-        })
-        .map(|m| m.0)
+        self.call::<DescribeAsWritten>(()).await.map(|m| m.0)
     }
 
     /// `metadata.validate-config`: `Ok(Err(errors))` when the provider rejects the config.
@@ -434,13 +434,7 @@ impl Provider {
         &self,
         config: &str,
     ) -> Result<Result<(), Vec<metadata::FieldError>>, CallError> {
-        guest_call!(
-            self,
-            "metadata.validate-config",
-            &self.exports.validate_config,
-            (config),
-            Ok
-        )
+        self.call::<ValidateConfig>(config).await
     }
 
     /// `infrastructure.reconcile-cluster`.
@@ -448,24 +442,12 @@ impl Provider {
         &self,
         ctx: &CallContext,
     ) -> Result<infrastructure::ClusterState, CallError> {
-        const OP: &str = "infrastructure.reconcile-cluster";
-        let f = self.export(
-            &self.exports.reconcile_cluster,
-            ExtensionPoint::Infrastructure,
-            OP,
-        )?;
-        guest_call!(self, OP, f, (ctx))
+        self.call::<ReconcileCluster>(ctx).await
     }
 
     /// `infrastructure.delete-cluster`.
     pub async fn delete_cluster(&self, ctx: &CallContext) -> Result<Deletion, CallError> {
-        const OP: &str = "infrastructure.delete-cluster";
-        let f = self.export(
-            &self.exports.delete_cluster,
-            ExtensionPoint::Infrastructure,
-            OP,
-        )?;
-        guest_call!(self, OP, f, (ctx))
+        self.call::<DeleteCluster>(ctx).await
     }
 
     /// `infrastructure.reconcile-machine`.
@@ -474,28 +456,16 @@ impl Provider {
         ctx: &CallContext,
         spec: &infrastructure::MachineSpec,
     ) -> Result<infrastructure::MachineStatus, CallError> {
-        const OP: &str = "infrastructure.reconcile-machine";
-        let f = self.export(
-            &self.exports.reconcile_machine,
-            ExtensionPoint::Infrastructure,
-            OP,
-        )?;
-        guest_call!(self, OP, f, (ctx, spec))
+        self.call::<ReconcileMachine>((ctx, spec)).await
     }
 
     /// `infrastructure.delete-machine`.
     pub async fn delete_machine(
         &self,
         ctx: &CallContext,
-        machine: &crate::types::MachineRef,
+        machine: &MachineRef,
     ) -> Result<Deletion, CallError> {
-        const OP: &str = "infrastructure.delete-machine";
-        let f = self.export(
-            &self.exports.delete_machine,
-            ExtensionPoint::Infrastructure,
-            OP,
-        )?;
-        guest_call!(self, OP, f, (ctx, machine))
+        self.call::<DeleteMachine>((ctx, machine)).await
     }
 
     /// `infrastructure.list-machines`.
@@ -503,13 +473,7 @@ impl Provider {
         &self,
         ctx: &CallContext,
     ) -> Result<Vec<infrastructure::ListedMachine>, CallError> {
-        const OP: &str = "infrastructure.list-machines";
-        let f = self.export(
-            &self.exports.list_machines,
-            ExtensionPoint::Infrastructure,
-            OP,
-        )?;
-        guest_call!(self, OP, f, (ctx))
+        self.call::<ListMachines>(ctx).await
     }
 
     /// `bootstrap.cluster-secrets`.
@@ -517,9 +481,7 @@ impl Provider {
         &self,
         ctx: &CallContext,
     ) -> Result<bootstrap::SecretsState, CallError> {
-        const OP: &str = "bootstrap.cluster-secrets";
-        let f = self.export(&self.exports.cluster_secrets, ExtensionPoint::Bootstrap, OP)?;
-        guest_call!(self, OP, f, (ctx))
+        self.call::<ClusterSecrets>(ctx).await
     }
 
     /// `bootstrap.generate`.
@@ -528,9 +490,7 @@ impl Provider {
         ctx: &CallContext,
         request: &bootstrap::BootstrapRequest,
     ) -> Result<bootstrap::BootstrapData, CallError> {
-        const OP: &str = "bootstrap.generate";
-        let f = self.export(&self.exports.generate, ExtensionPoint::Bootstrap, OP)?;
-        guest_call!(self, OP, f, (ctx, request))
+        self.call::<Generate>((ctx, request)).await
     }
 
     /// `bootstrap.kubeconfig`.
@@ -540,9 +500,7 @@ impl Provider {
         endpoint: &Endpoint,
         secrets: &[bootstrap::SecretItem],
     ) -> Result<String, CallError> {
-        const OP: &str = "bootstrap.kubeconfig";
-        let f = self.export(&self.exports.kubeconfig, ExtensionPoint::Bootstrap, OP)?;
-        guest_call!(self, OP, f, (ctx, endpoint, secrets))
+        self.call::<Kubeconfig>((ctx, endpoint, secrets)).await
     }
 
     /// `control-plane.plan`.
@@ -551,9 +509,7 @@ impl Provider {
         ctx: &CallContext,
         input: &control_plane::PlanInput,
     ) -> Result<control_plane::PlanOutput, CallError> {
-        const OP: &str = "control-plane.plan";
-        let f = self.export(&self.exports.plan, ExtensionPoint::ControlPlane, OP)?;
-        guest_call!(self, OP, f, (ctx, input))
+        self.call::<Plan>((ctx, input)).await
     }
 
     /// `lifecycle-hooks.handle`.
@@ -562,9 +518,7 @@ impl Provider {
         ctx: &CallContext,
         request: &lifecycle_hooks::HookRequest,
     ) -> Result<lifecycle_hooks::HookResponse, CallError> {
-        const OP: &str = "lifecycle-hooks.handle";
-        let f = self.export(&self.exports.handle, ExtensionPoint::LifecycleHooks, OP)?;
-        guest_call!(self, OP, f, (ctx, *request))
+        self.call::<Handle>((ctx, request)).await
     }
 }
 
@@ -589,11 +543,7 @@ impl Provider {
     /// # Errors
     /// When instantiation fails or runs past the deadline.
     pub async fn session(&self) -> Result<Session<'_>, CallError> {
-        let caller = Caller {
-            name: &self.name,
-            source: &self.source,
-            observer: self.runtime.observer.as_deref(),
-        };
+        let caller = self.caller();
         let slot = self.runtime.slot().await;
         let (call, instance) = instantiate(
             &self.runtime.engine,
@@ -642,32 +592,26 @@ async fn instantiate(
 }
 
 impl Session<'_> {
-    /// Run one guest function in the session's instance under a fresh deadline.
-    async fn run<R: Answer>(
-        &mut self,
-        operation: &'static str,
-        body: impl AsyncFnOnce(
-            &mut wasmtime::Store<CallState>,
-            &Instance,
-        ) -> wasmtime::Result<Result<R, crate::types::ProviderError>>,
-    ) -> Result<R, CallError> {
+    /// Runs the contract function `F` in the session's instance under a fresh deadline.
+    async fn call<F: Callable>(&mut self, input: F::Input<'_>) -> Result<F::Output, CallError> {
         let p = self.provider;
+        p.check_exported::<F>()?;
         let timeout = p.grants.limits.call_timeout;
         let started = Instant::now();
         let deadline = started + timeout;
         self.call.store.data_mut().set_deadline(deadline);
-        let span = p.runtime.call_span(&p.name, operation);
-        let outcome = with_deadline(deadline, body(&mut self.call.store, &self.instance))
-            .instrument(span.clone())
-            .await;
+        let span = p.runtime.call_span(&p.name, F::OPERATION);
+        let outcome = with_deadline(
+            deadline,
+            p.exports
+                .call::<F>(&mut self.call.store, &self.instance, input),
+        )
+        .instrument(span.clone())
+        .await;
         let _in_span = span.enter();
         finish(
-            Caller {
-                name: &p.name,
-                source: &p.source,
-                observer: p.runtime.observer.as_deref(),
-            },
-            operation,
+            p.caller(),
+            F::OPERATION,
             self.call.store.data(),
             timeout,
             p.grants.limits.memory,
@@ -682,13 +626,7 @@ impl Session<'_> {
         ctx: &CallContext,
         input: &control_plane::PlanInput,
     ) -> Result<control_plane::PlanOutput, CallError> {
-        const OP: &str = "control-plane.plan";
-        let p = self.provider;
-        let f = p.export(&p.exports.plan, ExtensionPoint::ControlPlane, OP)?;
-        self.run(OP, async |store, instance| {
-            f.call(store, instance, (ctx, input)).await
-        })
-        .await
+        self.call::<Plan>((ctx, input)).await
     }
 
     /// `lifecycle-hooks.handle` in the session's instance.
@@ -697,12 +635,6 @@ impl Session<'_> {
         ctx: &CallContext,
         request: &lifecycle_hooks::HookRequest,
     ) -> Result<lifecycle_hooks::HookResponse, CallError> {
-        const OP: &str = "lifecycle-hooks.handle";
-        let p = self.provider;
-        let f = p.export(&p.exports.handle, ExtensionPoint::LifecycleHooks, OP)?;
-        self.run(OP, async |store, instance| {
-            f.call(store, instance, (ctx, *request)).await
-        })
-        .await
+        self.call::<Handle>((ctx, request)).await
     }
 }

@@ -199,14 +199,7 @@ fn sandbox_linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     }
     linker.allow_shadowing(false);
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-    bindings::host_log::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
-        &mut linker,
-        |s| s,
-    )?;
-    bindings::host_secrets::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
-        &mut linker,
-        |s| s,
-    )?;
+    bindings::v0_1::add_to_linker(&mut linker)?;
     Ok(linker)
 }
 

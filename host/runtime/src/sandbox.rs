@@ -11,7 +11,6 @@ use wasmtime_wasi::clocks::{WasiClocksCtx, WasiClocksCtxView};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
-use crate::bindings::{host_log, host_secrets};
 use crate::error::{Capability, Denial};
 use crate::grants::Grants;
 use crate::limits::{
@@ -349,8 +348,33 @@ fn truncate(mut s: String) -> String {
     s
 }
 
-impl host_log::Host for CallState {
-    fn log(&mut self, level: host_log::Level, message: String, fields: Vec<(String, String)>) {
+/// The level of a record a provider writes through `host-log`, at any contract version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+/// Why `host-secrets.get` has no value for a name, at any contract version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SecretLookupError {
+    /// No grant of that name; recorded as a denial.
+    NotGranted,
+    /// Granted, but the Secret behind the grant does not exist (yet).
+    NotFound,
+}
+
+impl CallState {
+    /// `host-log.log`: one record into the host's logs, bounded and redacted.
+    pub(crate) fn provider_log(
+        &mut self,
+        level: LogLevel,
+        message: String,
+        fields: Vec<(String, String)>,
+    ) {
         if self.log_records >= MAX_LOG_RECORDS_PER_CALL {
             self.log_dropped += 1;
             return;
@@ -367,29 +391,22 @@ impl host_log::Host for CallState {
             .collect::<Vec<_>>()
             .join(" ");
         match level {
-            host_log::Level::Trace => {
-                tracing::trace!(target: "capw::provider", %fields, "{message}")
-            }
-            host_log::Level::Debug => {
-                tracing::debug!(target: "capw::provider", %fields, "{message}")
-            }
-            host_log::Level::Info => tracing::info!(target: "capw::provider", %fields, "{message}"),
-            host_log::Level::Warn => tracing::warn!(target: "capw::provider", %fields, "{message}"),
-            host_log::Level::Error => {
-                tracing::error!(target: "capw::provider", %fields, "{message}")
-            }
+            LogLevel::Trace => tracing::trace!(target: "capw::provider", %fields, "{message}"),
+            LogLevel::Debug => tracing::debug!(target: "capw::provider", %fields, "{message}"),
+            LogLevel::Info => tracing::info!(target: "capw::provider", %fields, "{message}"),
+            LogLevel::Warn => tracing::warn!(target: "capw::provider", %fields, "{message}"),
+            LogLevel::Error => tracing::error!(target: "capw::provider", %fields, "{message}"),
         }
     }
-}
 
-impl host_secrets::Host for CallState {
-    fn get(&mut self, name: String) -> Result<Vec<u8>, host_secrets::SecretError> {
+    /// `host-secrets.get`: the value of the secret granted under `name`.
+    pub(crate) fn granted_secret(&mut self, name: String) -> Result<Vec<u8>, SecretLookupError> {
         match self.grants.secrets.get(&name) {
             Some(Some(secret)) => Ok(secret.expose().to_vec()),
-            Some(None) => Err(host_secrets::SecretError::NotFound),
+            Some(None) => Err(SecretLookupError::NotFound),
             None => {
                 self.journal.deny(Capability::Secret, name);
-                Err(host_secrets::SecretError::NotGranted)
+                Err(SecretLookupError::NotGranted)
             }
         }
     }

@@ -6,6 +6,7 @@
 
 mod support;
 
+mod bindings_fence;
 mod cache;
 mod concurrency;
 mod example;

@@ -16,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 wit_bindgen::generate!({
     world: "provider",
-    path: "../../../wit",
+    path: "../../../wit/0.1",
 });
 
 use capw::provider::types::{

@@ -1,0 +1,66 @@
+//! The control-plane extension point: the next safe step toward the desired control plane.
+
+use serde::{Deserialize, Serialize};
+
+use super::types::{Condition, Endpoint, InProgress, KubernetesVersion, MachineRef};
+
+/// An existing control-plane member as the host observes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Member {
+    pub machine: MachineRef,
+    pub version: KubernetesVersion,
+    pub failure_domain: Option<String>,
+    /// Its node is ready.
+    pub ready: bool,
+    /// Creation time, seconds since the Unix epoch.
+    pub created_at: u64,
+    /// Being deleted already.
+    pub deleting: bool,
+}
+
+/// The desired control plane and what exists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanInput {
+    pub version: KubernetesVersion,
+    pub replicas: u32,
+    pub members: Vec<Member>,
+    /// Failure domains that may hold control-plane machines.
+    pub failure_domains: Vec<String>,
+    /// The endpoint from the infrastructure, when known.
+    pub endpoint: Option<Endpoint>,
+}
+
+/// A machine the host is to create.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MachineToCreate {
+    /// `true` for the first machine, which initialises the cluster.
+    pub init: bool,
+    pub version: KubernetesVersion,
+    pub failure_domain: Option<String>,
+}
+
+/// The single next step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Step {
+    /// Nothing to do: the control plane is as desired.
+    None,
+    CreateMachine(MachineToCreate),
+    DeleteMachine(MachineRef),
+    /// Hosted shape: apply these manifests (YAML) to the management cluster.
+    ApplyManifests(Vec<String>),
+    /// Something is under way; plan again.
+    Wait(InProgress),
+}
+
+/// The plan and the counts the host shows in the Cluster's status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanOutput {
+    pub step: Step,
+    /// The control plane has been initialised (the API server answered once).
+    pub initialized: bool,
+    pub replicas: u32,
+    pub ready_replicas: u32,
+    pub up_to_date_replicas: u32,
+    pub endpoint: Option<Endpoint>,
+    pub conditions: Vec<Condition>,
+}
