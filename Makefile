@@ -7,7 +7,8 @@ PLUGIN_TARGET := wasm32-wasip2
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 PLUGIN_DIR := $(TARGET_DIR)/$(PLUGIN_TARGET)/plugin
 PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plane \
-	capw-sim-infra capw-kubeadm-bootstrap capw-broken-provider capw-broken-metadata-provider
+	capw-sim-infra capw-kubeadm-bootstrap capw-broken-provider capw-broken-metadata-provider \
+	capw-hooks-v0-1-provider capw-hooks-v0-2-provider
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
 .PHONY: setup plugins build image test-deps-image demo test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-shards kube-env crds test-deps-oci toolchains examples fuzz fuzz-check fuzz-tool
@@ -103,7 +104,8 @@ crds:
 ## kube-apiserver (tests/kube-env).
 test: plugins examples kube-env test-deps-oci image lint
 	env $$(cat $(TOOLCHAINS_ENV)) $(CARGO) test --workspace --exclude capw-hostile-provider \
-		--exclude capw-broken-provider --exclude capw-broken-metadata-provider
+		--exclude capw-broken-provider --exclude capw-broken-metadata-provider \
+		--exclude capw-hooks-v0-1-provider --exclude capw-hooks-v0-2-provider
 	$(CARGO) test --doc -p capw-sdk
 	cd tests/kube-env && CAPW_NODE_E2E_BIN_DIR=$$(./kube-env.sh bin-dir) go test -count=1 ./node
 

@@ -16,6 +16,7 @@ benchmark executable.
 import argparse
 import json
 import pathlib
+import resource
 import shutil
 import statistics
 import subprocess
@@ -63,7 +64,9 @@ def main():
     exe = executable(sys.stdin, args.target)
     pin = ["taskset", "-c", "1"] if shutil.which("taskset") else []
     samples = {}
+    cpu = []
     for run in range(1, args.runs + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         print(f"run {run}/{args.runs}", file=sys.stderr, flush=True)
         started = time.time()
         done = subprocess.run(
@@ -73,6 +76,9 @@ def main():
         if done.returncode != 0:
             sys.stderr.write(done.stderr)
             sys.exit(f"bench-runs: run {run} failed with exit code {done.returncode}")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append((after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime,
+                    time.time() - started))
         for key, ns in medians(args.criterion, started).items():
             samples.setdefault(key, []).append(ns)
 
@@ -93,8 +99,15 @@ def main():
                 ratio = f"  ({mid / native_median:.1f}x native)"
             if fresh_median and bench.startswith("webhook"):
                 ratio += f"  ({mid / fresh_median:.1f}x fresh-instance)"
-            print(f"  {bench:16} {mid / 1000:8.2f} us  "
+            # The contract versions side by side: each 0.2 call against its 0.1 twin.
+            if bench.startswith("v0.2-"):
+                twin = samples.get((group, "v0.1-" + bench[len("v0.2-"):]))
+                if twin:
+                    ratio += f"  ({mid / statistics.median(twin):.2f}x v0.1)"
+            print(f"  {bench:24} {mid / 1000:8.2f} us  "
                   f"({min(values) / 1000:.2f}-{max(values) / 1000:.2f}){ratio}")
+    for run, (user, system, wall) in enumerate(cpu, 1):
+        print(f"run {run}: CPU {user:.1f} s user + {system:.1f} s system in {wall:.1f} s")
 
 
 if __name__ == "__main__":

@@ -459,6 +459,8 @@ pub fn plan_output(c: &Ctx<'_>, m: &PlanOutput) -> control_plane::PlanOutput {
         up_to_date_replicas: 1,
         endpoint: m.endpoint.as_ref().map(|e| endpoint(c, e)),
         conditions: conditions(c, &m.conditions),
+        ready: None,
+        version: None,
     }
 }
 

@@ -307,6 +307,13 @@ pub(crate) async fn plan(env: &Env, s: &Snapshot) -> Result<PlanView, ActionNote
         },
         Step::DeleteMachine(m) => PlanStep::Delete { machine: m.name },
         Step::Wait(_) => PlanStep::Wait,
+        Step::RemoveEtcdMember(_) => {
+            return Err(ActionNote::host_failed(
+                COND,
+                "Unsupported",
+                "removing a member from etcd (remove-etcd-member) is not served by this host yet; no machine was deleted".into(),
+            ));
+        }
         Step::ApplyManifests(_) => {
             return Err(ActionNote::host_failed(
                 COND,

@@ -13,6 +13,10 @@
 //!   HTTP and over HTTPS: what a provider call costs in a webhook-based design, measured in the
 //!   same run as the component calls.
 //!
+//! A third group, `contract.hook`, compares the two contract versions on the same work: the
+//! twin hook providers `tests/plugins/hooks-v0_1` and `hooks-v0_2` (parse the same two-field
+//! config, answer `proceed`), each in a fresh instance per call and in one reused instance.
+//!
 //! `make bench` runs it and prints the medians; docs/performance.md records them.
 //!
 //! With `CAPW_BENCH_LOG` set (e.g. `info`), the calls run under a log subscriber like the one
@@ -126,6 +130,10 @@ fn native_input(
         }),
     };
     (ctx, input)
+}
+
+fn component(name: &str) -> Arc<[u8]> {
+    Arc::from(capw_test_support::component(name))
 }
 
 fn example_component() -> Arc<[u8]> {
@@ -278,6 +286,49 @@ fn calls(c: &mut Criterion) {
     );
     // Keep-alive held: every webhook call of the run went over the one connection per port.
     assert_eq!(webhooks.connections(), (1, 1), "connections (http, https)");
+    drop(webhooks);
+
+    contract_versions(c, &rt, &runtime, &ctx, &hook);
+}
+
+/// `handle` at each contract version, on the same work: the twin hook providers.
+fn contract_versions(
+    c: &mut Criterion,
+    rt: &tokio::runtime::Runtime,
+    runtime: &Arc<Runtime>,
+    ctx: &CallContext,
+    hook: &HookRequest,
+) {
+    let mut group = c.benchmark_group("contract.hook");
+    group.measurement_time(Duration::from_secs(5));
+    for (version, file) in [
+        ("v0.1", "capw_hooks_v0_1_provider"),
+        ("v0.2", "capw_hooks_v0_2_provider"),
+    ] {
+        let provider = rt
+            .block_on(runtime.load(version, component(file), Grants::default()))
+            .unwrap();
+        assert_eq!(
+            rt.block_on(provider.call_hook(ctx, hook)).unwrap(),
+            HookResponse::Proceed
+        );
+        group.bench_function(format!("{version}-fresh-instance"), |b| {
+            b.iter_custom(|iters| timed(rt, iters, || provider.call_hook(ctx, hook)))
+        });
+        let mut session = rt.block_on(provider.session()).unwrap();
+        group.bench_function(format!("{version}-reused-instance"), |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        black_box(session.call_hook(ctx, hook).await.unwrap());
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+    }
+    group.finish();
 }
 
 fn native_ctx_version() -> capw_sdk::types::KubernetesVersion {

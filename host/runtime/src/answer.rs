@@ -307,6 +307,10 @@ impl Answer for control_plane::PlanOutput {
                 a.name(".delete-machine.name", &m.name, MAX_NAME_BYTES)?;
                 a.name(".delete-machine.uid", &m.uid, MAX_NAME_BYTES)
             }
+            control_plane::Step::RemoveEtcdMember(m) => {
+                a.name(".remove-etcd-member.name", &m.name, MAX_NAME_BYTES)?;
+                a.name(".remove-etcd-member.uid", &m.uid, MAX_NAME_BYTES)
+            }
             control_plane::Step::Wait(p) => a.at(".wait", |a| a.in_progress(p)),
         })?;
         if let Some(e) = &self.endpoint {

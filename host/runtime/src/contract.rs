@@ -12,12 +12,13 @@ use crate::bindings::ContractVersion;
 /// The WIT package of the contract.
 pub const CONTRACT_PACKAGE: &str = "capw:provider";
 
-/// The newest contract version this host implements. Components of any `0.1.x` are served:
-/// for a `0.x` package, the minor version is the breaking one (Cargo's caret rule).
-pub const CONTRACT_VERSION: &str = "0.1.0";
+/// The newest contract version this host implements. Components of any `0.1.x` or `0.2.x`
+/// are served, each through its own bindings: for a `0.x` package, the minor version is the
+/// breaking one (Cargo's caret rule).
+pub const CONTRACT_VERSION: &str = "0.2.0";
 
 /// The contract versions this host serves, for messages.
-const SERVED: &str = "capw:provider@0.1.x";
+const SERVED: &str = "capw:provider@0.1.x and @0.2.x";
 
 /// An extension point, as found among a component's exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -216,12 +217,28 @@ mod tests {
 
     #[test]
     fn other_minor_or_major_is_refused() {
-        for v in ["0.2.0", "9.0.0", "1.0.0"] {
+        for v in ["0.3.0", "0.0.1", "9.0.0", "1.0.0"] {
             let err =
                 from_export_names(names(&[&format!("capw:provider/metadata@{v}")])).unwrap_err();
             assert!(err.contains(v), "{err}");
-            assert!(err.contains("serves capw:provider@0.1.x"), "{err}");
+            assert!(
+                err.contains("serves capw:provider@0.1.x and @0.2.x"),
+                "{err}"
+            );
         }
+    }
+
+    #[test]
+    fn each_served_version_gets_its_own_bindings() {
+        let version = |v: &str| {
+            from_export_names(names(&[&format!("capw:provider/metadata@{v}")]))
+                .unwrap()
+                .1
+        };
+        assert_eq!(version("0.1.0"), ContractVersion::V0_1);
+        assert_eq!(version("0.1.4"), ContractVersion::V0_1);
+        assert_eq!(version("0.2.0"), ContractVersion::V0_2);
+        assert_eq!(version("0.2.3"), ContractVersion::V0_2);
     }
 
     #[test]

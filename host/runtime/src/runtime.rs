@@ -200,6 +200,7 @@ fn sandbox_linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     linker.allow_shadowing(false);
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     bindings::v0_1::add_to_linker(&mut linker)?;
+    bindings::v0_2::add_to_linker(&mut linker)?;
     Ok(linker)
 }
 

@@ -135,6 +135,9 @@ pub(crate) struct CallState {
     clocks: Option<WasiClocksCtx>,
     http: WasiHttpCtx,
     table: ResourceTable,
+    /// The call context lent to the call under way (contract 0.2, where the provider reads
+    /// it through getters); set by the bindings before the call, cleared after it.
+    pub(crate) call_context: Option<crate::model::types::CallContext>,
     hooks: HttpGrantHooks,
     pub(crate) limiter: MemoryLimiter,
     pub(crate) journal: Arc<CallJournal>,
@@ -159,6 +162,7 @@ impl CallState {
             clocks: None,
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
+            call_context: None,
             hooks: HttpGrantHooks {
                 grants: grants.clone(),
                 journal: journal.clone(),

@@ -59,12 +59,15 @@ macro_rules! cases {
 }
 
 pub(crate) mod v0_1;
+pub(crate) mod v0_2;
 
 /// A contract version this host has bindings for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ContractVersion {
     /// `capw:provider@0.1.x`.
     V0_1,
+    /// `capw:provider@0.2.x`.
+    V0_2,
 }
 
 impl ContractVersion {
@@ -72,6 +75,7 @@ impl ContractVersion {
     pub(crate) fn serving(version: &semver::Version) -> Option<Self> {
         match (version.major, version.minor) {
             (0, 1) => Some(ContractVersion::V0_1),
+            (0, 2) => Some(ContractVersion::V0_2),
             _ => None,
         }
     }
@@ -96,9 +100,9 @@ pub(crate) trait ContractFn {
 }
 
 /// A contract function every version this host serves has bindings for.
-pub(crate) trait Callable: ContractFn + v0_1::Binding {}
+pub(crate) trait Callable: ContractFn + v0_1::Binding + v0_2::Binding {}
 
-impl<F: ContractFn + v0_1::Binding> Callable for F {}
+impl<F: ContractFn + v0_1::Binding + v0_2::Binding> Callable for F {}
 
 /// Declares a marker type per contract function, with its [`ContractFn`], and the list of
 /// every exported function that [`Exports::find`] and [`Exports::check`] walk.
@@ -275,6 +279,7 @@ impl Exports {
             if let (Some(index), true) = (self.slots[F::SLOT], result.is_ok()) {
                 result = match self.version {
                     ContractVersion::V0_1 => v0_1::check::<F>(store, instance, index),
+                    ContractVersion::V0_2 => v0_2::check::<F>(store, instance, index),
                 }
                 .map_err(|e| {
                     format!(
@@ -311,6 +316,7 @@ impl Exports {
         })?;
         match self.version {
             ContractVersion::V0_1 => v0_1::call::<F>(store, instance, index, input).await,
+            ContractVersion::V0_2 => v0_2::call::<F>(store, instance, index, input).await,
         }
     }
 }

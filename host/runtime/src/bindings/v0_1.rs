@@ -175,9 +175,6 @@ record! {
     control_plane::Member { machine, version, failure_domain, ready, created_at, deleting }
     control_plane::PlanInput { version, replicas, members, failure_domains, endpoint }
     control_plane::MachineToCreate { init, version, failure_domain }
-    control_plane::PlanOutput {
-        step, initialized, replicas, ready_replicas, up_to_date_replicas, endpoint, conditions,
-    }
     lifecycle_hooks::HookRequest { hook, from_version, to_version }
 }
 
@@ -196,14 +193,42 @@ cases! {
     infrastructure::MachinePhase { Pending, Provisioning, Running, Failed, Deleting }
     bootstrap::SecretsState { Ready(s), InProgress(p) }
     bootstrap::BootstrapFormat { CloudConfig, Ignition, Raw }
-    control_plane::Step {
-        None, CreateMachine(m), DeleteMachine(m), ApplyManifests(m), Wait(p),
-    }
     lifecycle_hooks::Hook {
         BeforeClusterCreate, AfterControlPlaneInitialized, BeforeClusterUpgrade,
         AfterControlPlaneUpgrade, AfterClusterUpgrade, BeforeClusterDelete,
     }
     lifecycle_hooks::HookResponse { Proceed, Hold(p) }
+}
+
+/// 0.1 has no `remove-etcd-member` step: its steps lift one to one.
+impl Conv<model::control_plane::Step> for control_plane::Step {
+    fn conv(self) -> model::control_plane::Step {
+        use model::control_plane::Step as M;
+        match self {
+            control_plane::Step::None => M::None,
+            control_plane::Step::CreateMachine(m) => M::CreateMachine(m.conv()),
+            control_plane::Step::DeleteMachine(m) => M::DeleteMachine(m.conv()),
+            control_plane::Step::ApplyManifests(m) => M::ApplyManifests(m),
+            control_plane::Step::Wait(p) => M::Wait(p.conv()),
+        }
+    }
+}
+
+/// A 0.1 plan says nothing of the control plane's readiness or version: `None` for both.
+impl Conv<model::control_plane::PlanOutput> for control_plane::PlanOutput {
+    fn conv(self) -> model::control_plane::PlanOutput {
+        model::control_plane::PlanOutput {
+            step: self.step.conv(),
+            initialized: self.initialized,
+            replicas: self.replicas,
+            ready_replicas: self.ready_replicas,
+            up_to_date_replicas: self.up_to_date_replicas,
+            endpoint: self.endpoint.conv(),
+            conditions: self.conditions.conv(),
+            ready: None,
+            version: None,
+        }
+    }
 }
 
 /// Adds this version's host interfaces to `linker`.

@@ -46,6 +46,10 @@ pub enum Step {
     None,
     CreateMachine(MachineToCreate),
     DeleteMachine(MachineRef),
+    /// Take this member out of etcd, then delete its machine: the host deletes the machine
+    /// only once the removal is confirmed. Asked for by 0.2 providers only; a host that cannot
+    /// change etcd membership refuses the step and deletes nothing.
+    RemoveEtcdMember(MachineRef),
     /// Hosted shape: apply these manifests (YAML) to the management cluster.
     ApplyManifests(Vec<String>),
     /// Something is under way; plan again.
@@ -63,4 +67,11 @@ pub struct PlanOutput {
     pub up_to_date_replicas: u32,
     pub endpoint: Option<Endpoint>,
     pub conditions: Vec<Condition>,
+    /// The control plane serves requests now, as the provider sees it: what the host shows
+    /// for the hosted and managed shapes, which have no machines to count. `None` from a 0.1
+    /// provider, which does not say.
+    pub ready: Option<bool>,
+    /// The Kubernetes version the control plane runs, when the provider knows it. `None` from
+    /// a 0.1 provider.
+    pub version: Option<KubernetesVersion>,
 }

@@ -13,3 +13,4 @@ mod example;
 mod kubeadm_control_plane;
 mod loading;
 mod sandbox;
+mod versions;

@@ -279,6 +279,7 @@ impl Driver {
                 }
                 Step::Wait(p) => tokio::time::sleep(requeue(p.requeue_after_ms)).await,
                 Step::ApplyManifests(_) => panic!("a machine control plane applies no manifests"),
+                Step::RemoveEtcdMember(m) => panic!("no provider here asks to remove {m:?}"),
             }
             assert!(steps.len() < 50, "the plan does not converge: {steps:?}");
         }
