@@ -24,8 +24,8 @@ use serde_json::Value;
 use crate::actions::{Env, plan};
 use crate::calls::chain;
 use crate::executor::Executor;
-use crate::objects::decode;
 use crate::pass::observe;
+use crate::store::decode;
 use crate::validate::{Unanswered, class_of, desired_with_class};
 use crate::view::parse_version;
 
@@ -150,7 +150,7 @@ async fn class_problems(env: &Env, class: &ClusterClass, old: Option<&Value>) ->
     };
     let mut problems = Vec::new();
     for value in clusters {
-        let Ok(cluster) = decode::<Cluster>(value, "Cluster") else {
+        let Ok(cluster) = decode::<Cluster>(value) else {
             continue;
         };
         let cluster_ns = cluster.metadata.namespace.as_deref().unwrap_or("default");

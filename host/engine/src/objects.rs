@@ -5,7 +5,6 @@ use base64::engine::general_purpose::STANDARD;
 use capw_api::{ClusterInfrastructure, ClusterInfrastructureSpec, Time};
 use capw_topology::DesiredState;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::error::EngineError;
@@ -27,14 +26,6 @@ pub fn cluster_secret_name(cluster: &str) -> String {
 pub fn now() -> Time {
     let t = jiff::Timestamp::now();
     Time(jiff::Timestamp::from_second(t.as_second()).unwrap_or(t))
-}
-
-/// A stored object as its typed form.
-pub(crate) fn decode<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, EngineError> {
-    serde_json::from_value(value).map_err(|source| EngineError::Malformed {
-        what: what.into(),
-        source,
-    })
 }
 
 /// A typed object as JSON.

@@ -55,7 +55,7 @@ impl LocalConfig {
             parent_of(&state_dir).join("target/wasm32-wasip2/plugin"),
             state_dir.join("cache"),
             SecretSource::Files {
-                dir: state_dir.join("secrets"),
+                dir: secrets_dir(&state_dir),
             },
         );
         LocalConfig { state_dir, engine }
@@ -68,7 +68,7 @@ impl LocalConfig {
 
     /// The directory of locally granted secrets.
     pub fn secrets_dir(&self) -> PathBuf {
-        self.state_dir.join("secrets")
+        secrets_dir(&self.state_dir)
     }
 
     /// The in-process simcloud's state file.
@@ -88,6 +88,11 @@ pub async fn open(store: Store, config: EngineConfig) -> Result<Executor, Engine
     let store: Arc<dyn ObjectStore> = Arc::new(store);
     let registry = ProviderRegistry::load_all(store.as_ref(), &config).await?;
     Ok(Executor::new(store, Arc::new(registry), config))
+}
+
+/// The directory of locally granted secrets in `state_dir`.
+fn secrets_dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("secrets")
 }
 
 /// The directory holding `dir`; `.` for a bare relative name.
