@@ -13,7 +13,7 @@ export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
 .PHONY: setup plugins build image test-deps-image demo test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-shards kube-env crds test-deps-oci toolchains examples fuzz fuzz-check fuzz-tool
 
-# The example providers in other languages (plugins/examples/) and their toolchains.
+# The example providers in other languages (plugins/other-languages/) and their toolchains.
 EXAMPLES := c python js go
 TOOLCHAINS_ENV := $(TARGET_DIR)/toolchains.env
 
@@ -47,14 +47,14 @@ toolchains:
 ## plugin directory beside the Rust ones. Each is rebuilt only when its sources change.
 examples: toolchains
 	@for lang in $(EXAMPLES); do \
-		env $$(cat $(TOOLCHAINS_ENV)) $(MAKE) --no-print-directory -C plugins/examples/$$lang \
+		env $$(cat $(TOOLCHAINS_ENV)) $(MAKE) --no-print-directory -C plugins/other-languages/$$lang \
 			WIT=$(CURDIR)/wit/0.1 BUILD=$(TARGET_DIR)/examples/$$lang \
 			OUT=$(PLUGIN_DIR)/capw_example_$$lang.wasm || exit 1; \
 	done
 
 ## build: the capw binary.
 build:
-	$(CARGO) build --release -p capw
+	$(CARGO) build --release -p capw --features simcloud
 
 ## test-deps-image: what `make image` needs beside Rust: musl-tools (the C compiler of the
 ## static build), umoci (assembles the image without a container daemon), skopeo (pushes it),
@@ -103,7 +103,8 @@ crds:
 ## test: lint, then every test of the workspace against freshly built components and a real
 ## kube-apiserver (tests/kube-env).
 test: plugins examples kube-env test-deps-oci image lint
-	env $$(cat $(TOOLCHAINS_ENV)) $(CARGO) test --workspace --exclude capw-hostile-provider \
+	env $$(cat $(TOOLCHAINS_ENV)) $(CARGO) test --workspace --features capw/simcloud \
+		--exclude capw-hostile-provider \
 		--exclude capw-broken-provider --exclude capw-broken-metadata-provider \
 		--exclude capw-hooks-v0-1-provider --exclude capw-hooks-v0-2-provider
 	$(CARGO) test --doc -p capw-sdk
@@ -116,6 +117,7 @@ fmt-check:
 
 clippy: setup
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --features capw/simcloud -- -D warnings
 	$(CARGO) clippy --profile plugin --target $(PLUGIN_TARGET) $(addprefix -p ,$(PLUGINS)) -- -D warnings
 
 ## bench: the criterion benchmarks of provider calls; see docs/performance.md.

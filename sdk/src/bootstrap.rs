@@ -58,13 +58,13 @@ pub trait Bootstrap: Provider {
 }
 
 impl<T: Bootstrap> Guest for T {
-    fn cluster_secrets(ctx: CallContext) -> Result<SecretsState, ProviderError> {
+    fn cluster_secrets(ctx: &CallContext) -> Result<SecretsState, ProviderError> {
         let ctx = enter(T::SUPPORTED, "bootstrap.cluster-secrets", ctx)?;
         <T as Bootstrap>::cluster_secrets(&ctx)
     }
 
     fn generate(
-        ctx: CallContext,
+        ctx: &CallContext,
         request: BootstrapRequest,
     ) -> Result<BootstrapData, ProviderError> {
         let ctx = enter(T::SUPPORTED, "bootstrap.generate", ctx)?;
@@ -72,7 +72,7 @@ impl<T: Bootstrap> Guest for T {
     }
 
     fn kubeconfig(
-        ctx: CallContext,
+        ctx: &CallContext,
         endpoint: Endpoint,
         secrets: Vec<SecretItem>,
     ) -> Result<String, ProviderError> {

@@ -1,6 +1,7 @@
 //! The macro that exports a provider as the contract's `provider` world.
 
-/// Exports a provider type as the component's implementation of the whole `provider` world.
+/// Exports a provider type as the component's implementation of the whole `provider` world,
+/// with the provider's version taken from the invoking crate's `Cargo.toml`.
 ///
 /// Invoke it once, at the root of the provider crate (a `cdylib` built for `wasm32-wasip2`),
 /// with the name of a type that implements [`Provider`](crate::Provider) and the four
@@ -26,13 +27,17 @@
 ///
 /// The component exports exist on `wasm32` targets only. Elsewhere (a provider's native unit
 /// tests) the macro writes just the trait implementations: the contract's export names, such
-/// as `capw:provider/metadata@0.1.0#describe`, cannot be linked into a native library, and
+/// as `capw:provider/metadata@0.2.0#describe`, cannot be linked into a native library, and
 /// there is no host to call them. Native tests call the traits, or
 /// [`metadata::describe`](crate::metadata::describe) and
 /// [`metadata::validate_config`](crate::metadata::validate_config), directly.
 #[macro_export]
 macro_rules! export_provider {
     ($provider:ident $(,)?) => {
+        impl $crate::__Version for $provider {
+            const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+        }
+
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             $crate::__bindings::__export_provider_world!(
@@ -44,8 +49,21 @@ macro_rules! export_provider {
         $(
             impl $crate::$point for $provider {
                 const SUPPORTED: bool = false;
+                $crate::__unsupported_items!($point);
             }
         )*
         $crate::export_provider!($provider);
     };
+}
+
+/// The items an unsupported extension point's implementation needs beside `SUPPORTED`: a
+/// shape for `ControlPlane`, which `describe` leaves out anyway.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __unsupported_items {
+    (ControlPlane) => {
+        const SHAPE: $crate::metadata::ControlPlaneShape =
+            $crate::metadata::ControlPlaneShape::Machines;
+    };
+    ($point:ident) => {};
 }

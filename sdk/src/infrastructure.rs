@@ -41,7 +41,7 @@ pub trait Infrastructure: Provider {
         Err(ProviderError::unsupported("infrastructure.delete-cluster"))
     }
 
-    /// Create the machine if none exists for `ctx.idempotency_key`, and report its status.
+    /// Create the machine if none exists for `ctx.idempotency_key()`, and report its status.
     /// Calling it again with the same key never creates a second machine.
     ///
     /// # Errors
@@ -56,7 +56,7 @@ pub trait Infrastructure: Provider {
         ))
     }
 
-    /// Delete the machine created with `ctx.idempotency_key`. A machine already gone, or never
+    /// Delete the machine created with `ctx.idempotency_key()`. A machine already gone, or never
     /// created, answers `deleted`.
     ///
     /// # Errors
@@ -69,7 +69,7 @@ pub trait Infrastructure: Provider {
         Err(ProviderError::unsupported("infrastructure.delete-machine"))
     }
 
-    /// Every machine that exists for `ctx.cluster`, whatever the host knows of it; the host
+    /// Every machine that exists for `ctx.cluster()`, whatever the host knows of it; the host
     /// deletes those it has no Machine for.
     ///
     /// # Errors
@@ -81,30 +81,30 @@ pub trait Infrastructure: Provider {
 }
 
 impl<T: Infrastructure> Guest for T {
-    fn reconcile_cluster(ctx: CallContext) -> Result<ClusterState, ProviderError> {
+    fn reconcile_cluster(ctx: &CallContext) -> Result<ClusterState, ProviderError> {
         let ctx = enter(T::SUPPORTED, "infrastructure.reconcile-cluster", ctx)?;
         <T as Infrastructure>::reconcile_cluster(&ctx)
     }
 
-    fn delete_cluster(ctx: CallContext) -> Result<Deletion, ProviderError> {
+    fn delete_cluster(ctx: &CallContext) -> Result<Deletion, ProviderError> {
         let ctx = enter(T::SUPPORTED, "infrastructure.delete-cluster", ctx)?;
         <T as Infrastructure>::delete_cluster(&ctx)
     }
 
     fn reconcile_machine(
-        ctx: CallContext,
+        ctx: &CallContext,
         spec: MachineSpec,
     ) -> Result<MachineStatus, ProviderError> {
         let ctx = enter(T::SUPPORTED, "infrastructure.reconcile-machine", ctx)?;
         <T as Infrastructure>::reconcile_machine(&ctx, spec)
     }
 
-    fn delete_machine(ctx: CallContext, machine: MachineRef) -> Result<Deletion, ProviderError> {
+    fn delete_machine(ctx: &CallContext, machine: MachineRef) -> Result<Deletion, ProviderError> {
         let ctx = enter(T::SUPPORTED, "infrastructure.delete-machine", ctx)?;
         <T as Infrastructure>::delete_machine(&ctx, machine)
     }
 
-    fn list_machines(ctx: CallContext) -> Result<Vec<ListedMachine>, ProviderError> {
+    fn list_machines(ctx: &CallContext) -> Result<Vec<ListedMachine>, ProviderError> {
         let ctx = enter(T::SUPPORTED, "infrastructure.list-machines", ctx)?;
         <T as Infrastructure>::list_machines(&ctx)
     }

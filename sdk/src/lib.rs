@@ -1,7 +1,7 @@
 //! Write capw providers in Rust.
 //!
 //! A capw provider is a WebAssembly component the capw host calls through the
-//! `capw:provider@0.1.0` contract (the `wit/` folder of the capw repository). This crate turns
+//! `capw:provider@0.2.0` contract (the `wit/` folder of the capw repository). This crate turns
 //! that contract into ordinary Rust: one trait for who the provider is ([`Provider`]), one trait
 //! per extension point ([`Infrastructure`], [`Bootstrap`], [`ControlPlane`],
 //! [`LifecycleHooks`]) whose methods all have a default that answers `unsupported`, a typed,
@@ -11,20 +11,21 @@
 //! # Where to start
 //!
 //! 1. Declare a config type deriving `serde::Deserialize` and `schemars::JsonSchema`; the host
-//!    shows its schema and rejects a bad config before any call.
-//! 2. Implement [`Provider`] for a unit struct: name, version, description, capabilities,
-//!    requested grants, and optionally [`Provider::validate`] for the rules a schema cannot say.
+//!    shows its schema and rejects a bad config before any call. Implement [`Validate`] for
+//!    it: empty, or with the rules a schema cannot say.
+//! 2. Implement [`Provider`] for a unit struct: name, description and requested grants. The
+//!    version comes from your `Cargo.toml`.
 //! 3. Implement the extension points you serve; name the others in
-//!    `export_provider!(MyProvider, unsupported: [...])`.
+//!    `export_provider!(MyProvider, unsupported: [...])`. A control plane declares its shape
+//!    and capabilities as constants of [`ControlPlane`]: the compiler asks for the shape.
 //! 4. Build with `cargo build --target wasm32-wasip2`: the `.wasm` file is the component.
 //!
 //! # A complete minimal provider
 //!
 //! ```no_run
 //! use capw_sdk::infrastructure::{ClusterInfrastructure, ClusterState};
-//! use capw_sdk::metadata::Capabilities;
 //! use capw_sdk::types::{Deletion, Endpoint, ProviderError};
-//! use capw_sdk::{Context, Infrastructure, Provider};
+//! use capw_sdk::{Context, Infrastructure, Provider, Validate};
 //!
 //! /// The provider's config, as the ClusterClass gives it.
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -34,21 +35,15 @@
 //!     port: u16,
 //! }
 //!
+//! /// Any port parses; no rule beyond the schema.
+//! impl Validate for Config {}
+//!
 //! pub struct Minimal;
 //!
 //! impl Provider for Minimal {
 //!     type Config = Config;
 //!     const NAME: &'static str = "minimal";
-//!     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 //!     const DESCRIPTION: &'static str = "Points every cluster at localhost.";
-//!
-//!     fn capabilities() -> Capabilities {
-//!         Capabilities {
-//!             control_plane_shape: None,
-//!             control_plane_scalable: false,
-//!             version_upgrades: false,
-//!         }
-//!     }
 //! }
 //!
 //! impl Infrastructure for Minimal {
@@ -71,13 +66,23 @@
 //!
 //! # What the SDK does for you
 //!
-//! - `metadata.describe` is built from [`Provider`], the `SUPPORTED` constant of each extension
-//!   point trait, and `schemars::schema_for!(Config)`.
+//! - `metadata.describe` is built from [`Provider`], the crate's version, the `SUPPORTED`
+//!   constant of each extension point trait, [`ControlPlane`]'s shape and capabilities, and
+//!   `schemars::schema_for!(Config)`.
 //! - `metadata.validate-config` parses the config and reports a type error at the JSON Pointer
-//!   of the field that caused it (see [`config`]), then runs [`Provider::validate`].
-//! - Every other call parses `call-context.config` into `Config` and answers `invalid-input`
-//!   when it does not parse; an extension point whose `SUPPORTED` is `false` answers
-//!   `unsupported` without parsing anything.
+//!   of the field that caused it (see [`config`]), then runs the config's [`Validate`].
+//! - Every other call parses the call context's config into `Config` and answers
+//!   `invalid-input` when it does not parse; an extension point whose `SUPPORTED` is `false`
+//!   answers `unsupported` without parsing anything. The context's other fields
+//!   ([`Context::cluster`], [`Context::idempotency_key`]) are asked of the host only when read.
+//!
+//! # Contract versions
+//!
+//! This SDK builds components of `capw:provider@0.2.0`. A host serves 0.1 and 0.2 components
+//! side by side, so a component built with an earlier SDK keeps working unchanged; rebuilding
+//! it with this one needs the changes in [`Context`]'s migration note and, for a control
+//! plane, the plan's [`ControlPlaneStatus`](control_plane::ControlPlaneStatus) (the fields
+//! `initialized`, `endpoint` and `conditions` of the 0.1 plan moved into `status`).
 //!
 //! # Host capabilities
 //!
@@ -109,10 +114,14 @@ pub mod types;
 
 pub use bootstrap::Bootstrap;
 pub use context::Context;
+#[doc(hidden)]
+pub use context::{CallSource, enter as __enter};
 pub use control_plane::ControlPlane;
 pub use infrastructure::Infrastructure;
 pub use lifecycle_hooks::LifecycleHooks;
-pub use provider::Provider;
+#[doc(hidden)]
+pub use provider::Version as __Version;
+pub use provider::{Provider, Validate};
 
 /// The most used items, for `use capw_sdk::prelude::*;`.
 pub mod prelude {
@@ -120,7 +129,9 @@ pub mod prelude {
         BootstrapData, BootstrapFormat, BootstrapRequest, ControlPlaneMember, SecretItem,
         SecretsState,
     };
-    pub use crate::control_plane::{MachineToCreate, Member, Plan, PlanInput, Step};
+    pub use crate::control_plane::{
+        ControlPlaneStatus, MachineToCreate, Member, Plan, PlanInput, Step,
+    };
     pub use crate::infrastructure::{
         ClusterInfrastructure, ClusterState, FailureDomain, ListedMachine, MachinePhase,
         MachineSpec, MachineStatus,
@@ -132,7 +143,8 @@ pub mod prelude {
         ErrorCode, InProgress, KubernetesVersion, MachineRef, MachineRole, ProviderError,
     };
     pub use crate::{
-        Bootstrap, Context, ControlPlane, Infrastructure, LifecycleHooks, Provider, export_provider,
+        Bootstrap, Context, ControlPlane, Infrastructure, LifecycleHooks, Provider, Validate,
+        export_provider,
     };
 }
 
@@ -143,7 +155,7 @@ pub mod prelude {
 pub mod __bindings {
     wit_bindgen::generate!({
         world: "provider",
-        path: "../wit/0.1",
+        path: "../wit",
         pub_export_macro: true,
         export_macro_name: "__export_provider_world",
         default_bindings_module: "capw_sdk::__bindings",

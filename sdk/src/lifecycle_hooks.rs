@@ -33,7 +33,7 @@ pub trait LifecycleHooks: Provider {
 }
 
 impl<T: LifecycleHooks> Guest for T {
-    fn handle(ctx: CallContext, request: HookRequest) -> Result<HookResponse, ProviderError> {
+    fn handle(ctx: &CallContext, request: HookRequest) -> Result<HookResponse, ProviderError> {
         let ctx = enter(T::SUPPORTED, "lifecycle-hooks.handle", ctx)?;
         <T as LifecycleHooks>::handle(&ctx, request)
     }

@@ -6,7 +6,8 @@
 use schemars::JsonSchema;
 
 use crate::__bindings::exports::capw::provider::metadata::Guest;
-use crate::{Bootstrap, ControlPlane, Infrastructure, LifecycleHooks, Provider, config};
+use crate::provider::Version;
+use crate::{Bootstrap, ControlPlane, Infrastructure, LifecycleHooks, Provider, Validate, config};
 
 pub use crate::__bindings::exports::capw::provider::metadata::{
     Capabilities, ControlPlaneShape, ExtensionPoint, FieldError, ProviderMetadata, RequestedGrants,
@@ -30,9 +31,14 @@ impl FieldError {
 /// - `extension-points` lists, in contract order, the points whose trait has
 ///   `SUPPORTED = true`; the others answer `unsupported`.
 /// - `config-schema` is `schemars::schema_for!(P::Config)` as JSON (draft 2020-12).
+/// - `version` is the provider crate's, as [`export_provider!`](crate::export_provider) wrote
+///   it.
+/// - `capabilities` come from [`ControlPlane`]'s constants when the provider serves that
+///   point, and are all off otherwise: a control-plane shape is declared exactly when
+///   `control-plane` is.
 pub fn describe<P>() -> ProviderMetadata
 where
-    P: Provider + Infrastructure + Bootstrap + ControlPlane + LifecycleHooks,
+    P: Provider + Version + Infrastructure + Bootstrap + ControlPlane + LifecycleHooks,
 {
     let supported = [
         (
@@ -48,29 +54,46 @@ where
     ];
     ProviderMetadata {
         name: P::NAME.to_owned(),
-        version: P::VERSION.to_owned(),
+        version: <P as Version>::VERSION.to_owned(),
         description: P::DESCRIPTION.to_owned(),
         extension_points: supported
             .into_iter()
             .filter_map(|(yes, point)| yes.then_some(point))
             .collect(),
         config_schema: config_schema::<P::Config>(),
-        capabilities: P::capabilities(),
+        capabilities: capabilities::<P>(),
         requested_grants: P::requested_grants(),
     }
 }
 
+/// The capabilities `describe` declares for `P`.
+fn capabilities<P: ControlPlane>() -> Capabilities {
+    if <P as ControlPlane>::SUPPORTED {
+        Capabilities {
+            control_plane_shape: Some(P::SHAPE),
+            control_plane_scalable: P::SCALABLE,
+            version_upgrades: P::VERSION_UPGRADES,
+        }
+    } else {
+        Capabilities {
+            control_plane_shape: None,
+            control_plane_scalable: false,
+            version_upgrades: false,
+        }
+    }
+}
+
 /// What `metadata.validate-config` answers for `P`: parse `config`, then
-/// [`Provider::validate`].
+/// [`Validate::validate`] on the parsed config.
 ///
 /// # Errors
 ///
 /// A config that does not parse gives one [`FieldError`] at the offending field (serde stops
-/// at the first); a config that parses gives every error [`Provider::validate`] finds. Never
-/// an empty list.
+/// at the first); a config that parses gives every error its [`Validate`] finds. Never an
+/// empty list.
 pub fn validate_config<P: Provider>(config: &str) -> Result<(), Vec<FieldError>> {
     let parsed: P::Config = config::parse(config).map_err(|e| vec![FieldError::from(e)])?;
-    match P::validate(&parsed) {
+    match parsed.validate() {
         Ok(()) => Ok(()),
         // The host reads an empty list as "no problem"; a rejection must say why.
         Err(errors) if errors.is_empty() => Err(vec![FieldError::new(
@@ -91,7 +114,7 @@ pub fn config_schema<C: JsonSchema>() -> String {
 
 impl<T> Guest for T
 where
-    T: Provider + Infrastructure + Bootstrap + ControlPlane + LifecycleHooks,
+    T: Provider + Version + Infrastructure + Bootstrap + ControlPlane + LifecycleHooks,
 {
     fn describe() -> ProviderMetadata {
         describe::<T>()

@@ -9,9 +9,9 @@
 //!
 //! ```
 //! # use capw_sdk::infrastructure::ClusterState;
-//! # use capw_sdk::metadata::{Capabilities, FieldError};
+//! # use capw_sdk::metadata::FieldError;
 //! # use capw_sdk::types::{Deletion, ProviderError};
-//! # use capw_sdk::{Context, Infrastructure, Provider};
+//! # use capw_sdk::{Context, Infrastructure, Provider, Validate};
 //! use capw_sdk::testing;
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -24,25 +24,23 @@
 //!
 //! pub struct Demo;
 //!
-//! impl Provider for Demo {
-//!     type Config = Config;
-//!     const NAME: &'static str = "demo";
-//!     const VERSION: &'static str = "0.1.0";
-//!     const DESCRIPTION: &'static str = "Shows capw_sdk::testing.";
-//! #   fn capabilities() -> Capabilities {
-//! #       Capabilities { control_plane_shape: None, control_plane_scalable: false, version_upgrades: false }
-//! #   }
-//!
-//!     fn validate(config: &Config) -> Result<(), Vec<FieldError>> {
-//!         match config.zones.iter().position(|z| z.is_empty()) {
+//! impl Validate for Config {
+//!     fn validate(&self) -> Result<(), Vec<FieldError>> {
+//!         match self.zones.iter().position(|z| z.is_empty()) {
 //!             Some(i) => Err(vec![FieldError::new(format!("/zones/{i}"), "must not be empty")]),
 //!             None => Ok(()),
 //!         }
 //!     }
 //! }
+//!
+//! impl Provider for Demo {
+//!     type Config = Config;
+//!     const NAME: &'static str = "demo";
+//!     const DESCRIPTION: &'static str = "Shows capw_sdk::testing.";
+//! }
 //! # impl Infrastructure for Demo {
 //! #     fn reconcile_cluster(ctx: &Context<Config>) -> Result<ClusterState, ProviderError> {
-//! #         Err(ProviderError::unsupported(&ctx.cluster.name))
+//! #         Err(ProviderError::unsupported(&ctx.cluster().name))
 //! #     }
 //! #     fn delete_cluster(_: &Context<Config>) -> Result<Deletion, ProviderError> {
 //! #         Ok(Deletion::Deleted)
@@ -132,7 +130,7 @@ pub fn config<C: DeserializeOwned>(json: &str) -> C {
 /// # Panics
 ///
 /// When `config_json` does not parse into `C`.
-pub fn context<C: DeserializeOwned>(config_json: &str) -> Context<C> {
+pub fn context<C: DeserializeOwned>(config_json: &str) -> Context<'static, C> {
     ContextBuilder::new().config_json(config_json)
 }
 
@@ -148,7 +146,7 @@ pub fn context<C: DeserializeOwned>(config_json: &str) -> Context<C> {
 ///     .idempotency_key("key-2")
 ///     .deadline(Duration::ZERO)
 ///     .config(5_u16);
-/// assert_eq!(ctx.cluster.uid, "uid-c2");
+/// assert_eq!(ctx.cluster().uid, "uid-c2");
 /// assert_eq!(ctx.remaining(), Duration::ZERO);
 /// ```
 #[derive(Debug, Clone)]
@@ -193,7 +191,7 @@ impl ContextBuilder {
     }
 
     /// The context, with a config already built.
-    pub fn config<C>(self, config: C) -> Context<C> {
+    pub fn config<C>(self, config: C) -> Context<'static, C> {
         Context::new(self.cluster, config, self.idempotency_key, self.deadline)
     }
 
@@ -202,7 +200,7 @@ impl ContextBuilder {
     /// # Panics
     ///
     /// When `json` does not parse into `C`.
-    pub fn config_json<C: DeserializeOwned>(self, json: &str) -> Context<C> {
+    pub fn config_json<C: DeserializeOwned>(self, json: &str) -> Context<'static, C> {
         self.config(config(json))
     }
 }
@@ -342,7 +340,7 @@ fn list(errors: &[FieldError]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metadata::Capabilities;
+    use crate::Validate;
 
     /// Two fields: a port and a list of distinct names.
     #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -358,20 +356,13 @@ mod tests {
     impl Provider for Probe {
         type Config = Config;
         const NAME: &'static str = "probe";
-        const VERSION: &'static str = "0.0.0";
         const DESCRIPTION: &'static str = "";
+    }
 
-        fn capabilities() -> Capabilities {
-            Capabilities {
-                control_plane_shape: None,
-                control_plane_scalable: false,
-                version_upgrades: false,
-            }
-        }
-
-        fn validate(config: &Config) -> Result<(), Vec<FieldError>> {
-            let errors: Vec<FieldError> = (0..config.names.len())
-                .filter(|&i| config.names[..i].contains(&config.names[i]))
+    impl Validate for Config {
+        fn validate(&self) -> Result<(), Vec<FieldError>> {
+            let errors: Vec<FieldError> = (0..self.names.len())
+                .filter(|&i| self.names[..i].contains(&self.names[i]))
                 .map(|i| FieldError::new(format!("/names/{i}"), "listed twice"))
                 .collect();
             if errors.is_empty() {
@@ -385,12 +376,11 @@ mod tests {
     #[test]
     fn contexts_default_to_cluster_c1_and_take_their_config() {
         let ctx = context::<Config>(r#"{"port": 1}"#);
-        assert_eq!(ctx.cluster, cluster("default", "c1"));
-        assert_eq!(ctx.cluster.uid, "uid-c1");
-        assert_eq!(
-            (ctx.idempotency_key.as_str(), ctx.deadline),
-            ("key-1", DEADLINE)
-        );
+        assert_eq!(ctx.cluster(), &cluster("default", "c1"));
+        assert_eq!(ctx.cluster().uid, "uid-c1");
+        assert_eq!(ctx.idempotency_key(), "key-1");
+        assert!(ctx.remaining() <= DEADLINE);
+        assert!(ctx.remaining() > DEADLINE / 2);
         assert_eq!(ctx.config.port, 1);
     }
 

@@ -1,20 +1,20 @@
 //! The SDK's side of every call: describe, validate-config, config parsing and the answers of
-//! unsupported extension points, driven through the generated contract traits as the host's
-//! calls would be.
+//! unsupported extension points. `describe` and `validate-config` are driven through the
+//! generated contract traits as the host's calls would be; the extension-point calls through
+//! the SDK's entry with a record standing in for the call context the host lends (a native
+//! test has no host to lend one).
 
 use std::time::Duration;
 
-use capw_sdk::__bindings::exports::capw::provider::{
-    control_plane::Guest as ControlPlaneGuest, infrastructure::Guest as InfrastructureGuest,
-    metadata::Guest as MetadataGuest,
-};
-use capw_sdk::control_plane::PlanInput;
-use capw_sdk::infrastructure::{ClusterInfrastructure, ClusterState};
-use capw_sdk::metadata::{Capabilities, ExtensionPoint, FieldError, RequestedGrants};
-use capw_sdk::types::{CallContext, ClusterRef, Endpoint, ErrorCode, KubernetesVersion};
-use capw_sdk::{Context, Infrastructure, Provider};
+use std::cell::Cell;
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+use capw_sdk::__bindings::exports::capw::provider::metadata::Guest as MetadataGuest;
+use capw_sdk::infrastructure::{ClusterInfrastructure, ClusterState};
+use capw_sdk::metadata::{ExtensionPoint, FieldError, RequestedGrants};
+use capw_sdk::types::{ClusterRef, Endpoint, ErrorCode, ProviderError};
+use capw_sdk::{__enter, CallSource, Context, ControlPlane, Infrastructure, Provider, Validate};
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Config {
     network: Network,
@@ -22,7 +22,7 @@ struct Config {
     zones: Vec<String>,
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Network {
     cidr: String,
@@ -33,16 +33,7 @@ struct Probe;
 impl Provider for Probe {
     type Config = Config;
     const NAME: &'static str = "probe";
-    const VERSION: &'static str = "1.2.3";
     const DESCRIPTION: &'static str = "Test provider.";
-
-    fn capabilities() -> Capabilities {
-        Capabilities {
-            control_plane_shape: None,
-            control_plane_scalable: false,
-            version_upgrades: false,
-        }
-    }
 
     fn requested_grants() -> RequestedGrants {
         RequestedGrants {
@@ -50,9 +41,11 @@ impl Provider for Probe {
             secrets: vec![],
         }
     }
+}
 
-    fn validate(config: &Config) -> Result<(), Vec<FieldError>> {
-        let errors: Vec<FieldError> = config
+impl Validate for Config {
+    fn validate(&self) -> Result<(), Vec<FieldError>> {
+        let errors: Vec<FieldError> = self
             .zones
             .iter()
             .enumerate()
@@ -76,10 +69,10 @@ impl Infrastructure for Probe {
             control_plane_endpoint: Endpoint {
                 host: format!(
                     "{}|{}|{}|{}",
-                    ctx.cluster.name,
+                    &ctx.cluster().name,
                     ctx.config.network.cidr,
-                    ctx.idempotency_key,
-                    ctx.deadline.as_millis()
+                    ctx.idempotency_key(),
+                    ctx.remaining().as_millis()
                 ),
                 port: 1,
             },
@@ -91,25 +84,73 @@ impl Infrastructure for Probe {
 
 capw_sdk::export_provider!(Probe, unsupported: [Bootstrap, ControlPlane, LifecycleHooks]);
 
-fn call(config: &str) -> CallContext {
-    CallContext {
-        cluster: ClusterRef {
+/// A call context as the host lends it, counting how often each field is asked for.
+struct Call {
+    config: String,
+    reads: Cell<[u32; 4]>,
+}
+
+impl Call {
+    fn read(&self, field: usize) {
+        let mut reads = self.reads.get();
+        reads[field] += 1;
+        self.reads.set(reads);
+    }
+}
+
+impl CallSource for Call {
+    fn cluster(&self) -> ClusterRef {
+        self.read(0);
+        ClusterRef {
             namespace: "default".into(),
             name: "c1".into(),
             uid: "u1".into(),
-        },
-        config: config.into(),
-        idempotency_key: "k1".into(),
-        deadline_ms: 2500,
+        }
     }
+
+    fn config(&self) -> String {
+        self.read(1);
+        self.config.clone()
+    }
+
+    fn idempotency_key(&self) -> String {
+        self.read(2);
+        "k1".into()
+    }
+
+    fn remaining_ms(&self) -> u32 {
+        self.read(3);
+        2500
+    }
+}
+
+fn call(config: &str) -> Call {
+    Call {
+        config: config.into(),
+        reads: Cell::new([0; 4]),
+    }
+}
+
+/// `infrastructure.reconcile-cluster` as the SDK's export runs it.
+fn reconcile_cluster(call: &Call) -> Result<ClusterState, ProviderError> {
+    let ctx = __enter(
+        <Probe as Infrastructure>::SUPPORTED,
+        "infrastructure.reconcile-cluster",
+        call,
+    )?;
+    Probe::reconcile_cluster(&ctx)
 }
 
 #[test]
 fn describe_reflects_the_traits() {
     let m = <Probe as MetadataGuest>::describe();
     assert_eq!(m.name, "probe");
-    assert_eq!(m.version, "1.2.3");
+    // The version export_provider! took from the Cargo.toml of the crate it was invoked in.
+    assert_eq!(m.version, env!("CARGO_PKG_VERSION"));
     assert_eq!(m.extension_points, vec![ExtensionPoint::Infrastructure]);
+    // No control plane served, so no shape and no control-plane capabilities declared.
+    assert_eq!(m.capabilities.control_plane_shape, None);
+    assert!(!m.capabilities.control_plane_scalable && !m.capabilities.version_upgrades);
     assert_eq!(m.requested_grants.http_hosts, ["api.cloud.test"]);
     let schema: serde_json::Value = match serde_json::from_str(&m.config_schema) {
         Ok(v) => v,
@@ -146,19 +187,39 @@ fn validate_config_reports_every_rule_violation() {
 
 #[test]
 fn calls_get_a_parsed_context() {
-    let state = <Probe as InfrastructureGuest>::reconcile_cluster(call(
-        r#"{"network": {"cidr": "10.0.0.0/8"}}"#,
-    ));
+    let call = call(r#"{"network": {"cidr": "10.0.0.0/8"}}"#);
+    let state = reconcile_cluster(&call);
     let Ok(ClusterState::Ready(infra)) = state else {
         panic!("{state:?}");
     };
     assert_eq!(infra.control_plane_endpoint.host, "c1|10.0.0.0/8|k1|2500");
+    // Each field read once: the config on entry, the others when the provider asked.
+    assert_eq!(call.reads.get(), [1, 1, 1, 1]);
+}
+
+#[test]
+fn fields_not_read_are_not_asked_for_and_read_ones_only_once() {
+    let call = call(r#"{"network": {"cidr": "x"}}"#);
+    let ctx: Context<Config> = __enter(true, "infrastructure.reconcile-cluster", &call).unwrap();
+    assert_eq!(call.reads.get(), [0, 1, 0, 0]);
+    assert_eq!(ctx.cluster().name, "c1");
+    assert_eq!(ctx.cluster().uid, "u1");
+    assert_eq!(ctx.idempotency_key(), "k1");
+    assert_eq!(ctx.idempotency_key(), "k1");
+    assert_eq!(call.reads.get(), [1, 1, 1, 0]);
+    // The time left is asked for each time: it changes.
+    ctx.remaining();
+    ctx.remaining();
+    assert_eq!(call.reads.get(), [1, 1, 1, 2]);
+    // Printing a context shows what was read and asks for nothing.
+    let printed = format!("{ctx:?}");
+    assert!(printed.contains("\"c1\""), "{printed}");
+    assert_eq!(call.reads.get(), [1, 1, 1, 2]);
 }
 
 #[test]
 fn a_config_that_does_not_parse_is_invalid_input() {
-    let e = <Probe as InfrastructureGuest>::reconcile_cluster(call(r#"{"network": {"cidr": 1}}"#))
-        .unwrap_err();
+    let e = reconcile_cluster(&call(r#"{"network": {"cidr": 1}}"#)).unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidInput);
     assert!(!e.retryable);
     assert!(e.message.contains("/network/cidr"), "{}", e.message);
@@ -166,25 +227,23 @@ fn a_config_that_does_not_parse_is_invalid_input() {
 
 #[test]
 fn unimplemented_methods_and_points_answer_unsupported() {
-    let e = <Probe as InfrastructureGuest>::list_machines(call(r#"{"network": {"cidr": "x"}}"#))
-        .unwrap_err();
+    let listing = call(r#"{"network": {"cidr": "x"}}"#);
+    let ctx = __enter(true, "infrastructure.list-machines", &listing).unwrap();
+    let e = Probe::list_machines(&ctx).unwrap_err();
     assert_eq!((e.code, e.retryable), (ErrorCode::Unsupported, false));
 
     // An unsupported point answers before it looks at the config.
-    let input = PlanInput {
-        version: KubernetesVersion {
-            major: 1,
-            minor: 35,
-            patch: 0,
-        },
-        replicas: 1,
-        members: vec![],
-        failure_domains: vec![],
-        endpoint: None,
+    let unparsed = call("not json");
+    let Err(e) = __enter::<Config>(
+        <Probe as ControlPlane>::SUPPORTED,
+        "control-plane.plan",
+        &unparsed,
+    ) else {
+        panic!("an unsupported point was entered");
     };
-    let e = <Probe as ControlPlaneGuest>::plan(call("not json"), input).unwrap_err();
     assert_eq!(e.code, ErrorCode::Unsupported);
     assert!(e.message.contains("control-plane.plan"), "{}", e.message);
+    assert_eq!(unparsed.reads.get(), [0; 4]);
 }
 
 #[test]

@@ -5,7 +5,6 @@
 //! prints the time, this process's CPU (user + system) and peak RSS, the provider calls'
 //! latency, and the CPU and memory the kube-apiserver and etcd processes spent meanwhile.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -16,7 +15,6 @@ use capw_engine::{RequeueBounds, SecretSource};
 use capw_kube::{CacheConfig, ControllerConfig, KubeStore, RequeuePolicy};
 use capw_runtime::CallObserver;
 use capw_simcloud::{SimCloud, SimCloudConfig, Timings};
-use clap::Args;
 use futures::StreamExt as _;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -28,36 +26,7 @@ const PROVIDERS: &str = include_str!("../../../examples/quickstart/00-providers.
 const CLASS: &str = include_str!("../../../examples/quickstart/10-class.yaml");
 const TOKEN: &str = "capw-bench";
 
-/// Flags of `capw bench kube`.
-#[derive(Debug, Args)]
-pub struct BenchKubeArgs {
-    /// Kubeconfig of the API server to measure against; use a fresh one for each run.
-    #[arg(long, env = "KUBECONFIG")]
-    pub kubeconfig: PathBuf,
-    /// How many clusters.
-    #[arg(long, default_value_t = 100)]
-    pub clusters: usize,
-    /// Control-plane machines per cluster.
-    #[arg(long, default_value_t = 3)]
-    pub control_plane: u32,
-    /// Workers per cluster.
-    #[arg(long, default_value_t = 3)]
-    pub workers: u32,
-    /// simcloud's delay per step (provisioning, boot, load balancer), in milliseconds.
-    #[arg(long, default_value_t = 50)]
-    pub simcloud_delay_ms: u64,
-    /// Passes that may run at once (`capw controller --max-concurrent-reconciles`).
-    #[arg(long, default_value_t = 64)]
-    pub concurrency: u16,
-    /// Namespace of the clusters, providers' secret and class.
-    #[arg(long, default_value = "capw-bench")]
-    pub namespace: String,
-    /// Give up after this long.
-    #[arg(long, default_value = "60m", value_parser = crate::cli::parse_duration)]
-    pub timeout: Duration,
-}
-
-pub async fn kube(global: &GlobalArgs, args: BenchKubeArgs) -> anyhow::Result<()> {
+pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyhow::Result<()> {
     let kubeconfig = Kubeconfig::read_from(&args.kubeconfig)
         .with_context(|| format!("reading kubeconfig {}", args.kubeconfig.display()))?;
     let server = kubeconfig

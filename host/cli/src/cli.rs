@@ -109,7 +109,7 @@ pub enum BenchCommand {
     /// Converge many clusters in the Kubernetes mode against a real API server; print the
     /// time, the CPU, the peak memory, the provider calls' latency and the API server's and
     /// etcd's CPU and memory.
-    Kube(crate::bench_kube::BenchKubeArgs),
+    Kube(BenchKubeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -421,4 +421,33 @@ pub struct InspectArgs {
 pub enum OutputFormat {
     Text,
     Json,
+}
+
+/// Flags of `capw bench kube`.
+#[derive(Debug, Args)]
+pub struct BenchKubeArgs {
+    /// Kubeconfig of the API server to measure against; use a fresh one for each run.
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: PathBuf,
+    /// How many clusters.
+    #[arg(long, default_value_t = 100)]
+    pub clusters: usize,
+    /// Control-plane machines per cluster.
+    #[arg(long, default_value_t = 3)]
+    pub control_plane: u32,
+    /// Workers per cluster.
+    #[arg(long, default_value_t = 3)]
+    pub workers: u32,
+    /// simcloud's delay per step (provisioning, boot, load balancer), in milliseconds.
+    #[arg(long, default_value_t = 50)]
+    pub simcloud_delay_ms: u64,
+    /// Passes that may run at once (`capw controller --max-concurrent-reconciles`).
+    #[arg(long, default_value_t = 64)]
+    pub concurrency: u16,
+    /// Namespace of the clusters, providers' secret and class.
+    #[arg(long, default_value = "capw-bench")]
+    pub namespace: String,
+    /// Give up after this long.
+    #[arg(long, default_value = "60m", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
 }

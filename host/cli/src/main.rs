@@ -2,7 +2,9 @@
 //! logging, run the chosen command.
 
 mod apply;
+#[cfg(feature = "simcloud")]
 mod bench;
+#[cfg(feature = "simcloud")]
 mod bench_kube;
 mod cli;
 mod controller;
@@ -14,6 +16,7 @@ mod inspect;
 mod new;
 mod oci;
 mod plugin_test;
+mod sim;
 mod source;
 mod state;
 mod up;
@@ -57,15 +60,20 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Describe(args) => describe::run(&cli.global, args).await,
         cli::Command::Delete(args) => delete::run(&cli.global, args),
         cli::Command::Up(args) => up::run(&cli.global, args).await,
+        #[cfg(feature = "simcloud")]
         cli::Command::Bench(cli::BenchCommand::Converge(args)) => {
             bench::converge(&cli.global, args).await
         }
+        #[cfg(feature = "simcloud")]
         cli::Command::Bench(cli::BenchCommand::Resync(args)) => {
             bench::resync(&cli.global, args).await
         }
+        #[cfg(feature = "simcloud")]
         cli::Command::Bench(cli::BenchCommand::Kube(args)) => {
             bench_kube::kube(&cli.global, args).await
         }
+        #[cfg(not(feature = "simcloud"))]
+        cli::Command::Bench(_) => Err(sim::missing("capw bench")),
         cli::Command::Controller(args) => controller::run(&cli.global, args).await,
         cli::Command::Crds => crds::run(),
     }

@@ -1,6 +1,6 @@
 //! `capw plugin new`: a starter provider in one of the supported languages, buildable as it is.
 //!
-//! The starters are the example providers of `plugins/examples/` (the same bootstrap provider
+//! The starters are the example providers of `plugins/other-languages/` (the same bootstrap provider
 //! in every language), with the provider's name put in, the contract's WIT files beside them
 //! and a README saying what the build needs, how to build and how to test. When a tool the
 //! build needs is not found, the starter is written all the same, with a warning that names
@@ -17,8 +17,9 @@ mod toolchain;
 /// One file of a starter: its path inside the project and its text.
 type File = (&'static str, &'static str);
 
-/// The contract, copied into every starter so that it builds on its own: version 0.1, which
-/// the starters in other languages implement (plugins/examples/).
+/// The contract, copied into the starters in other languages so that they build on their own:
+/// version 0.1, which they implement (plugins/other-languages/). The Rust starter gets no copy: it
+/// builds through capw-sdk, which carries the contract it targets (0.2).
 const WIT: &[File] = &[
     (
         "wit/bootstrap.wit",
@@ -51,54 +52,64 @@ const WIT: &[File] = &[
 const C: &[File] = &[
     (
         "provider.c",
-        include_str!("../../../plugins/examples/c/provider.c"),
+        include_str!("../../../plugins/other-languages/c/provider.c"),
     ),
-    ("json.c", include_str!("../../../plugins/examples/c/json.c")),
-    ("json.h", include_str!("../../../plugins/examples/c/json.h")),
+    (
+        "json.c",
+        include_str!("../../../plugins/other-languages/c/json.c"),
+    ),
+    (
+        "json.h",
+        include_str!("../../../plugins/other-languages/c/json.h"),
+    ),
     (
         "Makefile",
-        include_str!("../../../plugins/examples/c/Makefile"),
+        include_str!("../../../plugins/other-languages/c/Makefile"),
     ),
 ];
 
 const PYTHON: &[File] = &[
     (
         "app.py",
-        include_str!("../../../plugins/examples/python/app.py"),
+        include_str!("../../../plugins/other-languages/python/app.py"),
     ),
     (
         "Makefile",
-        include_str!("../../../plugins/examples/python/Makefile"),
+        include_str!("../../../plugins/other-languages/python/Makefile"),
     ),
 ];
 
 const JS: &[File] = &[
     (
         "provider.js",
-        include_str!("../../../plugins/examples/js/provider.js"),
+        include_str!("../../../plugins/other-languages/js/provider.js"),
     ),
     (
         "Makefile",
-        include_str!("../../../plugins/examples/js/Makefile"),
+        include_str!("../../../plugins/other-languages/js/Makefile"),
     ),
 ];
 
 const GO: &[File] = &[
     (
         "export_capw_provider_metadata/metadata.go",
-        include_str!("../../../plugins/examples/go/export_capw_provider_metadata/metadata.go"),
+        include_str!(
+            "../../../plugins/other-languages/go/export_capw_provider_metadata/metadata.go"
+        ),
     ),
     (
         "export_capw_provider_bootstrap/bootstrap.go",
-        include_str!("../../../plugins/examples/go/export_capw_provider_bootstrap/bootstrap.go"),
+        include_str!(
+            "../../../plugins/other-languages/go/export_capw_provider_bootstrap/bootstrap.go"
+        ),
     ),
     (
         "go.mod",
-        include_str!("../../../plugins/examples/go/go.mod"),
+        include_str!("../../../plugins/other-languages/go/go.mod"),
     ),
     (
         "Makefile",
-        include_str!("../../../plugins/examples/go/Makefile"),
+        include_str!("../../../plugins/other-languages/go/Makefile"),
     ),
 ];
 
@@ -138,6 +149,16 @@ impl Lang {
                 "cargo build --profile plugin --target wasm32-wasip2 && cp target/wasm32-wasip2/plugin/*.wasm provider.wasm"
             }
             _ => "make OUT=provider.wasm",
+        }
+    }
+
+    /// Where the contract the starter implements comes from, for its README.
+    fn contract(self) -> &'static str {
+        match self {
+            Lang::Rust => "`capw:provider@0.2.0`, through capw-sdk",
+            Lang::C | Lang::Python | Lang::Js | Lang::Go => {
+                "in `wit/` (`capw:provider@0.1.0`, served beside 0.2)"
+            }
         }
     }
 
@@ -195,8 +216,10 @@ pub fn run(args: NewArgs) -> anyhow::Result<PathBuf> {
         .replace("{{lang}}", lang.label())
         .replace("{{toolchain}}", &toolchain::readme_section(lang))
         .replace("{{build}}", lang.build_command())
-        .replace("{{guide}}", lang.guide());
-    let files = WIT
+        .replace("{{guide}}", lang.guide())
+        .replace("{{contract}}", lang.contract());
+    let wit = if lang == Lang::Rust { &[][..] } else { WIT };
+    let files = wit
         .iter()
         .chain(lang.files())
         .map(|(path, text)| (*path, render(lang, text, &args.name, &sdk)))

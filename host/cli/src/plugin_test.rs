@@ -7,10 +7,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::sim::SimCloudHandle;
+#[cfg(feature = "simcloud")]
+use crate::sim::{SimCloud, SimCloudConfig, Timings};
 use anyhow::{Context, bail};
 use capw_conformance::SuiteOptions;
 use capw_runtime::{Grants, HttpGrant, Runtime, RuntimeConfig, Secret};
-use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
 use clap::Args;
 
 use crate::cli::{GlobalArgs, OutputFormat, parse_duration};
@@ -99,6 +101,12 @@ pub async fn run(global: &GlobalArgs, args: TestArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+#[cfg(not(feature = "simcloud"))]
+async fn start_simcloud() -> anyhow::Result<SimCloudHandle> {
+    Err(crate::sim::missing("capw plugin test --simcloud"))
+}
+
+#[cfg(feature = "simcloud")]
 async fn start_simcloud() -> anyhow::Result<SimCloudHandle> {
     // Short delays: every intermediate state still exists, and the suite does not wait long.
     let config = SimCloudConfig::new(SIMCLOUD_TOKEN)

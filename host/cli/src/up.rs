@@ -3,14 +3,17 @@
 
 use std::io::Write as _;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use crate::sim::SimCloudHandle;
+#[cfg(feature = "simcloud")]
+use crate::sim::{RealBoot, SimCloud, SimCloudConfig, Timings};
 use anyhow::{Context, bail};
 use capw_local::{ClusterOutcome, Progress};
-use capw_simcloud::{RealBoot, SimCloud, SimCloudConfig, Timings};
-use std::path::PathBuf;
 
-use crate::cli::{BootArg, GlobalArgs, UpArgs, WorkloadClustersArg};
+#[cfg(feature = "simcloud")]
+use crate::cli::BootArg;
+use crate::cli::{GlobalArgs, UpArgs, WorkloadClustersArg};
 
 /// Writes simcloud's token where the quickstart's sim-infra grant reads it:
 /// `<state-dir>/secrets/simcloud/token`.
@@ -23,13 +26,15 @@ fn write_token(config: &capw_local::LocalConfig, token: &str) -> anyhow::Result<
 
 /// Where the real boot finds the Kubernetes binaries and keeps its machines
 /// (`<state-dir>/machines`).
+#[cfg(feature = "simcloud")]
 fn real_boot(config: &capw_local::LocalConfig, args: &UpArgs) -> anyhow::Result<RealBoot> {
     let kube_binaries = match &args.kube_binaries {
         Some(dir) => dir.clone(),
         None => std::env::var_os("CAPW_KUBE_ENV_CACHE")
-            .map(PathBuf::from)
+            .map(std::path::PathBuf::from)
             .or_else(|| {
-                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/capw-kube-env"))
+                std::env::var_os("HOME")
+                    .map(|h| std::path::PathBuf::from(h).join(".cache/capw-kube-env"))
             })
             .context("no --kube-binaries and no HOME to find the default")?,
     };
@@ -46,6 +51,37 @@ fn real_boot(config: &capw_local::LocalConfig, args: &UpArgs) -> anyhow::Result<
     })
 }
 
+/// The in-process simcloud, with its state in the state directory.
+#[cfg(feature = "simcloud")]
+async fn start_simcloud(
+    config: &capw_local::LocalConfig,
+    args: &UpArgs,
+) -> anyhow::Result<SimCloudHandle> {
+    let mut sim_config =
+        SimCloudConfig::new(args.simcloud_token.clone()).with_state_file(config.simcloud_state());
+    sim_config.listen = args.simcloud_listen;
+    if let Some(ms) = args.simcloud_delay_ms {
+        sim_config =
+            sim_config.with_timings(Timings::uniform(std::time::Duration::from_millis(ms)));
+    }
+    if args.boot == BootArg::Real {
+        sim_config = sim_config.with_real_boot(real_boot(config, args)?);
+    }
+    SimCloud::start(sim_config)
+        .await
+        .with_context(|| format!("starting simcloud on {}", args.simcloud_listen))
+}
+
+#[cfg(not(feature = "simcloud"))]
+async fn start_simcloud(
+    _config: &capw_local::LocalConfig,
+    _args: &UpArgs,
+) -> anyhow::Result<SimCloudHandle> {
+    Err(crate::sim::missing(
+        "capw up (without --no-simcloud, which uses a cloud of your own)",
+    ))
+}
+
 pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut config = crate::state::config(global);
@@ -55,18 +91,7 @@ pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
         None
     } else {
         write_token(&config, &args.simcloud_token)?;
-        let mut sim_config = SimCloudConfig::new(args.simcloud_token.clone())
-            .with_state_file(config.simcloud_state());
-        sim_config.listen = args.simcloud_listen;
-        if let Some(ms) = args.simcloud_delay_ms {
-            sim_config = sim_config.with_timings(Timings::uniform(Duration::from_millis(ms)));
-        }
-        if args.boot == BootArg::Real {
-            sim_config = sim_config.with_real_boot(real_boot(&config, &args)?);
-        }
-        let sim = SimCloud::start(sim_config)
-            .await
-            .with_context(|| format!("starting simcloud on {}", args.simcloud_listen))?;
+        let sim = start_simcloud(&config, &args).await?;
         eprintln!("simcloud listening on {}", sim.base_url());
         Some(sim)
     };

@@ -42,6 +42,8 @@ pub struct Report {
     pub source: String,
     /// The provider's name and version, once it loaded.
     pub provider: Option<String>,
+    /// The contract version it implements (`0.2.0`), once it loaded: the rules it is held to.
+    pub contract: Option<String>,
     pub results: Vec<RuleResult>,
     /// Calls the suite made.
     pub calls: u32,
@@ -102,7 +104,14 @@ impl Report {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         let who = self.provider.as_deref().unwrap_or("(not loaded)");
-        let _ = writeln!(out, "{}: {who}", self.source);
+        match &self.contract {
+            Some(contract) => {
+                let _ = writeln!(out, "{}: {who} (capw:provider@{contract})", self.source);
+            }
+            None => {
+                let _ = writeln!(out, "{}: {who}", self.source);
+            }
+        }
         for r in &self.results {
             let (mark, detail) = match &r.outcome {
                 Outcome::Pass => ("PASS", None),
@@ -220,6 +229,7 @@ mod tests {
         Report {
             source: "x.wasm".into(),
             provider: Some("x 0.1.0".into()),
+            contract: Some("0.2.0".into()),
             results: ordered(&outcomes, |_| "not run".into()),
             calls: 3,
             duration: Duration::from_millis(1500),
@@ -230,6 +240,10 @@ mod tests {
     fn text_names_each_rule_and_the_failure() {
         let r = report();
         let text = r.to_text();
+        assert!(
+            text.starts_with("x.wasm: x 0.1.0 (capw:provider@0.2.0)\n"),
+            "{text}"
+        );
         assert!(text.contains("PASS  provider.loads"), "{text}");
         assert!(
             text.contains("FAIL  metadata.validate-config.field-paths\n        `/region`"),

@@ -35,12 +35,34 @@ pub struct Rule {
     /// Stable id, e.g. `infrastructure.reconcile-machine.idempotent`; messages name it.
     pub id: &'static str,
     pub scope: Scope,
+    /// The contract version (`major.minor`) that brought the rule: it applies to providers of
+    /// that version and later ones, and is skipped for older ones.
+    pub since: &'static str,
     /// What the rule asks, in one sentence.
     pub description: &'static str,
 }
 
+impl Rule {
+    /// Whether the rule applies to a provider of the contract `version` (`0.2.0`). A version
+    /// that does not parse gets every rule.
+    pub fn applies_to(&self, version: &str) -> bool {
+        match (major_minor(self.since), major_minor(version)) {
+            (Some(since), Some(version)) => version >= since,
+            _ => true,
+        }
+    }
+}
+
+/// `(major, minor)` of `0.2` or `0.2.1`.
+fn major_minor(version: &str) -> Option<(u64, u64)> {
+    let mut parts = version.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
 macro_rules! rules {
-    ($($konst:ident = $id:literal, $scope:ident, $description:literal;)*) => {
+    ($($konst:ident = $id:literal, $scope:ident $(since $since:literal)?, $description:literal;)*) => {
         /// Rule ids, as constants for the checks.
         pub mod id {
             $(pub const $konst: &str = $id;)*
@@ -48,9 +70,16 @@ macro_rules! rules {
 
         /// Every rule, in the order the report lists them.
         pub const RULES: &[Rule] = &[
-            $(Rule { id: $id, scope: Scope::$scope, description: $description },)*
+            $(Rule {
+                id: $id,
+                scope: Scope::$scope,
+                since: rules!(@since $($since)?),
+                description: $description,
+            },)*
         ];
     };
+    (@since) => { "0.1" };
+    (@since $since:literal) => { $since };
 }
 
 rules! {
@@ -103,7 +132,9 @@ rules! {
     PLAN_DETERMINISTIC = "control-plane.plan.deterministic", ControlPlane,
         "plan answers the same output for the same input.";
     PLAN_WELL_FORMED = "control-plane.plan.well-formed", ControlPlane,
-        "plan's step fits its input: a machine to delete is one of the members, an init machine only when there are none, a wait with a requeue hint above 0.";
+        "plan's step fits its input: a machine to delete (or to take out of etcd) is one of the members, an init machine only when there are none, a wait with a requeue hint above 0.";
+    PLAN_STATUS = "control-plane.plan.status", ControlPlane since "0.2",
+        "plan's control-plane status is consistent: ready only when initialised, ready replicas at most the replicas, and a version, when given, one the members or the input name.";
     HOOKS_ANSWER = "lifecycle-hooks.handle.idempotent", LifecycleHooks,
         "handle answers proceed or hold (with a requeue hint above 0) for every hook, and answers again when called a second time with the same key.";
 }
@@ -131,5 +162,22 @@ mod tests {
             rule(id::WITHIN_DEADLINE).map(|r| r.scope),
             Some(Scope::Every)
         );
+    }
+
+    #[test]
+    fn rules_apply_from_their_contract_version_on() {
+        let status = rule(id::PLAN_STATUS).unwrap();
+        assert_eq!(status.since, "0.2");
+        assert!(!status.applies_to("0.1.0"));
+        assert!(status.applies_to("0.2.0"));
+        assert!(status.applies_to("0.3.1"));
+        assert!(status.applies_to("1.0.0"));
+        let loads = rule(id::LOADS).unwrap();
+        assert_eq!(loads.since, "0.1");
+        assert!(loads.applies_to("0.1.0") && loads.applies_to("0.2.0"));
+        // Every rule names a version the host serves.
+        for r in RULES {
+            assert!(["0.1", "0.2"].contains(&r.since), "{}: {}", r.id, r.since);
+        }
     }
 }

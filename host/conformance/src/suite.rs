@@ -32,6 +32,7 @@ pub async fn run(
             Report {
                 source: source.to_owned(),
                 provider: None,
+                contract: None,
                 results: ordered(&f.0, |_| {
                     format!("needs the component to load ({})", id::LOADS)
                 }),
@@ -50,6 +51,20 @@ pub async fn run_loaded(provider: &Provider, source: &str, options: &SuiteOption
     let mut f = Findings::default();
     f.set(id::LOADS, Outcome::Pass);
     let declared = provider.info().extension_points();
+    // Each provider is held to the rules of its own contract version; the first outcome of a
+    // rule stands, so the checks below cannot overturn these skips.
+    let contract = provider.info().contract.version.clone();
+    for rule in crate::rules::RULES {
+        if !rule.applies_to(&contract) {
+            f.skip(
+                rule.id,
+                format!(
+                    "a rule of contract {}; the provider implements {contract}",
+                    rule.since
+                ),
+            );
+        }
+    }
 
     checks::metadata::run(&subject, &mut f).await;
     checks::config::run(&subject, &mut f).await;
@@ -96,6 +111,7 @@ pub async fn run_loaded(provider: &Provider, source: &str, options: &SuiteOption
     Report {
         source: source.to_owned(),
         provider: Some(format!("{} {}", m.name, m.version)),
+        contract: Some(contract),
         results: ordered(&f.0, |rule| not_run(rule, &declared)),
         calls: log.count,
         duration: started.elapsed(),

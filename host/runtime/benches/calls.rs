@@ -81,25 +81,38 @@ fn host_input() -> (CallContext, PlanInput) {
     (ctx, input)
 }
 
-/// The same input in the SDK's types, for the native run. Converted through JSON, the way
-/// the two sets of bindings share a shape.
+/// The call context as the native run serves it to the SDK: what the host lends a 0.2 call.
+#[derive(Clone)]
+struct NativeCall(CallContext);
+
+impl capw_sdk::CallSource for NativeCall {
+    fn cluster(&self) -> capw_sdk::types::ClusterRef {
+        capw_sdk::types::ClusterRef {
+            namespace: self.0.cluster.namespace.clone(),
+            name: self.0.cluster.name.clone(),
+            uid: self.0.cluster.uid.clone(),
+        }
+    }
+
+    fn config(&self) -> String {
+        self.0.config.clone()
+    }
+
+    fn idempotency_key(&self) -> String {
+        self.0.idempotency_key.clone()
+    }
+
+    fn remaining_ms(&self) -> u32 {
+        self.0.deadline_ms
+    }
+}
+
+/// The same input in the SDK's types, for the native run.
 fn native_input(
     ctx: &CallContext,
     input: &PlanInput,
-) -> (
-    capw_sdk::types::CallContext,
-    capw_sdk::control_plane::PlanInput,
-) {
-    let ctx = capw_sdk::types::CallContext {
-        cluster: capw_sdk::types::ClusterRef {
-            namespace: ctx.cluster.namespace.clone(),
-            name: ctx.cluster.name.clone(),
-            uid: ctx.cluster.uid.clone(),
-        },
-        config: ctx.config.clone(),
-        idempotency_key: ctx.idempotency_key.clone(),
-        deadline_ms: ctx.deadline_ms,
-    };
+) -> (NativeCall, capw_sdk::control_plane::PlanInput) {
+    let ctx = NativeCall(ctx.clone());
     let v = |v: &KubernetesVersion| capw_sdk::types::KubernetesVersion {
         major: v.major,
         minor: v.minor,
@@ -252,10 +265,13 @@ fn calls(c: &mut Criterion) {
         );
     }
 
+    // As the SDK enters a call: the config parsed, the other fields read when asked for.
     let example_ctx = || {
-        capw_sdk::Context::<capw_example_provider::ExampleConfig>::from_call(black_box(
-            native_ctx.clone(),
-        ))
+        capw_sdk::__enter::<capw_example_provider::ExampleConfig>(
+            true,
+            "lifecycle-hooks.handle",
+            black_box(&native_ctx),
+        )
         .unwrap()
     };
     compare!(

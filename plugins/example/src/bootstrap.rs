@@ -17,7 +17,7 @@ impl Bootstrap for ExampleProvider {
         if let Some(progress) = simulate::outcome(&ctx.config)? {
             return Ok(SecretsState::InProgress(progress));
         }
-        let uid = &ctx.cluster.uid;
+        let uid = &ctx.cluster().uid;
         Ok(SecretsState::Ready(vec![
             SecretItem {
                 name: "ca.crt".into(),
@@ -50,7 +50,7 @@ impl Bootstrap for ExampleProvider {
         _secrets: Vec<SecretItem>,
     ) -> Result<String, ProviderError> {
         simulate::failure(&ctx.config)?;
-        Ok(kubeconfig(&ctx.cluster.name, &endpoint))
+        Ok(kubeconfig(&ctx.cluster().name, &endpoint))
     }
 }
 

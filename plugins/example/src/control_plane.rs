@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
-use capw_sdk::control_plane::{MachineToCreate, Member, Plan, PlanInput, Step};
+use capw_sdk::control_plane::{
+    self, ControlPlaneStatus, MachineToCreate, Member, Plan, PlanInput, Step,
+};
+use capw_sdk::metadata::ControlPlaneShape;
 use capw_sdk::types::{ClusterRef, InProgress, ProviderError};
 use capw_sdk::{Context, ControlPlane};
 
@@ -14,10 +17,16 @@ use crate::{ExampleProvider, simulate};
 pub const MACHINE_WAIT: Duration = Duration::from_secs(5);
 
 impl ControlPlane for ExampleProvider {
+    // `hosted` is a per-cluster choice in the config; what the provider declares is
+    // its default shape.
+    const SHAPE: ControlPlaneShape = ControlPlaneShape::Machines;
+    const SCALABLE: bool = true;
+    const VERSION_UPGRADES: bool = true;
+
     /// See [`plan`]; with `simulate: in-progress` the counts stay and the step is `wait`.
     fn plan(ctx: &Context<ExampleConfig>, input: PlanInput) -> Result<Plan, ProviderError> {
         let simulated = simulate::outcome(&ctx.config)?;
-        let mut plan = plan(&ctx.cluster, &ctx.config, &input);
+        let mut plan = plan(ctx.cluster(), &ctx.config, &input);
         if let Some(progress) = simulated {
             plan.step = Step::Wait(progress);
         }
@@ -78,12 +87,16 @@ pub fn plan(cluster: &ClusterRef, config: &ExampleConfig, input: &PlanInput) -> 
 
     Plan {
         step,
-        initialized: input.members.iter().any(|m| m.ready),
+        status: ControlPlaneStatus {
+            initialized: input.members.iter().any(|m| m.ready),
+            ready: ready > 0,
+            version: control_plane::oldest_version(live.iter().copied()),
+            endpoint: input.endpoint.clone(),
+            conditions: Vec::new(),
+        },
         replicas,
         ready_replicas: ready,
         up_to_date_replicas: up_to_date,
-        endpoint: input.endpoint.clone(),
-        conditions: Vec::new(),
     }
 }
 
@@ -170,12 +183,12 @@ mod tests {
     fn first_machine_initialises() {
         let p = plan_for(r#"{"region": "r"}"#, input(3, vec![]));
         assert_eq!(p.step, create(true, "a"));
-        assert!(!p.initialized);
+        assert!(!p.status.initialized);
         assert_eq!(
             (p.replicas, p.ready_replicas, p.up_to_date_replicas),
             (0, 0, 0)
         );
-        assert_eq!(p.endpoint.map(|e| e.port), Some(6443));
+        assert_eq!(p.status.endpoint.map(|e| e.port), Some(6443));
     }
 
     #[test]
@@ -225,6 +238,8 @@ mod tests {
         let p = plan_for(r#"{"region": "r"}"#, input(3, old.clone()));
         assert_eq!(p.step, create(false, "a"));
         assert_eq!(p.up_to_date_replicas, 0);
+        assert_eq!(p.status.version.map(|v| v.minor), Some(34));
+        assert!(p.status.ready);
 
         let mut surged = old;
         surged.push(member("m3", 35, "a", true, 4));
@@ -240,8 +255,10 @@ mod tests {
         gone.deleting = true;
         let p = plan_for(r#"{"region": "r"}"#, input(1, vec![gone]));
         assert_eq!(p.replicas, 0);
-        // It was ready once, so the cluster was initialised.
-        assert!(p.initialized);
+        // It was ready once, so the cluster was initialised; no live member serves it now.
+        assert!(p.status.initialized);
+        assert!(!p.status.ready);
+        assert_eq!(p.status.version, None);
         assert_eq!(p.step, create(true, "a"));
     }
 

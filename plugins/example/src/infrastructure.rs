@@ -25,12 +25,12 @@ impl Infrastructure for ExampleProvider {
         capw_sdk::log::info(
             "cluster infrastructure ready",
             &[
-                ("cluster", &ctx.cluster.name),
+                ("cluster", &ctx.cluster().name),
                 ("region", &ctx.config.region),
             ],
         );
         Ok(ClusterState::Ready(ClusterInfrastructure {
-            control_plane_endpoint: endpoint(&ctx.cluster, &ctx.config),
+            control_plane_endpoint: endpoint(ctx.cluster(), &ctx.config),
             failure_domains: ctx
                 .config
                 .zones
@@ -75,12 +75,12 @@ impl Infrastructure for ExampleProvider {
             });
         }
         Ok(MachineStatus {
-            provider_id: Some(provider_id(&ctx.cluster, &ctx.idempotency_key)),
+            provider_id: Some(provider_id(ctx.cluster(), ctx.idempotency_key())),
             phase: MachinePhase::Running,
             addresses: vec![
                 Address {
                     kind: AddressKind::InternalIp,
-                    address: internal_ip(&ctx.idempotency_key),
+                    address: internal_ip(ctx.idempotency_key()),
                 },
                 Address {
                     kind: AddressKind::Hostname,
@@ -119,7 +119,7 @@ impl Infrastructure for ExampleProvider {
             .config
             .existing_machines
             .iter()
-            .map(|name| (format!("{}-{name}", ctx.cluster.uid), name.clone()));
+            .map(|name| (format!("{}-{name}", ctx.cluster().uid), name.clone()));
         let foreign = ctx
             .config
             .foreign_machines
@@ -128,7 +128,7 @@ impl Infrastructure for ExampleProvider {
         Ok(existing
             .chain(foreign)
             .map(|(key, name)| ListedMachine {
-                provider_id: provider_id(&ctx.cluster, &key),
+                provider_id: provider_id(ctx.cluster(), &key),
                 idempotency_key: key,
                 machine_name: name,
                 phase: MachinePhase::Running,

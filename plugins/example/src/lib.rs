@@ -18,9 +18,9 @@ pub mod infrastructure;
 pub mod simulate;
 
 use capw_sdk::lifecycle_hooks::{HookRequest, HookResponse};
-use capw_sdk::metadata::{Capabilities, ControlPlaneShape, FieldError};
+use capw_sdk::metadata::FieldError;
 use capw_sdk::types::ProviderError;
-use capw_sdk::{Context, LifecycleHooks, Provider};
+use capw_sdk::{Context, LifecycleHooks, Provider, Validate};
 
 pub use config::{ExampleConfig, Simulate};
 
@@ -30,22 +30,14 @@ pub struct ExampleProvider;
 impl Provider for ExampleProvider {
     type Config = ExampleConfig;
     const NAME: &'static str = "example";
-    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     const DESCRIPTION: &'static str =
         "Deterministic reference provider implementing every extension point, for tests.";
+}
 
-    fn capabilities() -> Capabilities {
-        Capabilities {
-            // `hosted` is a per-cluster choice in the config; what the provider declares is
-            // its default shape.
-            control_plane_shape: Some(ControlPlaneShape::Machines),
-            control_plane_scalable: true,
-            version_upgrades: true,
-        }
-    }
-
-    fn validate(config: &ExampleConfig) -> Result<(), Vec<FieldError>> {
-        config.validate()
+impl Validate for ExampleConfig {
+    /// The rules of [`ExampleConfig::validate`].
+    fn validate(&self) -> Result<(), Vec<FieldError>> {
+        ExampleConfig::validate(self)
     }
 }
 
@@ -67,7 +59,7 @@ capw_sdk::export_provider!(ExampleProvider);
 #[cfg(test)]
 mod tests {
     use capw_sdk::lifecycle_hooks::Hook;
-    use capw_sdk::metadata::{self, ExtensionPoint};
+    use capw_sdk::metadata::{self, ControlPlaneShape, ExtensionPoint};
     use capw_sdk::testing::{self, context, version};
 
     use super::*;

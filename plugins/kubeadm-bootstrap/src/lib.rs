@@ -31,9 +31,9 @@ use std::time::SystemTime;
 use capw_sdk::bootstrap::{
     BootstrapData, BootstrapFormat, BootstrapRequest, SecretItem, SecretsState,
 };
-use capw_sdk::metadata::{Capabilities, FieldError};
+use capw_sdk::metadata::FieldError;
 use capw_sdk::types::{Endpoint, ErrorCode, ProviderError};
-use capw_sdk::{Bootstrap, Context, Provider};
+use capw_sdk::{Bootstrap, Context, Provider, Validate};
 
 pub use config::{KeyAlgorithm, KubeadmBootstrapConfig};
 
@@ -49,22 +49,14 @@ pub struct KubeadmBootstrap;
 impl Provider for KubeadmBootstrap {
     type Config = KubeadmBootstrapConfig;
     const NAME: &'static str = "kubeadm-bootstrap";
-    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     const DESCRIPTION: &'static str = "kubeadm-style bootstrap: cluster CAs and service-account \
          keys, cloud-init running kubeadm init/join with v1beta4 configuration, admin kubeconfigs.";
+}
 
-    /// Bootstrap only: no control-plane shape, nothing to scale or upgrade itself.
-    fn capabilities() -> Capabilities {
-        Capabilities {
-            control_plane_shape: None,
-            control_plane_scalable: false,
-            version_upgrades: false,
-        }
-    }
-
-    /// See [`KubeadmBootstrapConfig::validate`].
-    fn validate(config: &KubeadmBootstrapConfig) -> Result<(), Vec<FieldError>> {
-        config.validate()
+impl Validate for KubeadmBootstrapConfig {
+    /// The rules of [`KubeadmBootstrapConfig::validate`].
+    fn validate(&self) -> Result<(), Vec<FieldError>> {
+        KubeadmBootstrapConfig::validate(self)
     }
 }
 
@@ -87,7 +79,7 @@ impl Bootstrap for KubeadmBootstrap {
         ctx: &Context<KubeadmBootstrapConfig>,
         request: BootstrapRequest,
     ) -> Result<BootstrapData, ProviderError> {
-        let data = cloud_init::generate(&ctx.config, &ctx.cluster.name, &request)
+        let data = cloud_init::generate(&ctx.config, &ctx.cluster().name, &request)
             .map_err(generate_failure)?;
         Ok(BootstrapData {
             format: BootstrapFormat::CloudConfig,
@@ -102,7 +94,7 @@ impl Bootstrap for KubeadmBootstrap {
         secrets: Vec<SecretItem>,
     ) -> Result<String, ProviderError> {
         kubeconfig::admin_kubeconfig(
-            &ctx.cluster.name,
+            &ctx.cluster().name,
             &endpoint,
             SecretSet::new(&secrets),
             ctx.config.key_algorithm,

@@ -17,9 +17,9 @@ pub mod config;
 pub mod plan;
 
 use capw_sdk::control_plane::{Plan, PlanInput};
-use capw_sdk::metadata::{Capabilities, ControlPlaneShape, FieldError};
+use capw_sdk::metadata::{ControlPlaneShape, FieldError};
 use capw_sdk::types::ProviderError;
-use capw_sdk::{Context, ControlPlane, Provider};
+use capw_sdk::{Context, ControlPlane, Provider, Validate};
 
 pub use config::{KubeadmControlPlaneConfig, Rollout};
 pub use plan::PlanError;
@@ -30,26 +30,22 @@ pub struct KubeadmControlPlane;
 impl Provider for KubeadmControlPlane {
     type Config = KubeadmControlPlaneConfig;
     const NAME: &'static str = "kubeadm-control-plane";
-    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     const DESCRIPTION: &'static str = "kubeadm-style control plane on the cluster's own machines: \
          odd replica counts, one safe step at a time, surge upgrades one minor version at a time.";
+}
 
-    /// Machines, scalable, version upgrades.
-    fn capabilities() -> Capabilities {
-        Capabilities {
-            control_plane_shape: Some(ControlPlaneShape::Machines),
-            control_plane_scalable: true,
-            version_upgrades: true,
-        }
-    }
-
-    /// See [`KubeadmControlPlaneConfig::validate`].
-    fn validate(config: &KubeadmControlPlaneConfig) -> Result<(), Vec<FieldError>> {
-        config.validate()
+impl Validate for KubeadmControlPlaneConfig {
+    /// The rules of [`KubeadmControlPlaneConfig::validate`].
+    fn validate(&self) -> Result<(), Vec<FieldError>> {
+        KubeadmControlPlaneConfig::validate(self)
     }
 }
 
 impl ControlPlane for KubeadmControlPlane {
+    const SHAPE: ControlPlaneShape = ControlPlaneShape::Machines;
+    const SCALABLE: bool = true;
+    const VERSION_UPGRADES: bool = true;
+
     /// [`plan::plan`], its refusals answered as permanent `invalid-input` errors.
     fn plan(
         ctx: &Context<KubeadmControlPlaneConfig>,
@@ -67,7 +63,7 @@ capw_sdk::export_provider!(
 #[cfg(test)]
 mod tests {
     use capw_sdk::control_plane::Step;
-    use capw_sdk::metadata::{self, ExtensionPoint};
+    use capw_sdk::metadata::{self, Capabilities, ExtensionPoint};
     use capw_sdk::testing::{self, context, version};
     use capw_sdk::types::{Endpoint, ErrorCode};
     use capw_sdk::{Bootstrap, Infrastructure};

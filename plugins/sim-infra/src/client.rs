@@ -214,7 +214,7 @@ pub fn query(pairs: &[(&str, &str)]) -> String {
 
 /// simcloud as one call sees it: its base URL, the token and the call's deadline.
 pub struct Client<'c> {
-    ctx: &'c Context<SimInfraConfig>,
+    ctx: &'c Context<'c, SimInfraConfig>,
     token: String,
 }
 

@@ -86,18 +86,18 @@ pub fn reconcile(
     client: &Client<'_>,
     ctx: &Context<SimInfraConfig>,
 ) -> Result<ClusterState, ClusterError> {
-    let cluster = naming::sim_cluster(&ctx.cluster);
+    let cluster = naming::sim_cluster(ctx.cluster());
     let network = ensure(
         "network",
         &cluster,
         || find_network(client, &cluster),
         || {
-            let token = naming::network_token(&ctx.idempotency_key);
+            let token = naming::network_token(ctx.idempotency_key());
             let name = naming::network_name(&cluster);
             let body = CreateNetwork {
-                client_token: &token,
-                cluster: &cluster,
-                name: &name,
+                client_token: Some(token),
+                cluster: cluster.clone(),
+                name,
             };
             client.post("/v1/networks", &body)
         },
@@ -113,12 +113,13 @@ pub fn reconcile(
         &cluster,
         || find_load_balancer(client, &cluster),
         || {
-            let token = naming::load_balancer_token(&ctx.idempotency_key);
+            let token = naming::load_balancer_token(ctx.idempotency_key());
             let name = naming::load_balancer_name(&cluster);
             let body = CreateLoadBalancer {
-                client_token: &token,
-                cluster: &cluster,
-                name: &name,
+                client_token: Some(token),
+                cluster: cluster.clone(),
+                name,
+                port: None,
             };
             client.post("/v1/load-balancers", &body)
         },
@@ -168,7 +169,7 @@ pub fn delete(
     client: &Client<'_>,
     ctx: &Context<SimInfraConfig>,
 ) -> Result<Deletion, ClusterError> {
-    let cluster = naming::sim_cluster(&ctx.cluster);
+    let cluster = naming::sim_cluster(ctx.cluster());
     let in_cluster = query(&[("cluster", &cluster)]);
     let load_balancers: LoadBalancerList =
         client.get(&format!("/v1/load-balancers{in_cluster}"))?;
@@ -250,7 +251,6 @@ pub fn waiting_for(load_balancer: &LoadBalancer, network_ready: Condition) -> In
     let state = match load_balancer.state {
         LoadBalancerState::Provisioning => "provisioning",
         LoadBalancerState::Active => "active",
-        LoadBalancerState::Unknown => "in a state this provider does not know",
     };
     let message = format!("load balancer {} is {state}", load_balancer.id);
     InProgress::new("WaitingForLoadBalancer", message.clone())
@@ -339,11 +339,15 @@ mod tests {
     fn a_provisioning_load_balancer_is_waited_for() {
         let lb = LoadBalancer {
             id: "lb-1".into(),
+            client_token: None,
+            cluster: "c1".into(),
+            name: "c1-lb".into(),
             endpoint: api::Endpoint {
                 host: "lb-1.sim".into(),
                 port: 6443,
             },
             state: LoadBalancerState::Provisioning,
+            created_at: 1,
         };
         let ready = Condition::new("NetworkReady", ConditionStatus::True, "NetworkCreated", "");
         let p = waiting_for(&lb, ready);

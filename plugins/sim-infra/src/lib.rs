@@ -22,9 +22,9 @@ pub mod machine;
 pub mod naming;
 
 use capw_sdk::infrastructure::{ClusterState, ListedMachine, MachineSpec, MachineStatus};
-use capw_sdk::metadata::{Capabilities, FieldError, RequestedGrants};
+use capw_sdk::metadata::{FieldError, RequestedGrants};
 use capw_sdk::types::{Deletion, MachineRef, ProviderError};
-use capw_sdk::{Context, Infrastructure, Provider};
+use capw_sdk::{Context, Infrastructure, Provider, Validate};
 
 pub use client::{Client, ClientError};
 pub use cluster::ClusterError;
@@ -37,18 +37,8 @@ pub struct SimInfra;
 impl Provider for SimInfra {
     type Config = SimInfraConfig;
     const NAME: &'static str = "sim-infra";
-    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     const DESCRIPTION: &'static str = "Infrastructure on simcloud: a network and a load balancer \
          per cluster, an instance per machine, over wasi:http.";
-
-    /// No control plane of its own.
-    fn capabilities() -> Capabilities {
-        Capabilities {
-            control_plane_shape: None,
-            control_plane_scalable: false,
-            version_upgrades: false,
-        }
-    }
 
     /// The token secret under its default grant name. The HTTP authority is the config's
     /// `endpoint`, which differs per installation, so it is for the operator to grant.
@@ -58,10 +48,12 @@ impl Provider for SimInfra {
             secrets: vec![config::DEFAULT_TOKEN_SECRET.to_owned()],
         }
     }
+}
 
-    /// See [`SimInfraConfig::validate`].
-    fn validate(config: &SimInfraConfig) -> Result<(), Vec<FieldError>> {
-        config.validate()
+impl Validate for SimInfraConfig {
+    /// The rules of [`SimInfraConfig::validate`].
+    fn validate(&self) -> Result<(), Vec<FieldError>> {
+        SimInfraConfig::validate(self)
     }
 }
 

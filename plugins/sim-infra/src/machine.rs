@@ -27,7 +27,7 @@ pub const INSTANCE_REQUEUE_MS: u32 = 2_000;
 /// When to look again at an instance being deleted.
 pub const DELETE_REQUEUE: Duration = Duration::from_secs(2);
 
-/// Reports the instance of `ctx.idempotency_key`, creating it first when there is none.
+/// Reports the instance of `ctx.idempotency_key()`, creating it first when there is none.
 ///
 /// # Guarantees
 ///
@@ -45,15 +45,15 @@ pub fn reconcile(
     ctx: &Context<SimInfraConfig>,
     spec: &MachineSpec,
 ) -> Result<MachineStatus, ClientError> {
-    let cluster = naming::sim_cluster(&ctx.cluster);
-    if let Some(instance) = find(client, &cluster, &ctx.idempotency_key)? {
+    let cluster = naming::sim_cluster(ctx.cluster());
+    if let Some(instance) = find(client, &cluster, ctx.idempotency_key())? {
         return Ok(status(&instance));
     }
     let zone = spec
         .failure_domain
         .as_deref()
         .or(ctx.config.zones.first().map(String::as_str));
-    let body = create_request(&cluster, &ctx.idempotency_key, spec, zone);
+    let body = create_request(&cluster, ctx.idempotency_key(), spec, zone);
     match client.post::<_, Instance>("/v1/instances", &body) {
         Ok(instance) => {
             log::info(
@@ -74,7 +74,7 @@ pub fn reconcile(
     }
 }
 
-/// Deletes the instance of `ctx.idempotency_key`.
+/// Deletes the instance of `ctx.idempotency_key()`.
 ///
 /// # Guarantees
 ///
@@ -85,8 +85,8 @@ pub fn reconcile(
 ///
 /// [`ClientError`] when a request fails.
 pub fn delete(client: &Client<'_>, ctx: &Context<SimInfraConfig>) -> Result<Deletion, ClientError> {
-    let cluster = naming::sim_cluster(&ctx.cluster);
-    let Some(instance) = find(client, &cluster, &ctx.idempotency_key)? else {
+    let cluster = naming::sim_cluster(ctx.cluster());
+    let Some(instance) = find(client, &cluster, ctx.idempotency_key())? else {
         return Ok(Deletion::Deleted);
     };
     client.delete(&format!("/v1/instances/{}", instance.id))?;
@@ -94,7 +94,7 @@ pub fn delete(client: &Client<'_>, ctx: &Context<SimInfraConfig>) -> Result<Dele
         "instance deleted",
         &[("cluster", &cluster), ("instance", &instance.id)],
     );
-    Ok(match find(client, &cluster, &ctx.idempotency_key)? {
+    Ok(match find(client, &cluster, ctx.idempotency_key())? {
         None => Deletion::Deleted,
         Some(still) => Deletion::InProgress(
             InProgress::new(
@@ -115,7 +115,7 @@ pub fn list(
     client: &Client<'_>,
     ctx: &Context<SimInfraConfig>,
 ) -> Result<Vec<ListedMachine>, ClientError> {
-    let cluster = naming::sim_cluster(&ctx.cluster);
+    let cluster = naming::sim_cluster(ctx.cluster());
     let found: InstanceList =
         client.get(&format!("/v1/instances{}", query(&[("cluster", &cluster)])))?;
     Ok(found.instances.iter().map(listed).collect())
@@ -131,23 +131,23 @@ fn find(client: &Client<'_>, cluster: &str, key: &str) -> Result<Option<Instance
 }
 
 /// The create request for `spec`, keyed by `key`, in `zone` (simcloud's first when none).
-pub fn create_request<'a>(
-    cluster: &'a str,
-    key: &'a str,
-    spec: &'a MachineSpec,
-    zone: Option<&'a str>,
-) -> CreateInstance<'a> {
+pub fn create_request(
+    cluster: &str,
+    key: &str,
+    spec: &MachineSpec,
+    zone: Option<&str>,
+) -> CreateInstance {
     let tags = BTreeMap::from([
-        (naming::TAG_CLUSTER, cluster),
-        (naming::TAG_MACHINE, spec.machine.name.as_str()),
-        (naming::TAG_POOL, spec.pool.as_str()),
+        (naming::TAG_CLUSTER.to_owned(), cluster.to_owned()),
+        (naming::TAG_MACHINE.to_owned(), spec.machine.name.clone()),
+        (naming::TAG_POOL.to_owned(), spec.pool.clone()),
     ]);
     CreateInstance {
-        client_token: key,
-        name: &spec.machine.name,
-        cluster,
+        client_token: key.to_owned(),
+        name: spec.machine.name.clone(),
+        cluster: cluster.to_owned(),
         role: role(spec.role),
-        zone,
+        zone: zone.map(str::to_owned),
         tags,
         bootstrap_data: BASE64.encode(&spec.bootstrap_data),
     }
@@ -161,11 +161,11 @@ pub fn role(role: MachineRole) -> Role {
     }
 }
 
-/// The machine phase of an instance state; an unknown state counts as still provisioning.
+/// The machine phase of an instance state.
 pub fn phase(state: InstanceState) -> MachinePhase {
     match state {
         InstanceState::Pending => MachinePhase::Pending,
-        InstanceState::Booting | InstanceState::Unknown => MachinePhase::Provisioning,
+        InstanceState::Booting => MachinePhase::Provisioning,
         InstanceState::Running => MachinePhase::Running,
         InstanceState::Failed => MachinePhase::Failed,
     }
@@ -184,13 +184,6 @@ pub fn status(instance: &Instance) -> MachineStatus {
         InstanceState::Booting => (
             "InstanceBooting",
             format!("instance {} is booting", instance.id),
-        ),
-        InstanceState::Unknown => (
-            "InstanceStateUnknown",
-            format!(
-                "instance {} is in a state this provider does not know",
-                instance.id
-            ),
         ),
         InstanceState::Running => ("InstanceRunning", String::new()),
         InstanceState::Failed => ("InstanceFailed", instance.reason.clone()),
@@ -287,6 +280,10 @@ mod tests {
             state,
             reason: String::new(),
             tags: BTreeMap::new(),
+            cluster: "c1".into(),
+            role: Role::Worker,
+            network_id: "net-1".into(),
+            created_at: 1,
         }
     }
 
@@ -307,7 +304,6 @@ mod tests {
         assert_eq!(phase(InstanceState::Booting), MachinePhase::Provisioning);
         assert_eq!(phase(InstanceState::Running), MachinePhase::Running);
         assert_eq!(phase(InstanceState::Failed), MachinePhase::Failed);
-        assert_eq!(phase(InstanceState::Unknown), MachinePhase::Provisioning);
     }
 
     #[test]

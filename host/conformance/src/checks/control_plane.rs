@@ -1,5 +1,6 @@
 //! The control-plane extension point: `plan` on a few inputs (an empty control plane, one
-//! that is as desired, one to scale up, one to scale down), each twice.
+//! that is as desired, one to scale up, one to scale down), each twice. From contract 0.2 on,
+//! the control-plane status the plan carries is checked too.
 
 use capw_runtime::control_plane::{Member, PlanInput, PlanOutput, Step};
 use capw_runtime::types::{Endpoint, KubernetesVersion, MachineRef};
@@ -41,6 +42,29 @@ fn input(replicas: u32, members: u64) -> PlanInput {
     }
 }
 
+/// What is wrong with the control-plane status of `out` (contract 0.2) as an answer to
+/// `input`. A 0.1 provider's plan carries no `ready` or `version`, so nothing here fails it.
+fn status_problem(input: &PlanInput, out: &PlanOutput) -> Option<String> {
+    if out.ready == Some(true) && !out.initialized {
+        return Some("the status is ready but not initialized".into());
+    }
+    if out.ready_replicas > out.replicas {
+        return Some(format!(
+            "{} ready replicas of {}",
+            out.ready_replicas, out.replicas
+        ));
+    }
+    match out.version {
+        Some(v) if v != input.version && !input.members.iter().any(|m| m.version == v) => {
+            Some(format!(
+                "the status names version {}.{}.{}, which neither the input nor a member runs",
+                v.major, v.minor, v.patch
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// What is wrong with `out` as an answer to `input`.
 fn step_problem(input: &PlanInput, out: &PlanOutput) -> Option<String> {
     match &out.step {
@@ -48,6 +72,12 @@ fn step_problem(input: &PlanInput, out: &PlanOutput) -> Option<String> {
             "the step deletes {:?}, which is not one of the members",
             m.name
         )),
+        Step::RemoveEtcdMember(m) if !input.members.iter().any(|x| x.machine == *m) => {
+            Some(format!(
+                "the step takes {:?} out of etcd, which is not one of the members",
+                m.name
+            ))
+        }
         Step::CreateMachine(c) if c.init && !input.members.is_empty() => Some(format!(
             "the step creates an init machine although {} members exist",
             input.members.len()
@@ -70,6 +100,7 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
     let mut answered = 0;
     let mut same = Vec::new();
     let mut formed = Vec::new();
+    let mut status = Vec::new();
     for (what, input) in &inputs {
         let first = s.record(p.plan(&ctx, input).await);
         let second = s.record(p.plan(&ctx, input).await);
@@ -81,6 +112,9 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
                 }
                 if let Some(problem) = step_problem(input, a) {
                     formed.push(format!("{what}: {problem}"));
+                }
+                if let Some(problem) = status_problem(input, a) {
+                    status.push(format!("{what}: {problem}"));
                 }
             }
             (Err(a), Err(b)) => match (a.provider_error(), b.provider_error()) {
@@ -101,4 +135,5 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
     }
     f.problems(id::PLAN_DETERMINISTIC, same);
     f.problems(id::PLAN_WELL_FORMED, formed);
+    f.problems(id::PLAN_STATUS, status);
 }

@@ -35,9 +35,14 @@ pub async fn inventory(sim: &SimCloudHandle) -> Inventory {
 }
 
 pub async fn settle(executor: &Executor) -> SettleReport {
+    settle_within(executor, SETTLE).await
+}
+
+/// Settles for at most `limit`: clusters still held back then are `TimedOut`.
+pub async fn settle_within(executor: &Executor, limit: Duration) -> SettleReport {
     let started = Instant::now();
     let progress = Arc::new(|p: Progress| eprintln!("{}: {}", p.cluster, p.line));
-    let report = capw_local::reconcile_until_settled(executor, SETTLE, progress)
+    let report = capw_local::reconcile_until_settled(executor, limit, progress)
         .await
         .unwrap();
     eprintln!("settled in {:?}: {:?}", started.elapsed(), report.outcomes);

@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::routing::post;
@@ -13,8 +14,7 @@ use axum::{Json, Router};
 use capw_example_provider::{ExampleConfig, ExampleProvider};
 use capw_sdk::lifecycle_hooks::{Hook, HookResponse};
 use capw_sdk::types::{
-    CallContext, ClusterRef, ConditionStatus, ErrorCode, KubernetesVersion, MachineRef,
-    ProviderError,
+    ClusterRef, ConditionStatus, ErrorCode, KubernetesVersion, MachineRef, ProviderError,
 };
 use capw_sdk::{Context, control_plane as cp};
 use capw_sdk::{ControlPlane, LifecycleHooks};
@@ -230,6 +230,12 @@ fn plan_to_wire(plan: cp::Plan) -> wire::Plan {
                 uid: m.uid,
             },
         },
+        cp::Step::RemoveEtcdMember(m) => wire::Step::RemoveEtcdMember {
+            machine: wire::MachineRef {
+                name: m.name,
+                uid: m.uid,
+            },
+        },
         cp::Step::ApplyManifests(manifests) => wire::Step::ApplyManifests { manifests },
         cp::Step::Wait(p) => wire::Step::Wait {
             reason: p.reason,
@@ -239,15 +245,16 @@ fn plan_to_wire(plan: cp::Plan) -> wire::Plan {
     };
     wire::Plan {
         step,
-        initialized: plan.initialized,
+        initialized: plan.status.initialized,
         replicas: plan.replicas,
         ready_replicas: plan.ready_replicas,
         up_to_date_replicas: plan.up_to_date_replicas,
-        endpoint: plan.endpoint.map(|e| wire::Endpoint {
+        endpoint: plan.status.endpoint.map(|e| wire::Endpoint {
             host: e.host,
             port: e.port,
         }),
         conditions: plan
+            .status
             .conditions
             .into_iter()
             .map(|c| wire::Condition {
@@ -265,24 +272,24 @@ fn plan_to_wire(plan: cp::Plan) -> wire::Plan {
     }
 }
 
-/// The SDK's context for a webhook request, built as a component call builds it.
+/// The SDK's context for a webhook request: the config parsed as a component call parses it.
 fn context(
     cluster: wire::Cluster,
     settings: wire::Settings,
-) -> Result<Context<ExampleConfig>, ProviderError> {
+) -> Result<Context<'static, ExampleConfig>, ProviderError> {
     let meta = cluster.metadata;
-    let call = CallContext {
-        cluster: ClusterRef {
+    let config = capw_sdk::config::parse(&settings.config)?;
+    Ok(Context::new(
+        ClusterRef {
             namespace: meta.namespace,
             name: meta.name,
             uid: meta.uid,
         },
-        config: settings.config,
+        config,
         // Runtime SDK requests carry no idempotency key.
-        idempotency_key: String::new(),
-        deadline_ms: CALL_DEADLINE_MS,
-    };
-    Context::from_call(call).map_err(Into::into)
+        "",
+        Duration::from_millis(u64::from(CALL_DEADLINE_MS)),
+    ))
 }
 
 fn version(text: &str) -> Result<KubernetesVersion, ProviderError> {

@@ -143,6 +143,9 @@ pub enum Step {
     DeleteMachine {
         machine: MachineRef,
     },
+    RemoveEtcdMember {
+        machine: MachineRef,
+    },
     ApplyManifests {
         manifests: Vec<String>,
     },

@@ -1,7 +1,9 @@
-//! One host serves both contract versions at once: 0.1 components (the example provider,
-//! built with the SDK, and `tests/plugins/hooks-v0_1`, built from the frozen 0.1 WIT) and a
-//! 0.2 component (`tests/plugins/hooks-v0_2`, the same provider at 0.2) are loaded into one
-//! runtime and called side by side, each through its own bindings.
+//! One host serves both contract versions at once: a 0.1 component
+//! (`tests/plugins/hooks-v0_1`, built from the frozen 0.1 WIT) and 0.2 components (the
+//! example provider, built with the SDK, and `tests/plugins/hooks-v0_2`, the 0.1 fixture's
+//! twin at 0.2) are loaded into one runtime and called side by side, each through its own
+//! bindings. A whole cluster brought up by providers of both versions is in the local mode's
+//! tests (`host/local/tests/local/hooks.rs`).
 
 use capw_runtime::lifecycle_hooks::{Hook, HookRequest, HookResponse};
 use capw_runtime::types::{ErrorCode, KubernetesVersion};
@@ -39,7 +41,7 @@ async fn providers_of_0_1_and_0_2_answer_in_one_host() {
     let runtime = runtime();
     let sdk = example(&runtime).await;
     let (v01, v02) = twins(&runtime).await;
-    assert_eq!(sdk.info().contract.version, "0.1.0");
+    assert_eq!(sdk.info().contract.version, "0.2.0");
     assert_eq!(v01.info().contract.version, "0.1.0");
     assert_eq!(v02.info().contract.version, "0.2.0");
     assert_eq!(v02.name(), "hooks-v0-2");

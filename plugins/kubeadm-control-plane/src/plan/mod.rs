@@ -36,7 +36,9 @@ mod tests;
 
 use std::time::Duration;
 
-use capw_sdk::control_plane::{MachineToCreate, Member, Plan, PlanInput, Step};
+use capw_sdk::control_plane::{
+    self, ControlPlaneStatus, MachineToCreate, Member, Plan, PlanInput, Step,
+};
 use capw_sdk::types::{ErrorCode, InProgress, ProviderError};
 
 use crate::config::{DELETE_FIRST_MIN_REPLICAS, KubeadmControlPlaneConfig, Rollout};
@@ -109,8 +111,11 @@ impl From<PlanError> for ProviderError {
 ///   live members are all ready and none of which is being deleted (the init machine aside).
 /// - A create never brings the live members above `replicas + 1`, and above `replicas` only
 ///   for a rollout's surge machine; a delete never leaves fewer than one live member.
-/// - `initialized` is true when any member (being deleted or not) is ready; `replicas`,
-///   `ready-replicas` and `up-to-date-replicas` count live members; `endpoint` is the input's.
+/// - `status.initialized` is true when any member (being deleted or not) is ready,
+///   `status.ready` when a live member is; `replicas`, `ready-replicas` and
+///   `up-to-date-replicas` count live members; `status.version` is the oldest live member's
+///   (the version the control plane can be said to run during a rollout); `status.endpoint`
+///   is the input's.
 ///
 /// # Errors
 ///
@@ -132,12 +137,16 @@ pub fn plan(config: &KubeadmControlPlaneConfig, input: &PlanInput) -> Result<Pla
     let initialized = input.members.iter().any(|m| m.ready);
     Ok(Plan {
         step,
-        initialized,
+        status: ControlPlaneStatus {
+            initialized,
+            ready: members.ready() > 0,
+            version: control_plane::oldest_version(members.live.iter().copied()),
+            endpoint: input.endpoint.clone(),
+            conditions: status::conditions(&members, desired, initialized),
+        },
         replicas: members.replicas(),
         ready_replicas: members.ready(),
         up_to_date_replicas: members.up_to_date(),
-        endpoint: input.endpoint.clone(),
-        conditions: status::conditions(&members, desired, initialized),
     })
 }
 

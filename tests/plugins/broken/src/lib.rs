@@ -13,17 +13,19 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use capw_sdk::bootstrap::{
     BootstrapData, BootstrapFormat, BootstrapRequest, SecretItem, SecretsState,
 };
-use capw_sdk::control_plane::{MachineToCreate, Plan, PlanInput, Step};
+use capw_sdk::control_plane::{ControlPlaneStatus, MachineToCreate, Plan, PlanInput, Step};
 use capw_sdk::infrastructure::{
     ClusterInfrastructure, ClusterState, ListedMachine, MachinePhase, MachineSpec, MachineStatus,
 };
 use capw_sdk::lifecycle_hooks::{HookRequest, HookResponse};
-use capw_sdk::metadata::{Capabilities, ControlPlaneShape, FieldError};
+use capw_sdk::metadata::{ControlPlaneShape, FieldError};
 use capw_sdk::types::{
     Address, AddressKind, Condition, ConditionStatus, Deletion, Endpoint, ErrorCode, InProgress,
     MachineRef, ProviderError,
 };
-use capw_sdk::{Bootstrap, Context, ControlPlane, Infrastructure, LifecycleHooks, Provider};
+use capw_sdk::{
+    Bootstrap, Context, ControlPlane, Infrastructure, LifecycleHooks, Provider, Validate,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -82,7 +84,7 @@ impl BrokenConfig {
     }
 }
 
-type Ctx = Context<BrokenConfig>;
+type Ctx<'call> = Context<'call, BrokenConfig>;
 
 fn broken(ctx: &Ctx, b: Break) -> bool {
     ctx.config.breaks(b)
@@ -114,26 +116,19 @@ pub struct Broken;
 impl Provider for Broken {
     type Config = BrokenConfig;
     const NAME: &'static str = "broken";
-    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     const DESCRIPTION: &'static str =
         "Breaks the contract on purpose, as configured; a conformance test fixture.";
+}
 
-    fn capabilities() -> Capabilities {
-        Capabilities {
-            control_plane_shape: Some(ControlPlaneShape::Machines),
-            control_plane_scalable: true,
-            version_upgrades: true,
-        }
-    }
-
-    fn validate(config: &BrokenConfig) -> Result<(), Vec<FieldError>> {
-        if config.breaks(Break::RejectExample) {
+impl Validate for BrokenConfig {
+    fn validate(&self) -> Result<(), Vec<FieldError>> {
+        if self.breaks(Break::RejectExample) {
             return Err(vec![FieldError::new("", "refused, as configured")]);
         }
-        match &config.label {
+        match &self.label {
             None | Some(serde_json::Value::Null | serde_json::Value::String(_)) => Ok(()),
-            Some(_) if config.breaks(Break::AcceptGarbage) => Ok(()),
-            Some(_) if config.breaks(Break::NoFieldPaths) => {
+            Some(_) if self.breaks(Break::AcceptGarbage) => Ok(()),
+            Some(_) if self.breaks(Break::NoFieldPaths) => {
                 Err(vec![FieldError::new("", "something is wrong somewhere")])
             }
             Some(other) => Err(vec![FieldError::new(
@@ -159,7 +154,7 @@ impl Infrastructure for Broken {
         };
         Ok(ClusterState::Ready(ClusterInfrastructure {
             control_plane_endpoint: Endpoint {
-                host: format!("{}.broken.test", ctx.cluster.name),
+                host: format!("{}.broken.test", ctx.cluster().name),
                 port,
             },
             failure_domains: Vec::new(),
@@ -181,7 +176,7 @@ impl Infrastructure for Broken {
     }
 
     fn reconcile_machine(ctx: &Ctx, spec: MachineSpec) -> Result<MachineStatus, ProviderError> {
-        let mut id = format!("broken://{}/{}", ctx.cluster.name, ctx.idempotency_key);
+        let mut id = format!("broken://{}/{}", ctx.cluster().name, ctx.idempotency_key());
         if broken(ctx, Break::NotIdempotent) {
             id.push_str(&format!("-{}", now_nanos()));
         }
@@ -226,7 +221,7 @@ impl Infrastructure for Broken {
         if broken(ctx, Break::ListDuplicates) {
             let twin = |n: &str| ListedMachine {
                 idempotency_key: "orphan-key".into(),
-                provider_id: format!("broken://{}/{n}", ctx.cluster.name),
+                provider_id: format!("broken://{}/{n}", ctx.cluster().name),
                 machine_name: n.into(),
                 phase: MachinePhase::Running,
             };
@@ -240,7 +235,7 @@ impl Bootstrap for Broken {
     fn cluster_secrets(ctx: &Ctx) -> Result<SecretsState, ProviderError> {
         let item = |name: &str| SecretItem {
             name: name.into(),
-            data: format!("{name} of {}", ctx.cluster.uid).into_bytes(),
+            data: format!("{name} of {}", ctx.cluster().uid).into_bytes(),
         };
         let mut items = vec![item("ca.crt"), item("ca.key")];
         if broken(ctx, Break::BrokenBootstrap) {
@@ -278,12 +273,18 @@ impl Bootstrap for Broken {
         }
         Ok(format!(
             "apiVersion: v1\nkind: Config\nclusters:\n- name: {}\n  cluster:\n    server: https://{}:{}\n",
-            ctx.cluster.name, endpoint.host, endpoint.port
+            ctx.cluster().name,
+            endpoint.host,
+            endpoint.port
         ))
     }
 }
 
 impl ControlPlane for Broken {
+    const SHAPE: ControlPlaneShape = ControlPlaneShape::Machines;
+    const SCALABLE: bool = true;
+    const VERSION_UPGRADES: bool = true;
+
     fn plan(ctx: &Ctx, input: PlanInput) -> Result<Plan, ProviderError> {
         let members = u32::try_from(input.members.len()).unwrap_or(u32::MAX);
         let bad = broken(ctx, Break::BadSteps);
@@ -324,12 +325,16 @@ impl ControlPlane for Broken {
         }
         Ok(Plan {
             step,
-            initialized: members > 0,
+            status: ControlPlaneStatus {
+                initialized: members > 0,
+                ready: members > 0,
+                version: Some(input.version),
+                endpoint: input.endpoint,
+                conditions,
+            },
             replicas: members,
             ready_replicas: members,
             up_to_date_replicas: members,
-            endpoint: input.endpoint,
-            conditions,
         })
     }
 }

@@ -18,17 +18,19 @@ use std::time::Duration;
 use capw_sdk::bootstrap::{
     BootstrapData, BootstrapFormat, BootstrapRequest, SecretItem, SecretsState,
 };
-use capw_sdk::control_plane::{MachineToCreate, Plan, PlanInput, Step};
+use capw_sdk::control_plane::{ControlPlaneStatus, MachineToCreate, Plan, PlanInput, Step};
 use capw_sdk::infrastructure::{
     ClusterInfrastructure, ClusterState, ListedMachine, MachinePhase, MachineSpec, MachineStatus,
 };
 use capw_sdk::lifecycle_hooks::{HookRequest, HookResponse};
-use capw_sdk::metadata::Capabilities;
+use capw_sdk::metadata::ControlPlaneShape;
 use capw_sdk::types::{
     Address, AddressKind, Condition, ConditionStatus, Deletion, Endpoint, ErrorCode, InProgress,
     MachineRef, ProviderError,
 };
-use capw_sdk::{Bootstrap, Context, ControlPlane, Infrastructure, LifecycleHooks, Provider};
+use capw_sdk::{
+    Bootstrap, Context, ControlPlane, Infrastructure, LifecycleHooks, Provider, Validate,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -142,18 +144,12 @@ pub struct Hostile;
 impl Provider for Hostile {
     type Config = Behaviour;
     const NAME: &'static str = "hostile";
-    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     const DESCRIPTION: &'static str =
         "Misbehaves on purpose, as configured; a sandbox test fixture.";
-
-    fn capabilities() -> Capabilities {
-        Capabilities {
-            control_plane_shape: None,
-            control_plane_scalable: false,
-            version_upgrades: false,
-        }
-    }
 }
+
+/// Every behaviour parses; there is no rule beyond the schema.
+impl Validate for Behaviour {}
 
 impl Infrastructure for Hostile {
     fn reconcile_cluster(ctx: &Context<Behaviour>) -> Result<ClusterState, ProviderError> {
@@ -317,6 +313,8 @@ impl Bootstrap for Hostile {
 
 /// Healthy: one machine at a time up to the replicas asked, all counted ready.
 impl ControlPlane for Hostile {
+    const SHAPE: ControlPlaneShape = ControlPlaneShape::Machines;
+
     fn plan(ctx: &Context<Behaviour>, input: PlanInput) -> Result<Plan, ProviderError> {
         let live =
             u32::try_from(input.members.iter().filter(|m| !m.deleting).count()).unwrap_or(u32::MAX);
@@ -330,17 +328,21 @@ impl ControlPlane for Hostile {
             } else {
                 Step::None
             },
-            initialized: live > 0,
+            status: ControlPlaneStatus {
+                initialized: live > 0,
+                ready: live > 0,
+                version: Some(input.version),
+                endpoint: input.endpoint,
+                conditions: Vec::new(),
+            },
             replicas: live,
             ready_replicas: live,
             up_to_date_replicas: live,
-            endpoint: input.endpoint,
-            conditions: Vec::new(),
         };
         match ctx.config {
             Behaviour::GarbageText => {
                 plan.step = Step::Wait(garbage_progress());
-                plan.conditions = garbage_conditions();
+                plan.status.conditions = garbage_conditions();
             }
             Behaviour::GarbageNames => {
                 plan.step = Step::CreateMachine(MachineToCreate {
@@ -348,7 +350,7 @@ impl ControlPlane for Hostile {
                     version: input.version,
                     failure_domain: Some(garbage()),
                 });
-                plan.endpoint = Some(Endpoint {
+                plan.status.endpoint = Some(Endpoint {
                     host: garbage(),
                     port: 6443,
                 });

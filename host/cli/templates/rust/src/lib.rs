@@ -29,21 +29,13 @@ pub struct StarterProvider;
 impl Provider for StarterProvider {
     type Config = Config;
     const NAME: &'static str = "{{name}}";
-    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     const DESCRIPTION: &'static str = "Bootstrap provider: cloud-config from a typed config.";
+}
 
-    /// Bootstrap only: no control-plane shape, nothing to scale or upgrade itself.
-    fn capabilities() -> Capabilities {
-        Capabilities {
-            control_plane_shape: None,
-            control_plane_scalable: false,
-            version_upgrades: false,
-        }
-    }
-
-    fn validate(config: &Config) -> Result<(), Vec<FieldError>> {
+impl Validate for Config {
+    fn validate(&self) -> Result<(), Vec<FieldError>> {
         let mut errors = Vec::new();
-        let tz = &config.timezone;
+        let tz = &self.timezone;
         if tz.is_empty()
             || tz.len() > 64
             || !tz
@@ -55,7 +47,7 @@ impl Provider for StarterProvider {
                 "must be a time zone name such as Europe/Berlin",
             ));
         }
-        for (index, package) in config.packages.iter().enumerate() {
+        for (index, package) in self.packages.iter().enumerate() {
             let ok = package.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
                 && package
                     .chars()
@@ -75,7 +67,7 @@ impl Bootstrap for StarterProvider {
     fn cluster_secrets(ctx: &Context<Config>) -> Result<SecretsState, ProviderError> {
         Ok(SecretsState::Ready(vec![SecretItem {
             name: TOKEN.into(),
-            data: format!("token:{}", ctx.cluster.uid).into_bytes(),
+            data: format!("token:{}", ctx.cluster().uid).into_bytes(),
         }]))
     }
 
@@ -122,7 +114,7 @@ impl Bootstrap for StarterProvider {
         endpoint: Endpoint,
         _secrets: Vec<SecretItem>,
     ) -> Result<String, ProviderError> {
-        let name = &ctx.cluster.name;
+        let name = &ctx.cluster().name;
         let host = if endpoint.host.contains(':') {
             format!("[{}]", endpoint.host)
         } else {

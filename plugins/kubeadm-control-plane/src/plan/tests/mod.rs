@@ -42,9 +42,9 @@ fn sim_with(replicas: u32, minor: u32, members: Vec<Member>) -> Sim {
 }
 
 fn condition<'a>(plan: &'a Plan, type_: &str) -> &'a Condition {
-    match plan.conditions.iter().find(|c| c.type_ == type_) {
+    match plan.status.conditions.iter().find(|c| c.type_ == type_) {
         Some(c) => c,
-        None => panic!("no {type_} condition in {:?}", plan.conditions),
+        None => panic!("no {type_} condition in {:?}", plan.status.conditions),
     }
 }
 
@@ -69,12 +69,12 @@ fn first_machine_initialises_the_cluster() {
     assert!(machine.init);
     assert_eq!(machine.version, version(35));
     assert_eq!(machine.failure_domain.as_deref(), Some("a"));
-    assert!(!p.initialized);
+    assert!(!p.status.initialized);
     assert_eq!(
         (p.replicas, p.ready_replicas, p.up_to_date_replicas),
         (0, 0, 0)
     );
-    assert_eq!(p.endpoint.as_ref().map(|e| e.port), Some(6443));
+    assert_eq!(p.status.endpoint.as_ref().map(|e| e.port), Some(6443));
     assert_eq!(
         status(&p, AVAILABLE),
         (ConditionStatus::False, "WaitingForInitialization".into())
@@ -107,7 +107,7 @@ fn waits_for_the_init_machine_before_joining() {
         "0 of 1 control-plane machines ready; waiting for `m0` before the next change"
     );
     assert_eq!(progress.requeue_after_ms, 10_000);
-    assert!(!p.initialized);
+    assert!(!p.status.initialized);
 }
 
 #[test]
@@ -119,7 +119,7 @@ fn joins_one_at_a_time() {
     );
     let p = sim.plan();
     assert_eq!(wait_reason(&p.step), "WaitingForMachinesReady");
-    assert!(p.initialized);
+    assert!(p.status.initialized);
     assert_eq!((p.replicas, p.ready_replicas), (2, 1));
     // One of two etcd members is not a quorum: honest, if alarming, while m1 joins.
     assert_eq!(
@@ -138,7 +138,7 @@ fn waits_for_the_endpoint_before_creating() {
         Err(e) => panic!("{e}"),
     };
     assert_eq!(wait_reason(&p.step), "WaitingForEndpoint");
-    assert_eq!(p.endpoint, None);
+    assert_eq!(p.status.endpoint, None);
 }
 
 #[test]
@@ -154,7 +154,7 @@ fn converged_is_none_and_available() {
     );
     let p = sim.plan();
     assert_eq!(p.step, Step::None);
-    assert!(p.initialized);
+    assert!(p.status.initialized);
     assert_eq!(
         (p.replicas, p.ready_replicas, p.up_to_date_replicas),
         (3, 3, 3)
@@ -178,6 +178,7 @@ fn converged_is_none_and_available() {
         ),
     ];
     let found: Vec<(String, ConditionStatus, String)> = p
+        .status
         .conditions
         .iter()
         .map(|c| (c.type_.clone(), c.status, c.reason.clone()))
@@ -193,7 +194,7 @@ fn converged_is_none_and_available() {
 fn deleting_members_count_for_initialized_only() {
     let sim = sim_with(1, 35, vec![deleting(member("m0", 35, "a", 1))]);
     let p = sim.plan();
-    assert!(p.initialized);
+    assert!(p.status.initialized);
     assert_eq!(p.replicas, 0);
     assert_eq!(wait_reason(&p.step), "WaitingForDeletion");
 }
@@ -225,6 +226,9 @@ fn surge_machine_is_upgrading_not_scaling_down() {
         (ConditionStatus::False, "NotScalingDown".into())
     );
     assert_eq!(p.up_to_date_replicas, 1);
+    // Mid-rollout the control plane is reported at the version all its members serve.
+    assert_eq!(p.status.version, Some(version(34)));
+    assert!(p.status.ready);
 }
 
 #[test]

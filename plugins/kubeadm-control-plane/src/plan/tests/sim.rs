@@ -224,7 +224,13 @@ impl Sim {
             answer.up_to_date_replicas,
             count(self.live().count() - self.out_of_date())
         );
-        assert_eq!(answer.initialized, self.members.iter().any(|m| m.ready));
+        assert_eq!(
+            answer.status.initialized,
+            self.members.iter().any(|m| m.ready)
+        );
+        assert_eq!(answer.status.ready, self.live().any(|m| m.ready));
+        let oldest = self.live().map(|m| m.version.minor).min();
+        assert_eq!(answer.status.version.map(|v| v.minor), oldest);
     }
 
     /// A create is safe: nothing else under way, init exactly for the first machine, the

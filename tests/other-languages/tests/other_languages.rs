@@ -1,6 +1,6 @@
 //! The example providers in C, Python, JavaScript and Go, built from source by `make examples`,
 //! loaded in capw's runtime and called for real. They implement the same behaviour
-//! (plugins/examples/README.md), so one set of checks runs against each.
+//! (plugins/other-languages/README.md), so one set of checks runs against each.
 
 use std::sync::Arc;
 
@@ -104,8 +104,10 @@ async fn describes_itself(p: &Provider, lang: &str) {
     assert_eq!(m.capabilities.control_plane_shape, None);
     assert!(m.requested_grants.http_hosts.is_empty() && m.requested_grants.secrets.is_empty());
     let schema: serde_json::Value = serde_json::from_str(&m.config_schema).unwrap();
-    let expected: serde_json::Value =
-        serde_json::from_str(include_str!("../../../plugins/examples/config-schema.json")).unwrap();
+    let expected: serde_json::Value = serde_json::from_str(include_str!(
+        "../../../plugins/other-languages/config-schema.json"
+    ))
+    .unwrap();
     assert_eq!(schema, expected, "{lang}: config schema");
     assert_eq!(p.info().extension_points(), vec![Point::Bootstrap]);
 }

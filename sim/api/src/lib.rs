@@ -1,0 +1,359 @@
+//! simcloud's API as JSON: the request and response shapes, shared by simcloud (which serves
+//! them) and the sim-infra provider (which calls them), so the two cannot drift apart.
+//!
+//! These types are the wire contract described in `sim/simcloud/README.md`. Requests reject
+//! unknown fields, so a misspelt field is a 400 naming it rather than a silently ignored value;
+//! responses ignore fields they do not name. Timestamps are seconds since the Unix epoch.
+//!
+//! serde only: the crate builds for the host and for `wasm32-wasip2` alike.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// What an instance is for. Whether a control-plane instance initialises the cluster or joins
+/// it is read from its bootstrap data, not declared here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Runs the API server (and etcd); may run `kubeadm init` or a control-plane join.
+    ControlPlane,
+    /// Runs workloads; may only run a worker join.
+    Worker,
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::ControlPlane => "control-plane",
+            Role::Worker => "worker",
+        })
+    }
+}
+
+/// Lifecycle of an instance: `pending` -> `booting` -> `running` | `failed`. `running` and
+/// `failed` are final; a failed instance stays until deleted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InstanceState {
+    /// Accepted; not started yet.
+    Pending,
+    /// Started; reading its bootstrap data.
+    Booting,
+    /// Booted: its bootstrap data passed the check.
+    Running,
+    /// Its bootstrap data failed the check; `reason` says why.
+    Failed,
+}
+
+/// A network address of an instance.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Address {
+    /// Always `private-ip` for now.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// An IPv4 address from the instance's network.
+    pub address: String,
+}
+
+/// `POST /v1/instances`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateInstance {
+    /// Idempotency key: a second create with the same token answers the first instance (200)
+    /// instead of creating another (201).
+    pub client_token: String,
+    /// Display name, e.g. the Machine's name.
+    pub name: String,
+    /// The cluster it belongs to; the cluster must have a network.
+    pub cluster: String,
+    pub role: Role,
+    /// One of `GET /v1/zones`; the first zone when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone: Option<String>,
+    /// Free-form key/value tags; `GET /v1/instances?tag=key=value` filters on them.
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+    /// Cloud-init user data, standard base64. Never returned by the API.
+    pub bootstrap_data: String,
+}
+
+/// An instance as the API shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Instance {
+    /// `i-<n>`.
+    pub id: String,
+    /// `sim://instances/<id>`.
+    pub provider_id: String,
+    pub client_token: String,
+    pub name: String,
+    pub cluster: String,
+    pub role: Role,
+    pub zone: String,
+    pub network_id: String,
+    pub addresses: Vec<Address>,
+    pub state: InstanceState,
+    /// Why the instance failed; empty otherwise.
+    pub reason: String,
+    pub tags: BTreeMap<String, String>,
+    pub created_at: u64,
+}
+
+/// `GET /v1/instances`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstanceList {
+    /// Ordered by id (creation order).
+    pub instances: Vec<Instance>,
+}
+
+/// `POST /v1/networks`. A cluster has at most one network.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateNetwork {
+    /// Optional idempotency key, as for instances.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_token: Option<String>,
+    pub cluster: String,
+    pub name: String,
+}
+
+/// A network: a /20 block of 10.0.0.0/8 from which its instances get addresses in order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Network {
+    /// `net-<n>`.
+    pub id: String,
+    pub client_token: Option<String>,
+    pub cluster: String,
+    pub name: String,
+    /// E.g. `10.0.4.0/22`.
+    pub cidr: String,
+    pub created_at: u64,
+}
+
+/// `GET /v1/networks`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkList {
+    pub networks: Vec<Network>,
+}
+
+/// Where an API server is reached.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Endpoint {
+    pub host: String,
+    pub port: u16,
+}
+
+impl fmt::Display for Endpoint {
+    /// `host:port`, with brackets around an IPv6 literal.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{}:{}", self.host, self.port)
+        }
+    }
+}
+
+/// `POST /v1/load-balancers`. A cluster has at most one load balancer: its control-plane
+/// endpoint.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateLoadBalancer {
+    /// Optional idempotency key, as for instances.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_token: Option<String>,
+    pub cluster: String,
+    pub name: String,
+    /// Listener port; 6443 when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+}
+
+/// Lifecycle of a load balancer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadBalancerState {
+    /// Created; not serving yet.
+    Provisioning,
+    /// Serving; its endpoint is usable.
+    Active,
+}
+
+/// A load balancer: the control-plane endpoint of its cluster.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadBalancer {
+    /// `lb-<n>`.
+    pub id: String,
+    pub client_token: Option<String>,
+    pub cluster: String,
+    pub name: String,
+    /// `lb-<n>.<domain>:<port>`; known from creation, usable once `active`.
+    pub endpoint: Endpoint,
+    pub state: LoadBalancerState,
+    pub created_at: u64,
+}
+
+/// `GET /v1/load-balancers`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadBalancerList {
+    pub load_balancers: Vec<LoadBalancer>,
+}
+
+/// `POST /v1/managed-control-planes`. A cluster has at most one.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateManagedControlPlane {
+    /// Optional idempotency key, as for instances.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_token: Option<String>,
+    pub cluster: String,
+    pub name: String,
+    /// Kubernetes version, `1.31.2` or `v1.31.2`.
+    pub version: String,
+    /// API server replicas, 1 to 5; fixed at creation.
+    pub replicas: u32,
+}
+
+/// `PATCH /v1/managed-control-planes/{id}`. Fields left out keep their value.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateManagedControlPlane {
+    /// Upgrade to this version: same minor or the next one, never lower.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// Accepted only when equal to the current value: replicas cannot change after creation.
+    #[serde(default)]
+    pub replicas: Option<u32>,
+}
+
+/// Lifecycle of a managed control plane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ControlPlaneState {
+    /// Being created; no endpoint yet.
+    Creating,
+    /// Serving `version` at `endpoint`.
+    Ready,
+    /// Serving `version` at `endpoint` while it upgrades to `target_version`.
+    Updating,
+}
+
+/// A managed control plane: an API server the cloud runs for a cluster.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManagedControlPlane {
+    /// `mcp-<n>`.
+    pub id: String,
+    pub client_token: Option<String>,
+    pub cluster: String,
+    pub name: String,
+    /// The version it serves now.
+    pub version: String,
+    /// The version an update in progress goes to; absent when not `updating`.
+    pub target_version: Option<String>,
+    pub replicas: u32,
+    pub state: ControlPlaneState,
+    /// `mcp-<n>.<domain>:443`; absent while `creating`.
+    pub endpoint: Option<Endpoint>,
+    pub created_at: u64,
+    pub updated_at: u64,
+}
+
+/// `GET /v1/managed-control-planes`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManagedControlPlaneList {
+    pub managed_control_planes: Vec<ManagedControlPlane>,
+}
+
+/// `PUT /v1/clusters/{cluster}/bootstrap`: what a cluster's bootstrap data must carry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterBootstrap {
+    /// A kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`.
+    pub token: String,
+    /// `sha256:<64 hex digits>`: the hash joins must pin in `caCertHashes`.
+    pub ca_cert_hash: String,
+}
+
+/// A cluster's bootstrap registration as the API shows it: the token's public id only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BootstrapRegistration {
+    /// The part of the token before the dot.
+    pub token_id: String,
+    pub ca_cert_hash: String,
+}
+
+/// `GET /v1/zones`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZoneList {
+    pub zones: Vec<String>,
+}
+
+/// Everything alive for one cluster.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterInventory {
+    pub networks: Vec<Network>,
+    pub load_balancers: Vec<LoadBalancer>,
+    pub instances: Vec<Instance>,
+    pub managed_control_planes: Vec<ManagedControlPlane>,
+    pub bootstrap: Option<BootstrapRegistration>,
+}
+
+/// `GET /v1/inventory`: every cluster that has anything alive, by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inventory {
+    pub clusters: BTreeMap<String, ClusterInventory>,
+}
+
+/// The body of every error response.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+/// What went wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorDetail {
+    /// Stable, machine-readable: `invalid_request`, `unauthorized`, `not_found`, `conflict`,
+    /// `idempotency_mismatch`, `failed_precondition`, `immutable_field`, `rate_limited`,
+    /// `internal`, `unavailable`.
+    pub code: String,
+    /// For people; may change between versions.
+    pub message: String,
+    /// The request field at fault (a dotted path), when one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_refuse_unknown_fields_and_leave_out_what_is_absent() {
+        let misspelt = r#"{"cluster": "c1", "name": "n", "clientToken": "k"}"#;
+        let e = serde_json::from_str::<CreateNetwork>(misspelt).unwrap_err();
+        assert!(e.to_string().contains("unknown field `clientToken`"), "{e}");
+
+        let body = CreateLoadBalancer {
+            client_token: None,
+            cluster: "c1".into(),
+            name: "c1-lb".into(),
+            port: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&body).unwrap(),
+            serde_json::json!({"cluster": "c1", "name": "c1-lb"})
+        );
+    }
+
+    #[test]
+    fn responses_ignore_fields_they_do_not_name() {
+        let json = r#"{"id": "lb-1", "client_token": null, "cluster": "c1", "name": "n",
+            "endpoint": {"host": "lb-1.sim", "port": 6443}, "state": "active",
+            "created_at": 1, "added_later": [1, 2]}"#;
+        let lb: LoadBalancer = serde_json::from_str(json).unwrap();
+        assert_eq!(lb.state, LoadBalancerState::Active);
+        assert_eq!(lb.endpoint.to_string(), "lb-1.sim:6443");
+    }
+}
