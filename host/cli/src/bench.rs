@@ -57,7 +57,7 @@ pub async fn resync(global: &GlobalArgs, args: BenchConvergeArgs) -> anyhow::Res
         .buffer_unordered(bench.concurrency)
         .collect()
         .await;
-    let mut resync = measure.finish(&bench, args.clusters);
+    let mut resync = measure.finish(&bench, args.fleet.clusters);
     resync.settled = outcomes
         .iter()
         .filter(|o| matches!(o, Ok(PassOutcome::Converged(_))))
@@ -99,15 +99,15 @@ impl Bench {
         std::fs::create_dir_all(&token_dir)?;
         std::fs::write(token_dir.join("token"), TOKEN)?;
         let sim = SimCloud::start(SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(
-            Duration::from_millis(args.simcloud_delay_ms),
+            Duration::from_millis(args.fleet.simcloud_delay_ms),
         )))
         .await
         .context("starting simcloud")?;
 
         let store = Store::open(&config.state_file())?;
         let mut text = format!("{PROVIDERS}\n---\n{CLASS}\n");
-        for i in 0..args.clusters {
-            text += &cluster_manifest(i, "v1.34.1", args.control_plane, args.workers);
+        for i in 0..args.fleet.clusters {
+            text += &cluster_manifest(i, "v1.34.1", args.fleet.control_plane, args.fleet.workers);
         }
         let text = text.replace("http://127.0.0.1:7480", &sim.base_url());
         for object in parse_manifests(&text)? {
@@ -136,7 +136,7 @@ impl Bench {
             executor,
             calls,
             concurrency,
-            machines_each: args.control_plane + args.workers,
+            machines_each: args.fleet.control_plane + args.fleet.workers,
         })
     }
 
@@ -146,7 +146,7 @@ impl Bench {
         let quiet = Arc::new(|_: Progress| {});
         let report =
             capw_local::reconcile_until_settled(&self.executor, args.timeout, quiet).await?;
-        let mut measured = measure.finish(self, args.clusters);
+        let mut measured = measure.finish(self, args.fleet.clusters);
         measured.settled = report
             .outcomes
             .values()

@@ -61,7 +61,7 @@ pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyho
         .await
         .context("creating the namespace")?;
     let sim = SimCloud::start(SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(
-        Duration::from_millis(args.simcloud_delay_ms),
+        Duration::from_millis(args.fleet.simcloud_delay_ms),
     )))
     .await
     .context("starting simcloud")?;
@@ -74,8 +74,13 @@ pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyho
         .await?;
     let mut objects = Vec::new();
     let mut text = format!("{PROVIDERS}\n---\n{CLASS}\n");
-    for i in 0..args.clusters {
-        text += &crate::bench::cluster_manifest(i, "v1.34.4", args.control_plane, args.workers);
+    for i in 0..args.fleet.clusters {
+        text += &crate::bench::cluster_manifest(
+            i,
+            "v1.34.4",
+            args.fleet.control_plane,
+            args.fleet.workers,
+        );
     }
     let text = text
         .replace("http://127.0.0.1:7480", &sim.base_url())
@@ -135,7 +140,7 @@ pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyho
             .iter()
             .filter(|c| is_ready(c))
             .count();
-        if ready == args.clusters {
+        if ready == args.fleet.clusters {
             break;
         }
     }
@@ -154,7 +159,7 @@ pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyho
     durations.sort();
     println!(
         "kubernetes mode: {ready}/{} clusters Ready, {machines} machines, in {:.1} s (concurrency {})",
-        args.clusters,
+        args.fleet.clusters,
         elapsed.as_secs_f64(),
         args.concurrency
     );
@@ -187,8 +192,11 @@ pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyho
             );
         }
     }
-    if ready < args.clusters {
-        bail!("{} clusters did not become Ready", args.clusters - ready);
+    if ready < args.fleet.clusters {
+        bail!(
+            "{} clusters did not become Ready",
+            args.fleet.clusters - ready
+        );
     }
     Ok(())
 }

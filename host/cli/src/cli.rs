@@ -112,8 +112,9 @@ pub enum BenchCommand {
     Kube(BenchKubeArgs),
 }
 
+/// The clusters a benchmark brings up: the same flags in both modes.
 #[derive(Debug, Args)]
-pub struct BenchConvergeArgs {
+pub struct BenchFleet {
     /// How many clusters.
     #[arg(long, default_value_t = 100)]
     pub clusters: usize,
@@ -126,6 +127,12 @@ pub struct BenchConvergeArgs {
     /// simcloud's delay per step (provisioning, boot, load balancer), in milliseconds.
     #[arg(long, default_value_t = 50)]
     pub simcloud_delay_ms: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchConvergeArgs {
+    #[command(flatten)]
+    pub fleet: BenchFleet,
     /// Passes that may run at once (default: the local mode's, 64).
     #[arg(long)]
     pub concurrency: Option<usize>,
@@ -429,18 +436,8 @@ pub struct BenchKubeArgs {
     /// Kubeconfig of the API server to measure against; use a fresh one for each run.
     #[arg(long, env = "KUBECONFIG")]
     pub kubeconfig: PathBuf,
-    /// How many clusters.
-    #[arg(long, default_value_t = 100)]
-    pub clusters: usize,
-    /// Control-plane machines per cluster.
-    #[arg(long, default_value_t = 3)]
-    pub control_plane: u32,
-    /// Workers per cluster.
-    #[arg(long, default_value_t = 3)]
-    pub workers: u32,
-    /// simcloud's delay per step (provisioning, boot, load balancer), in milliseconds.
-    #[arg(long, default_value_t = 50)]
-    pub simcloud_delay_ms: u64,
+    #[command(flatten)]
+    pub fleet: BenchFleet,
     /// Passes that may run at once (`capw controller --max-concurrent-reconciles`).
     #[arg(long, default_value_t = 64)]
     pub concurrency: u16,
