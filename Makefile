@@ -11,7 +11,7 @@ PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plan
 	capw-hooks-v0-1-provider capw-hooks-v0-2-provider
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
-.PHONY: setup plugins build image test-deps-image demo test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-shards kube-env crds test-deps-oci toolchains examples fuzz fuzz-check fuzz-tool
+.PHONY: setup plugins build image test-deps-image demo check test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-shards kube-env crds test-deps-oci toolchains examples go-sim-infra fuzz fuzz-check fuzz-tool
 
 # The example providers in other languages (plugins/other-languages/) and their toolchains.
 EXAMPLES := c python js go
@@ -24,13 +24,8 @@ setup:
 ## test-deps-oci: the real OCI registry the tests start on loopback (Debian's docker-registry),
 ## htpasswd (apache2-utils) for its credentials and curl, a client we did not write, to read
 ## what the registry holds; installed only when missing.
-SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 test-deps-oci:
-	@if ! [ -x /usr/bin/docker-registry ] || ! command -v htpasswd >/dev/null || ! command -v curl >/dev/null; then \
-		$(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
-			docker-registry apache2-utils curl; \
-	fi
+	@scripts/suite.sh _run debian docker-registry apache2-utils curl
 
 ## plugins: every provider component, from source.
 plugins: setup
@@ -44,33 +39,35 @@ toolchains:
 	@scripts/toolchains.sh > $(TOOLCHAINS_ENV).new && mv $(TOOLCHAINS_ENV).new $(TOOLCHAINS_ENV)
 
 ## examples: the example providers in C, Python, JavaScript and Go, from source, into the
-## plugin directory beside the Rust ones. Each is rebuilt only when its sources change.
-examples: toolchains
+## plugin directory beside the Rust ones, and go-sim-infra. Each is rebuilt only when its
+## sources change.
+examples: toolchains go-sim-infra
 	@for lang in $(EXAMPLES); do \
 		env $$(cat $(TOOLCHAINS_ENV)) $(MAKE) --no-print-directory -C plugins/other-languages/$$lang \
 			WIT=$(CURDIR)/wit/0.1 BUILD=$(TARGET_DIR)/examples/$$lang \
 			OUT=$(PLUGIN_DIR)/capw_example_$$lang.wasm || exit 1; \
 	done
 
+## go-sim-infra: the Go twin of sim-infra (plugins/other-languages/go-sim-infra), written with
+## capw's Go SDK (sdk/go), into the plugin directory as capw_go_sim_infra.wasm; rebuilt only
+## when its sources or the SDK's change.
+go-sim-infra: toolchains
+	@env $$(cat $(TOOLCHAINS_ENV)) $(MAKE) --no-print-directory -C plugins/other-languages/go-sim-infra \
+		BUILD=$(TARGET_DIR)/examples/go-sim-infra OUT=$(PLUGIN_DIR)/capw_go_sim_infra.wasm
+
 ## build: the capw binary.
 build:
 	$(CARGO) build --release -p capw --features simcloud
 
-## test-deps-image: what `make image` needs beside Rust: musl-tools (the C compiler of the
-## static build), umoci (assembles the image without a container daemon), skopeo (pushes it),
-## file (checks the binary is static), binutils (strips its debug info) and ca-certificates (the
-## image's trust roots); installed only when missing.
+## test-deps-image: what `make image` needs beside Rust: umoci (assembles the image without a
+## container daemon), skopeo (pushes it), binutils (strips its debug info) and ca-certificates
+## (the image's trust roots); installed only when missing.
 test-deps-image:
-	@if ! command -v musl-gcc >/dev/null || ! command -v umoci >/dev/null || \
-		! command -v skopeo >/dev/null || ! command -v file >/dev/null || \
-		! command -v strip >/dev/null || ! [ -f /etc/ssl/certs/ca-certificates.crt ]; then \
-		$(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
-			musl-tools umoci skopeo file binutils ca-certificates; \
-	fi
+	@scripts/suite.sh _run debian umoci skopeo binutils ca-certificates
 
-## image: the controller's container image, built without a container daemon: a static capw
-## (x86_64-unknown-linux-musl) in an OCI image layout in $(TARGET_DIR)/image/oci, and beside it
+## image: the controller's container image, built without a container daemon: capw's release
+## build without the simulated cloud (every dependency shared with `make build`), with the
+## libraries it loads, in an OCI image layout in $(TARGET_DIR)/image/oci, and beside it
 ## a kustomization installing deploy/ with that image by digest. With PUSH=registry/repo[:tag]
 ## the image is pushed there too and the kustomization names the pushed image
 ## (scripts/image.sh, docs/kubernetes-mode.md).
@@ -79,20 +76,21 @@ image: test-deps-image
 	TARGET_DIR=$(TARGET_DIR) CARGO=$(CARGO) scripts/image.sh build
 	$(if $(PUSH),TARGET_DIR=$(TARGET_DIR) scripts/image.sh push $(PUSH))
 
-## demo: the main job: build the providers, capw and the Kubernetes binaries from source, then
-## bring up the quickstart's two clusters in the embedded local mode (state in .capw/, simcloud
+## demo: the main job: build the providers, capw and the Kubernetes binaries of the quickstart's
+## version from source (the Kubernetes build in the background while Rust compiles), then bring
+## up the quickstart's two clusters in the embedded local mode (state in .capw/, simcloud
 ## in-process) with real control planes (docs/workload-clusters.md). Running it again changes
-## nothing; the clusters keep running after it ends.
-demo: plugins build kube-env
-	$(TARGET_DIR)/release/capw apply -f examples/quickstart
-	$(TARGET_DIR)/release/capw up
+## nothing; the clusters keep running after it ends. Each stage prints a line when it ends, and
+## a table of where the time went closes the run (scripts/suite.sh, scripts/step.py).
+demo:
+	scripts/suite.sh demo
 
 ## kube-env: the Kubernetes binaries, built from source into
 ## $$HOME/.cache/capw-kube-env/<version>/bin for each version tests/kube-env builds (v1.35.4 and
 ## v1.34.4): kube-apiserver, kube-controller-manager, kubeadm, kubectl, etcd, etcdctl and the
 ## capw-node machine agent; rebuilt only when their inputs change (openssl and Go must be there).
 kube-env:
-	@command -v openssl >/dev/null || (apt-get update -qq && apt-get install -y -qq openssl)
+	@scripts/suite.sh _run debian openssl
 	tests/kube-env/kube-env.sh build
 
 ## crds: regenerate deploy/crds.yaml from the Rust types (a test fails when it drifts).
@@ -100,16 +98,21 @@ crds:
 	$(CARGO) run -q -p capw -- crds > deploy/crds.yaml.new
 	mv deploy/crds.yaml.new deploy/crds.yaml
 
-## test: lint, then every test of the workspace against freshly built components and a real
-## kube-apiserver (tests/kube-env).
-test: plugins examples kube-env test-deps-oci image lint
-	env $$(cat $(TOOLCHAINS_ENV)) $(CARGO) test --workspace --features capw/simcloud \
-		--exclude capw-hostile-provider \
-		--exclude capw-broken-provider --exclude capw-broken-metadata-provider \
-		--exclude capw-hooks-v0-1-provider --exclude capw-hooks-v0-2-provider
-	$(CARGO) test --doc -p capw-sdk
-	cd tests/kube-env && CAPW_NODE_E2E_BIN_DIR=$$(./kube-env.sh bin-dir) go test -count=1 ./node
+## check: the fast tier, for the inner loop: fmt, clippy inside the build, the unit tests of
+## every crate and the integration tests of the runtime (hostile providers among them), the
+## engine, local mode, Kubernetes mode against a real API server, admission and the faults.
+check:
+	scripts/suite.sh check
 
+## test: every test of the project, what CI runs: fmt first, clippy inside the builds the tests
+## need, the Kubernetes binaries, Debian packages and other languages' toolchains in the
+## background while Rust compiles, the test binaries two at a time (scripts/run-tests.py), the
+## doc tests and capw-node's Go test; a table of where the time went at the end.
+test:
+	scripts/suite.sh test
+
+## lint: fmt and clippy as passes of their own (`make check` and `make test` lint inside their
+## builds).
 lint: fmt-check clippy
 
 fmt-check:

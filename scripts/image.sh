@@ -2,8 +2,11 @@
 # The controller's container image, assembled without a container daemon.
 #
 #   scripts/image.sh build
-#       Builds a static capw for x86_64-unknown-linux-musl (release profile) and makes an OCI
-#       image layout of it with umoci, in $TARGET_DIR/image/ ($CAPW_IMAGE_DIR when set):
+#       Builds capw (release profile, without the simulated cloud; the same build as `make build`
+#       but for capw's own crate) and makes an OCI image layout of it with umoci, in
+#       $TARGET_DIR/image/ ($CAPW_IMAGE_DIR when set). With $CAPW_IMAGE_BINARY the image is made
+#       of that binary instead (`make test` gives the test build's capw without the simulated
+#       cloud, so that the suite compiles the host twice, not three times):
 #         oci/                 the layout; its one image is tagged v<workspace version>
 #         digest               the image's manifest digest (sha256:...)
 #         kustomization.yaml   deploy/ as a base, its image pinned to that digest under the
@@ -16,14 +19,15 @@
 #       registry on loopback (localhost, 127.0.0.0/8, [::1]) is spoken to over plain HTTP, any
 #       other over verified HTTPS.
 #
-# The image holds /usr/local/bin/capw (its entrypoint; symbols kept, debug info dropped) and the CA certificates of the building
-# machine (/etc/ssl/certs/ca-certificates.crt, for registries that serve providers over TLS);
+# The image holds /usr/local/bin/capw (its entrypoint; symbols kept, debug info dropped), the
+# shared libraries it loads with their dynamic loader, copied from the building machine at the
+# paths the binary finds them (glibc's, from Debian; nothing else), and the CA certificates of
+# the building machine (/etc/ssl/certs/ca-certificates.crt, for registries that serve providers over TLS);
 # it runs as 65532:65532 and carries the org.opencontainers.image.* labels.
 #
-# Needs musl-tools, umoci, skopeo, file, binutils and ca-certificates (`make test-deps-image`).
+# Needs umoci, skopeo, binutils and ca-certificates (`make test-deps-image`).
 set -euo pipefail
 
-MUSL_TARGET=x86_64-unknown-linux-musl
 # Where the binary lives in the image: a fixed path the entrypoint and the tests name.
 BINARY_PATH=/usr/local/bin/capw
 CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
@@ -84,18 +88,31 @@ EOF
 
 revision() { git -C "$root" rev-parse HEAD 2>/dev/null || true; }
 
+# Copies the shared libraries $1 loads (ldd's answer: its dynamic loader and each library at the
+# path it was found at) into the root file system $2, so that the binary runs there alone.
+copy_libraries() {
+    local binary=$1 rootfs=$2 line path
+    local listed
+    listed=$(ldd "$binary") || fail "ldd $binary failed: $listed"
+    while read -r line; do
+        case $line in
+        *"not found"*) fail "$binary needs a library this machine lacks: $line" ;;
+        *"=> /"*) path=${line#*=> }; path=${path%% (*} ;;
+        /*) path=${line%% (*} ;;
+        *) continue ;; # the vDSO: the kernel's, not a file
+        esac
+        install -D -m 0755 "$(readlink -f "$path")" "$rootfs$path"
+    done <<<"$listed"
+}
+
 build() {
-    rustup target list --installed | grep -qx "$MUSL_TARGET" || rustup target add "$MUSL_TARGET"
-    command -v musl-gcc >/dev/null || fail "musl-gcc missing: run \`make test-deps-image\`"
-    log "building capw for $MUSL_TARGET"
-    CARGO_TARGET_DIR=$target_dir "$cargo" build --release -p capw --target "$MUSL_TARGET"
-    local binary=$target_dir/$MUSL_TARGET/release/capw
-    local kind
-    kind=$(file -b "$binary")
-    case $kind in
-    *"statically linked"* | *"static-pie linked"*) ;;
-    *) fail "$binary is not statically linked, a scratch image cannot run it: $kind" ;;
-    esac
+    local binary=${CAPW_IMAGE_BINARY:-}
+    if [ -z "$binary" ]; then
+        log "building capw (release, without the simulated cloud)"
+        CARGO_TARGET_DIR=$target_dir "$cargo" build --release -p capw
+        binary=$target_dir/release/capw
+    fi
+    [ -x "$binary" ] || fail "$binary: no such binary"
 
     rm -rf "$layout" "$image_dir/bundle"
     mkdir -p "$image_dir"
@@ -108,13 +125,14 @@ build() {
     mkdir -p "$(dirname "$rootfs$BINARY_PATH")"
     strip --strip-debug -o "$rootfs$BINARY_PATH" "$binary"
     chmod 0755 "$rootfs$BINARY_PATH"
+    copy_libraries "$rootfs$BINARY_PATH" "$rootfs"
     install -D -m 0644 "$CA_BUNDLE" "$rootfs$CA_BUNDLE"
     # Every file of the layer gets the same time, so that only content changes the digest.
     local created
     created=$(date -u -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}" +%Y-%m-%dT%H:%M:%SZ)
     find "$rootfs" -exec touch -h -d "$created" {} +
     umoci repack --image "$layout:$tag" --history.created "$created" \
-        --history.created_by "scripts/image.sh: $BINARY_PATH, $CA_BUNDLE" "$image_dir/bundle"
+        --history.created_by "scripts/image.sh: $BINARY_PATH, its libraries, $CA_BUNDLE" "$image_dir/bundle"
     rm -rf "$image_dir/bundle"
 
     local labels=(

@@ -7,7 +7,8 @@
 # kube-apiserver and etcd of the main (first) version on loopback, with generated serving
 # certificates, a service-account key pair and a static admin token.
 #
-#   kube-env.sh build            build what changed into the cache (nothing when up to date)
+#   kube-env.sh build [VER]      build what changed into the cache (nothing when up to date);
+#                                with VER, that version only (`make demo` builds the quickstart's)
 #   kube-env.sh start [DIR]      start etcd and kube-apiserver; state, logs, kubeconfig in DIR
 #   kube-env.sh stop  [DIR]      stop both and remove DIR
 #   kube-env.sh env   [DIR]      print `export KUBECONFIG=... PATH=...` for a started DIR
@@ -131,11 +132,12 @@ build_kube() {
 	mv "$staging" "$dir"
 }
 
-# capw-node is built once, from the main module, and copied into every version's directory.
+# capw-node is built once, from the main module, and copied into the directory of every
+# version given (the modules' paths).
 build_node() {
 	has_node || return 0
 	local module dir built_once=""
-	for module in "${modules[@]}"; do
+	for module in "$@"; do
 		dir=$cache_root/$(module_version "$module")/bin
 		node_built "$dir" && continue
 		if [[ -z $built_once ]]; then
@@ -156,15 +158,21 @@ build_node() {
 }
 
 cmd_build() {
+	local only=${1:-} module selected=()
+	for module in "${modules[@]}"; do
+		if [[ -z $only || $(module_version "$module") == "$only" ]]; then
+			selected+=("$module")
+		fi
+	done
+	((${#selected[@]})) || die "no Kubernetes version $only here (known: $(known_versions | paste -sd' '))"
 	mkdir -p "$cache_root"
 	# One build at a time (several worktrees or test runs may share the cache).
 	exec 9>"$cache_root/build.lock"
 	flock 9
-	local module
-	for module in "${modules[@]}"; do
+	for module in "${selected[@]}"; do
 		build_kube "$module"
 	done
-	build_node
+	build_node "${selected[@]}"
 	exec 9>&-
 }
 
@@ -357,7 +365,7 @@ cmd_env() {
 # `exit` on one last line, a build that outlives a checkout of this file ends as it began.
 main() {
 	case ${1:-} in
-	build) cmd_build ;;
+	build) cmd_build "${@:2}" ;;
 	start) cmd_start "${2:-}" ;;
 	stop) cmd_stop "${2:-}" ;;
 	env) cmd_env "${2:-}" ;;

@@ -12,6 +12,8 @@
 //!
 //! This crate depends on serde, schemars and kube's derive only: no client, no runtime.
 
+#![warn(missing_docs)]
+
 mod cluster;
 mod cluster_class;
 mod condition;

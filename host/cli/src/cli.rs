@@ -25,7 +25,7 @@ impl Cli {
             // printed with the object it refuses, and a provider that does not load is
             // reported by `capw up` and `capw get providers`; neither is warned of as well.
             0 if matches!(self.command, Command::Apply(_)) => {
-                "warn,kube_client::client::builder=off,capw_runtime::call=error,capw_engine::registry=error"
+                "warn,kube_client::client::builder=off,capw_runtime::call=error,capw_engine::providers::registry=error"
             }
             // kube's client logs every failed connection at ERROR; a workload cluster not up
             // yet is one, and it is reported as that Cluster's condition already.

@@ -157,7 +157,7 @@ fn print_how_to_reach(report: &capw_local::SettleReport) {
         return;
     }
     println!(
-        "Reach a cluster with its admin kubeconfig (kubectl: `tests/kube-env/kube-env.sh bin-dir`):"
+        "Reach a cluster with its admin kubeconfig (kubectl: `tests/kube-env/kube-env.sh bin-dir VERSION`):"
     );
     for cluster in clusters {
         let (namespace, name) = cluster.split_once('/').unwrap_or(("default", cluster));

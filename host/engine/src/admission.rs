@@ -21,13 +21,15 @@ use capw_api::{Cluster, ClusterClass, Object, ProviderSource, WasmProvider};
 use capw_runtime::HttpGrant;
 use serde_json::Value;
 
-use crate::actions::{Env, plan};
-use crate::calls::chain;
+use capw_text::error_chain as chain;
+
 use crate::executor::Executor;
+use crate::pass::actions::control_plane::plan;
+use crate::pass::convert::core_version;
+use crate::pass::env::Env;
 use crate::pass::observe;
+use crate::pass::validate::{Unanswered, class_of, desired_with_class};
 use crate::store::decode;
-use crate::validate::{Unanswered, class_of, desired_with_class};
-use crate::view::parse_version;
 
 /// Why an object is refused: every problem found, each `<Kind> <field path>: <what>`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -203,7 +205,7 @@ async fn cluster_problems(env: &Env, mut cluster: Cluster, old: Option<&Value>) 
 /// skipped minor version. `None` when allowed (or when either is not a version, which the
 /// topology reports).
 fn skew(from: &str, to: &str) -> Option<String> {
-    let (old, new) = (parse_version(from)?, parse_version(to)?);
+    let (old, new) = (core_version(from)?, core_version(to)?);
     if new < old {
         Some(format!(
             "{to} is older than {from}, the version the cluster has: downgrades are not supported"

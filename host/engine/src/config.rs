@@ -5,10 +5,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use capw_runtime::CallObserver;
+use std::time::Duration;
 
-use crate::requeue::RequeueBounds;
-use crate::workload::WorkloadClusterAccess;
+use capw_runtime::CallObserver;
 
 /// How to run the engine.
 #[derive(Clone, Debug)]
@@ -82,4 +81,47 @@ impl EngineConfig {
             .clone()
             .unwrap_or_else(|| self.pull_cache_dir.clone())
     }
+}
+
+/// Whether workload clusters are reached, and how.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum WorkloadClusterAccess {
+    /// Nothing is asked of workload clusters and no kubeconfig is written: a machine is
+    /// ready when its infrastructure says it runs, and its nodeRef is its own name. For
+    /// simulated boots, whose endpoints are not reachable hosts.
+    #[default]
+    Off,
+    /// The admin kubeconfig is stored, and each cluster is reached through it by a
+    /// [`ClusterCache`](capw_workload::ClusterCache) with these settings.
+    Connect(capw_workload::ClusterCacheConfig),
+}
+
+/// The bounds of a cluster's waits between passes, the same in both modes' settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequeueBounds {
+    /// Shortest wait while work is under way.
+    pub min: Duration,
+    /// Wait after a failed pass whose error names no retry-after; doubled with each failure
+    /// in a row, up to `max`.
+    pub base_backoff: Duration,
+    /// Longest wait while work is under way, whatever a provider's hint. Bounds how stale a
+    /// cluster's status can get while a provider asks for patience.
+    pub max: Duration,
+}
+
+impl RequeueBounds {
+    /// The local mode's defaults: 10 ms, backoff from 100 ms, at most 1 s.
+    pub const LOCAL: RequeueBounds = RequeueBounds {
+        min: Duration::from_millis(10),
+        base_backoff: Duration::from_millis(100),
+        max: Duration::from_secs(1),
+    };
+
+    /// The Kubernetes mode's defaults: 50 ms, backoff from 200 ms, at most 10 s (each pass
+    /// costs the API server a few requests).
+    pub const CONTROLLER: RequeueBounds = RequeueBounds {
+        min: Duration::from_millis(50),
+        base_backoff: Duration::from_millis(200),
+        max: Duration::from_secs(10),
+    };
 }

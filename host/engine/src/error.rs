@@ -16,6 +16,7 @@ pub enum EngineError {
     Malformed {
         /// The object.
         what: String,
+        /// Why it does not parse.
         #[source]
         source: serde_json::Error,
     },
@@ -24,6 +25,7 @@ pub enum EngineError {
     StateDir {
         /// The directory.
         path: String,
+        /// Why it cannot.
         #[source]
         source: std::io::Error,
     },

@@ -6,13 +6,12 @@ use std::sync::Arc;
 
 use capw_workload::ClusterCache;
 
-use crate::actions::Env;
-use crate::config::EngineConfig;
+use crate::config::{EngineConfig, WorkloadClusterAccess};
 use crate::error::EngineError;
+use crate::pass::env::Env;
 use crate::pass::{PassOutcome, pass};
-use crate::registry::ProviderRegistry;
+use crate::providers::ProviderRegistry;
 use crate::store::{ObjectKey, ObjectStore};
-use crate::workload::WorkloadClusterAccess;
 
 /// Drives the Clusters of an object store with the loaded providers, one pass at a time.
 #[derive(Clone)]

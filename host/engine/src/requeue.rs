@@ -8,38 +8,11 @@ use std::time::Duration;
 
 use capw_reconcile::StatusView;
 
+use crate::config::RequeueBounds;
 #[cfg(doc)]
-use crate::PassOutcome;
-
-/// The bounds of a cluster's waits between passes, the same in both modes' settings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RequeueBounds {
-    /// Shortest wait while work is under way.
-    pub min: Duration,
-    /// Wait after a failed pass whose error names no retry-after; doubled with each failure
-    /// in a row, up to `max`.
-    pub base_backoff: Duration,
-    /// Longest wait while work is under way, whatever a provider's hint. Bounds how stale a
-    /// cluster's status can get while a provider asks for patience.
-    pub max: Duration,
-}
+use crate::pass::PassOutcome;
 
 impl RequeueBounds {
-    /// The local mode's defaults: 10 ms, backoff from 100 ms, at most 1 s.
-    pub const LOCAL: RequeueBounds = RequeueBounds {
-        min: Duration::from_millis(10),
-        base_backoff: Duration::from_millis(100),
-        max: Duration::from_secs(1),
-    };
-
-    /// The Kubernetes mode's defaults: 50 ms, backoff from 200 ms, at most 10 s (each pass
-    /// costs the API server a few requests).
-    pub const CONTROLLER: RequeueBounds = RequeueBounds {
-        min: Duration::from_millis(50),
-        base_backoff: Duration::from_millis(200),
-        max: Duration::from_secs(10),
-    };
-
     /// A cluster's waits before its first pass.
     pub fn start(&self) -> Requeue {
         Requeue::new(self.min, self.base_backoff, self.max)

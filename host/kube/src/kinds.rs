@@ -1,6 +1,12 @@
-//! The kinds the executor stores, as API resources of the Kubernetes API.
+//! The kinds the executor stores, as API resources of the Kubernetes API: derived from their
+//! Rust types (group, version, kind, plural and scope), with what a type does not say as data.
 
-use kube::core::{ApiResource, GroupVersionKind};
+use std::sync::LazyLock;
+
+use capw_api::{Cluster, ClusterClass, ClusterInfrastructure, Machine, WasmProvider};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::Resource;
+use kube::core::{ApiResource, ClusterResourceScope, NamespaceResourceScope};
 
 /// Label the executor puts on every object it makes for a cluster; the controller sets the
 /// owner reference to that Cluster from it.
@@ -19,33 +25,76 @@ pub struct Kind {
     pub owned_by_cluster: bool,
 }
 
+/// Whether a scope of the Kubernetes types is a namespace's.
+trait Scope {
+    const NAMESPACED: bool;
+}
+
+impl Scope for NamespaceResourceScope {
+    const NAMESPACED: bool = true;
+}
+
+impl Scope for ClusterResourceScope {
+    const NAMESPACED: bool = false;
+}
+
+/// What the store needs to know of a kind beyond its type.
+#[derive(Clone, Copy)]
+struct Flags {
+    status_subresource: bool,
+    owned_by_cluster: bool,
+}
+
+/// capw's own kinds: their CRDs declare the status subresource.
+const CAPW: Flags = Flags {
+    status_subresource: true,
+    owned_by_cluster: false,
+};
+/// capw's kinds the executor makes for one cluster.
+const CAPW_OWNED: Flags = Flags {
+    owned_by_cluster: true,
+    ..CAPW
+};
+/// A core kind the executor makes for one cluster (its secrets, its kubeconfig).
+const CORE_OWNED: Flags = Flags {
+    status_subresource: false,
+    owned_by_cluster: true,
+};
+/// A core kind the executor only reads (provider components in ConfigMaps).
+const CORE_READ: Flags = Flags {
+    status_subresource: false,
+    owned_by_cluster: false,
+};
+
+fn of<K>(flags: Flags) -> Kind
+where
+    K: Resource<DynamicType = ()>,
+    K::Scope: Scope,
+{
+    Kind {
+        resource: ApiResource::erase::<K>(&()),
+        namespaced: <K::Scope as Scope>::NAMESPACED,
+        status_subresource: flags.status_subresource,
+        owned_by_cluster: flags.owned_by_cluster,
+    }
+}
+
+/// Every kind this store serves.
+static KINDS: LazyLock<[Kind; 7]> = LazyLock::new(|| {
+    [
+        of::<WasmProvider>(CAPW),
+        of::<ClusterClass>(CAPW),
+        of::<Cluster>(CAPW),
+        of::<Machine>(CAPW_OWNED),
+        of::<ClusterInfrastructure>(CAPW_OWNED),
+        of::<Secret>(CORE_OWNED),
+        of::<ConfigMap>(CORE_READ),
+    ]
+});
+
 /// The mapping of `kind`, or `None` for a kind this store does not serve.
 pub fn kind(kind: &str) -> Option<Kind> {
-    let capw = |plural: &str, namespaced: bool, owned: bool| Kind {
-        resource: ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("capw.dev", "v1alpha1", kind),
-            plural,
-        ),
-        namespaced,
-        status_subresource: true,
-        owned_by_cluster: owned,
-    };
-    let core = |plural: &str, owned: bool| Kind {
-        resource: ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", kind), plural),
-        namespaced: true,
-        status_subresource: false,
-        owned_by_cluster: owned,
-    };
-    Some(match kind {
-        "WasmProvider" => capw("wasmproviders", false, false),
-        "ClusterClass" => capw("clusterclasses", true, false),
-        "Cluster" => capw("clusters", true, false),
-        "Machine" => capw("machines", true, true),
-        "ClusterInfrastructure" => capw("clusterinfrastructures", true, true),
-        "Secret" => core("secrets", true),
-        "ConfigMap" => core("configmaps", false),
-        _ => return None,
-    })
+    KINDS.iter().find(|k| k.resource.kind == kind).cloned()
 }
 
 #[cfg(test)]
@@ -70,5 +119,22 @@ mod tests {
         assert_eq!(kind("Machine").unwrap().resource.plural, "machines");
         assert!(!kind("WasmProvider").unwrap().namespaced);
         assert!(kind("Pod").is_none());
+    }
+
+    /// The table says of capw's kinds what their CRDs say: group, version, plural, scope and
+    /// the status subresource.
+    #[test]
+    fn capws_kinds_are_their_crds() {
+        for crd in capw_api::crds() {
+            let name = &crd.spec.names.kind;
+            let k = kind(name).unwrap_or_else(|| panic!("{name} is not served"));
+            let version = &crd.spec.versions[0];
+            assert_eq!(k.resource.group, crd.spec.group, "{name}");
+            assert_eq!(k.resource.version, version.name, "{name}");
+            assert_eq!(k.resource.plural, crd.spec.names.plural, "{name}");
+            assert_eq!(k.namespaced, crd.spec.scope == "Namespaced", "{name}");
+            let status = (version.subresources.as_ref()).is_some_and(|s| s.status.is_some());
+            assert_eq!(k.status_subresource, status, "{name}");
+        }
     }
 }

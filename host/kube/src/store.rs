@@ -40,7 +40,7 @@
 //! that decided without them can only lose a precondition, or be followed by the pass their
 //! event triggers.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -171,9 +171,9 @@ impl KubeStore {
         }
     }
 
-    /// Remembers a write of `key` that left `object` (`None`: the object is gone), so that
-    /// cached reads wait until they show it.
-    fn wrote(&self, key: &ObjectKey, object: Option<&Value>) {
+    /// Remembers a write of `key` that changed `before` (when it was read) into `object`
+    /// (`None`: the object is gone), so that cached reads wait until they show it.
+    fn wrote(&self, key: &ObjectKey, before: Option<&Value>, object: Option<&Value>) {
         if !self.caches.as_ref().is_some_and(|c| c.caches(&key.kind)) {
             return;
         }
@@ -188,21 +188,33 @@ impl KubeStore {
                 None => return,
             },
         };
-        let cluster = match object {
-            _ if key.kind == "Cluster" => Some(key.name.clone()),
-            Some(o) => o
-                .pointer("/metadata/labels")
-                .and_then(|l| l.get(CLUSTER_LABEL))
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            None => self.written.cluster_of(key),
+        // Every Cluster the object belonged to since the cache last showed it: a relabelled
+        // object must leave its old cluster's lists as well as join its new one's.
+        let previous = self.written.clusters_of(key);
+        let unknown = previous.is_none() && before.is_none() && object.is_none();
+        let clusters = match previous {
+            Some(None) => None,
+            _ if unknown && key.kind != "Cluster" => None,
+            previous => {
+                let mut clusters = previous.flatten().unwrap_or_default();
+                clusters.extend(
+                    [before, object]
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|o| cluster_label(key, o)),
+                );
+                if key.kind == "Cluster" {
+                    clusters.insert(key.name.clone());
+                }
+                Some(clusters)
+            }
         };
         self.written.record(
             key,
             Written {
                 namespace: key.namespace.clone(),
                 name: key.name.clone(),
-                cluster,
+                clusters,
                 version,
             },
         );
@@ -313,13 +325,26 @@ impl KubeStore {
     }
 }
 
+/// The Cluster `object` (at `key`) belongs to: its label, or its own name for a Cluster.
+fn cluster_label(key: &ObjectKey, object: &Value) -> Option<String> {
+    if key.kind == "Cluster" {
+        return Some(key.name.clone());
+    }
+    (object.pointer("/metadata/labels"))
+        .and_then(|l| l.get(CLUSTER_LABEL))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
 /// One write this store made and its cache has not shown yet.
 #[derive(Clone, Debug)]
 struct Written {
     namespace: String,
     name: String,
-    /// The Cluster it belongs to (its label; its own name for a Cluster).
-    cluster: Option<String>,
+    /// The Clusters it belonged to in the writes its cache has not shown yet (its label; its
+    /// own name for a Cluster); `None` when not known (an object removed before this store
+    /// read it), which every labelled list of its namespace waits for.
+    clusters: Option<BTreeSet<String>>,
     /// The `resourceVersion` the write left, or `None` when it removed the object.
     version: Option<u64>,
 }
@@ -340,12 +365,13 @@ impl WriteLog {
             .insert((key.namespace.clone(), key.name.clone()), written);
     }
 
-    fn cluster_of(&self, key: &ObjectKey) -> Option<String> {
+    /// The Clusters of the write of `key` its cache has not shown yet, if there is one.
+    fn clusters_of(&self, key: &ObjectKey) -> Option<Option<BTreeSet<String>>> {
         let log = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        log.get(&key.kind)?
-            .get(&(key.namespace.clone(), key.name.clone()))?
-            .cluster
-            .clone()
+        let written = log
+            .get(&key.kind)?
+            .get(&(key.namespace.clone(), key.name.clone()))?;
+        Some(written.clusters.clone())
     }
 
     /// Forgets the writes of `kind` that `which` selects and `shown` says the cache shows;
@@ -484,8 +510,9 @@ impl ObjectStore for KubeStore {
     ) -> Result<Vec<Value>, StoreError> {
         if label == CLUSTER_LABEL {
             // Every object with the label is in the cache, partial or not.
-            let which =
-                |w: &Written| w.namespace == namespace && w.cluster.as_deref() == Some(value);
+            let which = |w: &Written| {
+                w.namespace == namespace && w.clusters.as_ref().is_none_or(|c| c.contains(value))
+            };
             if let Some(cache) = self.settled_cache(kind_name, Some(namespace), which).await {
                 return Ok(cache.labelled(namespace, value));
             }
@@ -504,7 +531,7 @@ impl ObjectStore for KubeStore {
             .await
             .map_err(|e| api_error(&key, e))?;
         let created = to_value(created, &k)?;
-        self.wrote(&key, Some(&created));
+        self.wrote(&key, None, Some(&created));
         Ok(created)
     }
 
@@ -522,7 +549,7 @@ impl ObjectStore for KubeStore {
                 {
                     Ok(created) => {
                         let created = to_value(created, &k)?;
-                        self.wrote(&key, Some(&created));
+                        self.wrote(&key, None, Some(&created));
                         return Ok((created, Applied::Created));
                     }
                     Err(e) => match api_error(&key, e) {
@@ -544,7 +571,7 @@ impl ObjectStore for KubeStore {
             {
                 Ok(stored) => {
                     let stored = to_value(stored, &k)?;
-                    self.wrote(&key, Some(&stored));
+                    self.wrote(&key, Some(&existing), Some(&stored));
                     return Ok((stored, Applied::Configured));
                 }
                 Err(e) => match api_error(&key, e) {
@@ -565,10 +592,9 @@ impl ObjectStore for KubeStore {
         change: Change<'_>,
     ) -> Result<Option<Value>, StoreError> {
         let written = self.update_object(key, change).await;
-        match &written {
-            Ok(object) => self.wrote(key, object.as_ref()),
-            Err(StoreError::NotFound(_)) => self.wrote(key, None),
-            Err(_) => {}
+        if let Err(StoreError::NotFound(_)) = &written {
+            // The cache may still show it.
+            self.wrote(key, None, None);
         }
         written
     }
@@ -611,7 +637,7 @@ impl ObjectStore for KubeStore {
             match written {
                 Ok(o) => {
                     let stored = to_value(o, &k)?;
-                    self.wrote(key, Some(&stored));
+                    self.wrote(key, None, Some(&stored));
                     return Ok(stored);
                 }
                 Err(e) => match api_error(key, e) {
@@ -631,11 +657,11 @@ impl ObjectStore for KubeStore {
         let (api, k) = self.api_for(key)?;
         match api.delete(&key.name, &DeleteParams::default()).await {
             Ok(either::Either::Left(marked)) => {
-                self.wrote(key, Some(&to_value(marked, &k)?));
+                self.wrote(key, None, Some(&to_value(marked, &k)?));
                 Ok(Deleted::Marked)
             }
             Ok(either::Either::Right(_)) => {
-                self.wrote(key, None);
+                self.wrote(key, None, None);
                 Ok(Deleted::Removed)
             }
             Err(e) => Err(api_error(key, e)),
@@ -672,55 +698,92 @@ impl KubeStore {
             if changed == existing {
                 return Ok(Some(existing));
             }
-            let mut stored = existing.clone();
-            if without_status(&changed) != without_status(&existing) {
-                match api
-                    .replace(
-                        &key.name,
-                        &PostParams::default(),
-                        &from_value(changed.clone())?,
-                    )
-                    .await
-                {
-                    Ok(o) => stored = to_value(o, &k)?,
-                    Err(e) => match api_error(key, e) {
-                        StoreError::Conflict { .. } => {
-                            fresh = true;
-                            tokio::time::sleep(CONFLICT_PAUSE).await;
-                            continue;
-                        }
-                        // Removing the last finalizer of an object being deleted removes it.
-                        StoreError::NotFound(_) => return Ok(None),
-                        other => return Err(other),
-                    },
+            let replaced = Self::write_changes(&api, &k, key, &existing, &changed).await?;
+            match replaced {
+                Replaced::Stored(stored) => {
+                    self.wrote(key, Some(&existing), Some(&stored));
+                    return Ok(Some(stored));
                 }
-                let deleting = stored.pointer("/metadata/deletionTimestamp").is_some();
-                if deleting && finalizers_empty(&stored) {
+                Replaced::Conflict => {
+                    fresh = true;
+                    tokio::time::sleep(CONFLICT_PAUSE).await;
+                }
+                Replaced::Gone => {
+                    self.wrote(key, Some(&existing), None);
                     return Ok(None);
                 }
             }
-            if k.status_subresource && changed.get("status") != existing.get("status") {
-                let mut next = stored.clone();
-                next["status"] = changed.get("status").cloned().unwrap_or(Value::Null);
-                match api
-                    .replace_status(&key.name, &PostParams::default(), &from_value(next)?)
-                    .await
-                {
-                    Ok(o) => stored = to_value(o, &k)?,
-                    Err(e) => match api_error(key, e) {
-                        StoreError::Conflict { .. } => {
-                            fresh = true;
-                            tokio::time::sleep(CONFLICT_PAUSE).await;
-                            continue;
-                        }
-                        StoreError::NotFound(_) => return Ok(None),
-                        other => return Err(other),
-                    },
-                }
-            }
-            return Ok(Some(stored));
         }
         Err(conflict_exhausted(key))
+    }
+
+    /// Writes what `change` made of `existing`: the object when more than its status changed,
+    /// then its status through the status subresource (a kind without one took it with the
+    /// object).
+    async fn write_changes(
+        api: &Api<DynamicObject>,
+        k: &Kind,
+        key: &ObjectKey,
+        existing: &Value,
+        changed: &Value,
+    ) -> Result<Replaced, StoreError> {
+        let mut stored = existing.clone();
+        if without_status(changed) != without_status(existing) {
+            let replaced = api
+                .replace(
+                    &key.name,
+                    &PostParams::default(),
+                    &from_value(changed.clone())?,
+                )
+                .await;
+            match written(key, k, replaced)? {
+                Replaced::Stored(o) => stored = o,
+                other => return Ok(other),
+            }
+            let deleting = stored.pointer("/metadata/deletionTimestamp").is_some();
+            if deleting && finalizers_empty(&stored) {
+                return Ok(Replaced::Gone);
+            }
+        }
+        if k.status_subresource && changed.get("status") != existing.get("status") {
+            let mut next = stored.clone();
+            next["status"] = changed.get("status").cloned().unwrap_or(Value::Null);
+            let replaced = api
+                .replace_status(&key.name, &PostParams::default(), &from_value(next)?)
+                .await;
+            match written(key, k, replaced)? {
+                Replaced::Stored(o) => stored = o,
+                other => return Ok(other),
+            }
+        }
+        Ok(Replaced::Stored(stored))
+    }
+}
+
+/// What one replace of [`KubeStore::update_object`]'s loop came to.
+enum Replaced {
+    /// The object as the API server stored it.
+    Stored(Value),
+    /// Someone wrote it since it was read: read it again and retry.
+    Conflict,
+    /// It is gone (removing the last finalizer of an object being deleted removes it).
+    Gone,
+}
+
+/// `result` of a replace (of the object or of its status) of `key`, as [`Replaced`]; any
+/// other failure is the update's error.
+fn written(
+    key: &ObjectKey,
+    k: &Kind,
+    result: Result<DynamicObject, kube::Error>,
+) -> Result<Replaced, StoreError> {
+    match result {
+        Ok(o) => Ok(Replaced::Stored(to_value(o, k)?)),
+        Err(e) => match api_error(key, e) {
+            StoreError::Conflict { .. } => Ok(Replaced::Conflict),
+            StoreError::NotFound(_) => Ok(Replaced::Gone),
+            other => Err(other),
+        },
     }
 }
 

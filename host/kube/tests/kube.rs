@@ -6,6 +6,8 @@ mod admission;
 #[path = "kube/cache.rs"]
 mod cache;
 mod common;
+#[path = "kube/contract.rs"]
+mod contract;
 #[path = "kube/hostile.rs"]
 mod hostile;
 #[path = "kube/processes.rs"]
@@ -53,16 +55,19 @@ struct World {
 
 impl World {
     async fn new(prefix: &str) -> World {
+        World::with_timings(prefix, Timings::uniform(Duration::from_millis(20))).await
+    }
+
+    /// A world whose simcloud takes `timings` to change its resources' states.
+    async fn with_timings(prefix: &str, timings: Timings) -> World {
         let watchdog = Watchdog::start(TEST_LIMIT);
         capw_test_support::init_tracing();
         let env = KubeEnv::shared();
         env.apply_crds(capw_api::crds()).await;
         let namespace = env.create_namespace(prefix).await;
-        let sim = SimCloud::start(
-            SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(Duration::from_millis(20))),
-        )
-        .await
-        .unwrap();
+        let sim = SimCloud::start(SimCloudConfig::new(TOKEN).with_timings(timings))
+            .await
+            .unwrap();
         let client = env.client().await;
         let store = KubeStore::new(client.clone());
         // The token the sim-infra provider is granted, as a Kubernetes Secret.
@@ -826,6 +831,55 @@ async fn a_shutdown_while_starting_stops_the_controller() {
     assert!(w.inventory().await.clusters.is_empty());
 }
 
+/// Rewrites alpha's `<cluster>-kubeconfig` Secret to the kubeconfig file `kubeconfig`.
+async fn point_alpha_kubeconfig_at(
+    secrets: &kube::Api<k8s_openapi::api::core::v1::Secret>,
+    kubeconfig: &std::path::Path,
+) {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use kube::api::{Patch, PatchParams};
+
+    let value = STANDARD.encode(std::fs::read(kubeconfig).unwrap());
+    secrets
+        .patch(
+            "alpha-kubeconfig",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"value": value}})),
+        )
+        .await
+        .unwrap();
+}
+
+/// Registers, on the API server of `nodes`, a Ready Node `<prefix>-<machine>` with each of
+/// `machines`' provider id.
+async fn register_ready_nodes(
+    nodes: &kube::api::Api<k8s_openapi::api::core::v1::Node>,
+    machines: &[Value],
+    prefix: &str,
+) {
+    use kube::api::{Patch, PatchParams, PostParams};
+
+    for m in machines {
+        let name = format!("{prefix}-{}", m["metadata"]["name"].as_str().unwrap());
+        let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"providerID": m["status"]["providerId"]},
+        }))
+        .unwrap();
+        nodes.create(&PostParams::default(), &node).await.unwrap();
+        let ready = json!({"status": {"conditions": [{
+            "type": "Ready", "status": "True", "reason": "KubeletReady", "message": "",
+            "lastHeartbeatTime": "2026-01-01T00:00:00Z",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }]}});
+        nodes
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&ready))
+            .await
+            .unwrap();
+    }
+}
+
 /// Workload cluster access in the Kubernetes mode: the kubeconfig Secret
 /// `<cluster>-kubeconfig` (key `value`, type `cluster.x-k8s.io/secret`, owned by the Cluster)
 /// is written once the endpoint exists and removed with the Cluster, and the Machines take
@@ -834,18 +888,21 @@ async fn a_shutdown_while_starting_stops_the_controller() {
 ///
 /// simcloud's simulated endpoints (`lb-N.sim:6443`) are not real hosts, so once the Secret
 /// is checked it is pointed at a second kube-apiserver standing in for alpha's API (as the
-/// local mode's workload test does), where a Node is registered for each Machine.
+/// local mode's workload test does), where a Node is registered for each Machine. The Secret
+/// is then rotated to a third API server whose Nodes have other names, and the Machines
+/// follow it: the client a pass uses is the one the Secret names now.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
     use base64::Engine as _;
     use base64::engine::general_purpose::STANDARD;
     use capw_engine::{ClusterCacheConfig, WorkloadClusterAccess};
     use k8s_openapi::api::core::v1::Node;
-    use kube::api::{Api, Patch, PatchParams, PostParams};
+    use kube::api::{Api, Patch, PatchParams};
 
     let w = World::new("capw-workload").await;
     let ns = w.namespace.clone();
     let stand_in = KubeEnv::start();
+    let rotated_to = KubeEnv::start();
     let mut config = w.config("solo", None);
     config.engine.workload_clusters = WorkloadClusterAccess::Connect(ClusterCacheConfig {
         probe_timeout: Duration::from_secs(1),
@@ -894,40 +951,15 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
     .await;
 
     // The stand-in API: alpha's Secret names it, and it has a Ready Node per Machine.
-    let value = STANDARD.encode(std::fs::read(stand_in.kubeconfig()).unwrap());
     let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(w.client.clone(), &ns);
-    secrets
-        .patch(
-            "alpha-kubeconfig",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"data": {"value": value}})),
-        )
-        .await
-        .unwrap();
+    point_alpha_kubeconfig_at(&secrets, &stand_in.kubeconfig()).await;
     let machines = wait("alpha's machines running", || async {
         let ms = w.machines("alpha").await;
         (ms.len() == 3 && ms.iter().all(|m| m["status"]["providerId"].is_string())).then_some(ms)
     })
     .await;
     let nodes: Api<Node> = Api::all(stand_in.client().await);
-    for m in &machines {
-        let name = format!("node-{}", m["metadata"]["name"].as_str().unwrap());
-        let node: Node = serde_json::from_value(json!({
-            "metadata": {"name": name},
-            "spec": {"providerID": m["status"]["providerId"]},
-        }))
-        .unwrap();
-        nodes.create(&PostParams::default(), &node).await.unwrap();
-        let ready = json!({"status": {"conditions": [{
-            "type": "Ready", "status": "True", "reason": "KubeletReady", "message": "",
-            "lastHeartbeatTime": "2026-01-01T00:00:00Z",
-            "lastTransitionTime": "2026-01-01T00:00:00Z",
-        }]}});
-        nodes
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&ready))
-            .await
-            .unwrap();
-    }
+    register_ready_nodes(&nodes, &machines, "node").await;
     let c = w.wait_ready("alpha").await;
     assert_eq!(condition(&c, "ControlPlaneAvailable")["status"], "True");
     for m in w.machines("alpha").await {
@@ -967,6 +999,36 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
         "the flip took {:?} to show",
         flipped.elapsed()
     );
+
+    // Rotation to another API server: the Secret now names a third one, where each
+    // Machine's Node has another name and is Ready (the flipped one too). The first stand-in
+    // stays up and keeps answering with its own Nodes, so a client kept per cluster whatever
+    // its kubeconfig names would go on showing `node-*`, and the flipped machine unhealthy.
+    let rotated_nodes: Api<Node> = Api::all(rotated_to.client().await);
+    register_ready_nodes(&rotated_nodes, &machines, "rotated").await;
+    point_alpha_kubeconfig_at(&secrets, &rotated_to.kubeconfig()).await;
+    // A change of the Secret triggers no pass; a change of alpha does, sooner than its
+    // resync (which would come too, should this pass still read the Secret's old value).
+    w.kubectl(&[
+        "annotate",
+        "clusters.capw.dev",
+        "alpha",
+        "-n",
+        &ns,
+        "test.capw.dev/kubeconfig=rotated",
+        "--overwrite",
+    ]);
+    wait("alpha's Machines on the rotated server's Nodes", || async {
+        let ms = w.machines("alpha").await;
+        (ms.len() == machines.len()
+            && ms.iter().all(|m| {
+                let name = m["metadata"]["name"].as_str().unwrap_or_default();
+                m["status"]["nodeRef"]["name"] == format!("rotated-{name}")
+                    && condition(m, "NodeHealthy")["status"] == "True"
+            }))
+        .then_some(())
+    })
+    .await;
 
     // Deleting alpha removes its Secret with it (the host deletes it before the finalizer
     // goes: the garbage collector is not relied on); beta's stays.

@@ -89,6 +89,16 @@ impl Scenario {
 
     /// The local mode, against a simcloud with `faults`.
     async fn embedded_with(boot: Boot, faults: FaultConfig) -> Scenario {
+        Scenario::embedded_tuned(boot, faults, ClusterCacheConfig::default()).await
+    }
+
+    /// The local mode, against a simcloud with `faults`; with real boot, workload clusters are
+    /// reached with `cache`'s timeouts.
+    async fn embedded_tuned(
+        boot: Boot,
+        faults: FaultConfig,
+        cache: ClusterCacheConfig,
+    ) -> Scenario {
         capw_test_support::init_tracing();
         let tmp = tempfile::tempdir().unwrap();
         let state_dir = tmp.path().join(".capw");
@@ -97,7 +107,7 @@ impl Scenario {
         let secrets = SecretSource::Files {
             dir: state_dir.join("secrets"),
         };
-        let config = engine_config(&state_dir, secrets, boot);
+        let config = engine_config(&state_dir, secrets, boot, cache);
         let store: Arc<dyn ObjectStore> =
             Arc::new(Store::open(&state_dir.join(capw_local::STATE_FILE)).unwrap());
         let (sim, machines) = sim(boot, tmp.path(), faults).await;
@@ -119,6 +129,12 @@ impl Scenario {
 
     /// The controller against the API server, and a simcloud with `faults`.
     async fn kube_with(boot: Boot, faults: FaultConfig) -> Scenario {
+        Scenario::kube_tuned(boot, faults, ClusterCacheConfig::default()).await
+    }
+
+    /// The controller against the API server, and a simcloud with `faults`; with real boot,
+    /// workload clusters are reached with `cache`'s timeouts.
+    async fn kube_tuned(boot: Boot, faults: FaultConfig, cache: ClusterCacheConfig) -> Scenario {
         capw_test_support::init_tracing();
         let env = KubeEnv::shared();
         env.apply_crds(capw_api::crds()).await;
@@ -141,6 +157,7 @@ impl Scenario {
                 default_namespace: namespace.clone(),
             },
             boot,
+            cache,
         );
         let (stop, stopped) = oneshot::channel::<()>();
         let controller = ControllerConfig {
@@ -400,7 +417,14 @@ impl Scenario {
     }
 }
 
-fn engine_config(state_dir: &std::path::Path, secrets: SecretSource, boot: Boot) -> EngineConfig {
+/// The engine's settings for a scenario; with real boot, workload clusters are reached with
+/// `cache`'s settings.
+fn engine_config(
+    state_dir: &std::path::Path,
+    secrets: SecretSource,
+    boot: Boot,
+    cache: ClusterCacheConfig,
+) -> EngineConfig {
     let mut config = EngineConfig::new(
         capw_test_support::plugin_dir(),
         state_dir.join("cache"),
@@ -413,7 +437,7 @@ fn engine_config(state_dir: &std::path::Path, secrets: SecretSource, boot: Boot)
         max: Duration::from_millis(200),
     };
     if boot == Boot::Real {
-        config.workload_clusters = WorkloadClusterAccess::Connect(ClusterCacheConfig::default());
+        config.workload_clusters = WorkloadClusterAccess::Connect(cache);
     }
     config
 }
@@ -582,7 +606,14 @@ async fn real_clusters_against_the_api_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_workload_cluster_whose_api_is_down_holds_up_only_itself() {
-    real::unreachable(Scenario::embedded(Boot::Real).await).await;
+    let cache = real::hung_api_access();
+    real::hung_api(Scenario::embedded_tuned(Boot::Real, FaultConfig::default(), cache).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_workload_cluster_whose_api_is_down_holds_up_only_itself_against_the_api_server() {
+    let cache = real::hung_api_access();
+    real::hung_api(Scenario::kube_tuned(Boot::Real, FaultConfig::default(), cache).await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

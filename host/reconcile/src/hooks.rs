@@ -18,7 +18,14 @@ use std::collections::BTreeMap;
 
 use crate::view::Version;
 
-/// A hook point.
+/// A hook point, as the core decides when to call one.
+///
+/// The contract has its own `Hook` (`capw_runtime::lifecycle_hooks::Hook`, with the one list
+/// `Hook::ALL` the host's other crates use), but the core may not depend on the plugin runtime
+/// nor the runtime on the core (DESIGN.md, "Dependency directions"; `tests/layout`'s walls), so
+/// the two cannot share a type or a list. The engine, which sees both, converts this one into
+/// the contract's with an exhaustive match: a point added here does not compile until it has
+/// a contract hook.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Hook {
     BeforeClusterCreate,

@@ -73,6 +73,7 @@ impl CompileCache {
     ///
     /// Returns `Ok(None)` on a miss, and `Err(reason)` when a file was there but unusable (it
     /// has been deleted).
+    #[allow(unsafe_code)] // `deserialize_file`; the SAFETY comment below says why it holds.
     pub(crate) fn load(&self, engine: &Engine, key: &str) -> Result<Option<Component>, String> {
         let artefact = format!("{key}.cwasm");
         let sidecar = format!("{key}.sha256");

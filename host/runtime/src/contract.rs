@@ -7,8 +7,6 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 use wasmtime::component::types::{ComponentExtern, ComponentItem};
 
-use crate::bindings::ContractVersion;
-
 /// The WIT package of the contract.
 pub const CONTRACT_PACKAGE: &str = "capw:provider";
 
@@ -20,17 +18,42 @@ pub const CONTRACT_VERSION: &str = "0.2.0";
 /// The contract versions this host serves, for messages.
 const SERVED: &str = "capw:provider@0.1.x and @0.2.x";
 
+/// A contract version this host has bindings for (`crate::bindings`, one module each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ContractVersion {
+    /// `capw:provider@0.1.x`.
+    V0_1,
+    /// `capw:provider@0.2.x`.
+    V0_2,
+}
+
+impl ContractVersion {
+    /// The bindings that serve `version` (a semver string read from a component's exports).
+    pub(crate) fn serving(version: &semver::Version) -> Option<Self> {
+        match (version.major, version.minor) {
+            (0, 1) => Some(ContractVersion::V0_1),
+            (0, 2) => Some(ContractVersion::V0_2),
+            _ => None,
+        }
+    }
+}
+
 /// An extension point, as found among a component's exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExtensionPoint {
+    /// Exports `infrastructure`.
     Infrastructure,
+    /// Exports `bootstrap`.
     Bootstrap,
+    /// Exports `control-plane`.
     ControlPlane,
+    /// Exports `lifecycle-hooks`.
     LifecycleHooks,
 }
 
 impl ExtensionPoint {
+    /// Every extension point, in the contract's order.
     pub const ALL: [ExtensionPoint; 4] = [
         ExtensionPoint::Infrastructure,
         ExtensionPoint::Bootstrap,

@@ -1,10 +1,10 @@
 //! Errors of loading and of calling providers. A provider's failure is data: each kind is its
 //! own variant so that the caller can turn it into a precise condition and metric.
 
-use std::fmt;
 use std::time::Duration;
 
 use crate::answer::InvalidAnswer;
+use crate::sandbox::Denial;
 use crate::types::ProviderError;
 
 /// Why a component could not be loaded as a provider.
@@ -15,55 +15,84 @@ pub enum LoadError {
     #[error(
         "{source_name}: is a core WebAssembly module, not a component; build it for wasm32-wasip2 or wrap it with `wasm-tools component new`"
     )]
-    NotAComponent { source_name: String },
+    NotAComponent {
+        /// The name the component was loaded under (in capw, the WasmProvider's).
+        source_name: String,
+    },
     /// The bytes are not WebAssembly at all.
     #[error("{source_name}: is not WebAssembly (bad magic number or version)")]
-    NotWasm { source_name: String },
+    NotWasm {
+        /// The name the component was loaded under (in capw, the WasmProvider's).
+        source_name: String,
+    },
     /// The component is larger than the host loads.
     #[error("{source_name}: is {size} bytes, over the limit of {limit} bytes")]
     TooLarge {
+        /// The name the component was loaded under (in capw, the WasmProvider's).
         source_name: String,
+        /// Its size, in bytes.
         size: usize,
+        /// The most the host loads ([`crate::MAX_COMPONENT_BYTES`]).
         limit: usize,
     },
     /// The component does not implement a contract version this host serves.
     #[error("{source_name}: contract mismatch: {detail}")]
-    ContractMismatch { source_name: String, detail: String },
+    ContractMismatch {
+        /// The name the component was loaded under (in capw, the WasmProvider's).
+        source_name: String,
+        /// What the component exports, against what the host serves.
+        detail: String,
+    },
     /// The component failed to validate or compile.
     #[error("{source_name}: invalid component")]
     Compile {
+        /// The name the component was loaded under (in capw, the WasmProvider's).
         source_name: String,
+        /// Why wasmtime refused it.
         #[source]
         source: wasmtime::Error,
     },
     /// The component imports something the sandbox does not provide.
     #[error("{source_name}: cannot be linked; it imports what the sandbox does not provide")]
     Link {
+        /// The name the component was loaded under (in capw, the WasmProvider's).
         source_name: String,
+        /// wasmtime's error, naming the import it could not satisfy.
         #[source]
         source: wasmtime::Error,
     },
     /// Instantiating it, to check its exports, failed.
     #[error("{source_name}: instantiating it failed")]
     Instantiate {
+        /// The name the component was loaded under (in capw, the WasmProvider's).
         source_name: String,
+        /// The failed call.
         #[source]
         source: Box<CallError>,
     },
     /// Its `metadata.describe` failed.
     #[error("{source_name}: describing itself failed")]
     Describe {
+        /// The name the component was loaded under (in capw, the WasmProvider's).
         source_name: String,
+        /// The failed call.
         #[source]
         source: Box<CallError>,
     },
     /// Its `metadata.describe` answered something unusable.
     #[error("{source_name}: bad metadata: {detail}")]
-    BadMetadata { source_name: String, detail: String },
+    BadMetadata {
+        /// The name the component was loaded under (in capw, the WasmProvider's).
+        source_name: String,
+        /// Which rule the metadata breaks.
+        detail: String,
+    },
     /// The compile cache failed in a way that is not a plain miss.
     #[error("{source_name}: compile cache")]
     Cache {
+        /// The name the component was loaded under (in capw, the WasmProvider's).
         source_name: String,
+        /// The cache's error.
         #[source]
         source: CacheError,
     },
@@ -76,7 +105,9 @@ pub enum LoadError {
     /// A blocking task of the loader was cancelled or panicked.
     #[error("{source_name}: the compile task was lost")]
     TaskLost {
+        /// The name the component was loaded under (in capw, the WasmProvider's).
         source_name: String,
+        /// How the task ended.
         #[source]
         source: tokio::task::JoinError,
     },
@@ -89,8 +120,11 @@ pub enum CacheError {
     /// Reading or writing the cache directory failed.
     #[error("cache file {name}: {op}")]
     Io {
+        /// The file, within the cache directory.
         name: String,
+        /// What was being done, e.g. `write`.
         op: &'static str,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
@@ -134,28 +168,41 @@ impl CallError {
 pub enum CallFailure {
     /// The call ran past its deadline and was cancelled.
     #[error("deadline of {timeout:?} exceeded")]
-    DeadlineExceeded { timeout: Duration },
+    DeadlineExceeded {
+        /// The call's deadline.
+        timeout: Duration,
+    },
     /// The instance tried to grow its memory past its limit and then failed.
     #[error("memory limit of {limit} bytes exceeded")]
-    MemoryLimitExceeded { limit: usize },
+    MemoryLimitExceeded {
+        /// The instance's memory limit, in bytes.
+        limit: usize,
+    },
     /// The call recursed past the wasm stack limit.
     #[error("wasm stack overflow")]
     StackOverflow,
     /// The guest trapped: a panic, `unreachable`, an out-of-bounds access.
     #[error("trapped: {message}")]
     Trap {
+        /// The trap, with any granted secret scrubbed from it.
         message: String,
+        /// The trap as wasmtime reported it.
         #[source]
         source: wasmtime::Error,
     },
     /// The answer (or an argument to a host function) was larger than the host copies out
     /// of a guest.
     #[error("answer is over the limit of {limit} bytes")]
-    ResultTooLarge { limit: usize },
+    ResultTooLarge {
+        /// The most the host copies out of a guest at once, in bytes.
+        limit: usize,
+    },
     /// The sandbox refused a capability the provider was not granted, and the call failed.
     #[error("denied {denial}; the call then failed: {outcome}")]
     Denied {
+        /// The sandbox's first refusal during the call.
         denial: Denial,
+        /// How the call then ended.
         outcome: Box<CallFailure>,
     },
     /// The answer broke the contract's limits on names and lists ([`crate::answer`]):
@@ -164,7 +211,10 @@ pub enum CallFailure {
     InvalidAnswer(#[from] InvalidAnswer),
     /// The provider does not export what the call needs.
     #[error("contract mismatch: {detail}")]
-    ContractMismatch { detail: String },
+    ContractMismatch {
+        /// What is missing or of the wrong type.
+        detail: String,
+    },
     /// The provider answered with an error of its own.
     #[error("{}", format_provider_error(.0))]
     Provider(ProviderError),
@@ -207,34 +257,4 @@ fn format_provider_error(e: &ProviderError) -> String {
         (false, _) => String::new(),
     };
     format!("provider error {:?}: {}{retry}", e.code, e.message)
-}
-
-/// A capability the sandbox can refuse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Capability {
-    /// Outbound HTTP to an authority not granted.
-    Http,
-    /// A secret not granted.
-    Secret,
-    /// A socket (every socket is refused).
-    Socket,
-}
-
-/// One refusal of the sandbox during a call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Denial {
-    pub capability: Capability,
-    /// What was asked for, e.g. `https://example.com:443` or the secret's name.
-    pub target: String,
-}
-
-impl fmt::Display for Denial {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match self.capability {
-            Capability::Http => "outbound HTTP to",
-            Capability::Secret => "secret",
-            Capability::Socket => "socket to",
-        };
-        write!(f, "{what} {}", self.target)
-    }
 }

@@ -15,6 +15,7 @@ pub struct Grants {
     /// Secrets the provider may read, by grant name. `None`: granted, but its value is not
     /// available (the Secret behind it does not exist); the provider is told `not-found`.
     pub secrets: BTreeMap<String, Option<Secret>>,
+    /// The deadline and memory limit of each call.
     pub limits: Limits,
 }
 
@@ -48,7 +49,9 @@ pub struct HttpGrant {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("bad HTTP grant {input:?}: {reason}")]
 pub struct HttpGrantParseError {
+    /// The grant string as written.
     pub input: String,
+    /// What is wrong with it.
     pub reason: &'static str,
 }
 
@@ -142,6 +145,7 @@ impl fmt::Display for HttpGrant {
 pub struct Secret(Vec<u8>);
 
 impl Secret {
+    /// A secret of `bytes`.
     pub fn new(bytes: impl Into<Vec<u8>>) -> Self {
         Secret(bytes.into())
     }

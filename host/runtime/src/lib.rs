@@ -12,6 +12,8 @@
 //! This crate knows nothing of Kubernetes or of the reconcile core: it loads components and
 //! calls them.
 
+#![warn(missing_docs)]
+
 mod answer;
 mod bindings;
 mod cache;
@@ -34,9 +36,10 @@ pub use answer::{
 };
 pub use cache::{CacheOutcome, CompileCache};
 pub use contract::{CONTRACT_PACKAGE, CONTRACT_VERSION, ContractInfo, ExtensionPoint};
-pub use error::{CacheError, CallError, CallFailure, Capability, Denial, LoadError};
+pub use error::{CacheError, CallError, CallFailure, LoadError};
 pub use grants::{Grants, HttpGrant, HttpGrantParseError, Secret};
 pub use limits::{Limits, MAX_COMPONENT_BYTES, PoolConfig};
 pub use model::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata, types};
 pub use provider::{LoadReport, Provider, ProviderInfo, Session};
 pub use runtime::{CallObserver, Runtime, RuntimeConfig, RuntimeStats};
+pub use sandbox::{Capability, Denial};

@@ -22,12 +22,13 @@ use crate::grants::Grants;
 use crate::limits::MAX_COMPONENT_BYTES;
 use crate::model::types::{CallContext, Deletion, Endpoint, MachineRef};
 use crate::model::{bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata};
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, Slot};
 use crate::sandbox::{CallState, Redactor};
 
 /// How a load went.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct LoadReport {
+    /// Whether compiled code came from the cache.
     pub cache: CacheOutcome,
     /// Time spent compiling, or loading compiled code from the cache.
     pub compile: Duration,
@@ -42,11 +43,13 @@ pub struct ProviderInfo {
     pub digest: String,
     /// Size of the component in bytes.
     pub size: usize,
+    /// The contract version it implements and what it exports and imports.
     pub contract: ContractInfo,
     /// The provider's answer to `metadata.describe`.
     pub metadata: metadata::ProviderMetadata,
     /// `metadata.config-schema`, parsed.
     pub config_schema: serde_json::Value,
+    /// How its load went.
     pub load: LoadReport,
 }
 
@@ -345,10 +348,12 @@ impl Provider {
         &self.name
     }
 
+    /// What the host knows about it: digest, contract, metadata.
     pub fn info(&self) -> &ProviderInfo {
         &self.info
     }
 
+    /// The capabilities and limits each of its calls runs with.
     pub fn grants(&self) -> &Grants {
         &self.grants
     }
@@ -534,7 +539,7 @@ pub struct Session<'p> {
     call: ActiveCall,
     instance: Instance,
     /// The pool slot of `instance`; last, so it is given back after the instance is gone.
-    _slot: tokio::sync::OwnedSemaphorePermit,
+    _slot: Slot,
 }
 
 impl Provider {

@@ -20,6 +20,7 @@ use crate::sandbox::CallState;
 pub struct RuntimeConfig {
     /// Directory of the compile cache; `None` compiles every load in memory.
     pub cache_dir: Option<PathBuf>,
+    /// The instance pool and stack sizes.
     pub pool: PoolConfig,
     /// Told of every finished call (for metrics); `None` tells no one.
     pub observer: Option<Arc<dyn CallObserver>>,
@@ -48,6 +49,15 @@ pub struct RuntimeStats {
     pub compiles: u64,
     /// Components loaded from the compile cache.
     pub cache_hits: u64,
+    /// Slots of the instance pool held right now: instances alive or being made (by calls,
+    /// sessions and loads).
+    pub live_instances: u64,
+    /// The most slots ever held at once since the runtime was built. Never above
+    /// [`PoolConfig::max_concurrent_instances`].
+    pub peak_instances: u64,
+    /// Calls (and loads) that found every slot taken and had to wait for one: a pool too
+    /// small for the load shows here before it shows as latency.
+    pub slot_waits: u64,
 }
 
 /// The process-wide plugin runtime. Cheap to share behind an `Arc`; every [`crate::Provider`]
@@ -65,6 +75,11 @@ pub struct Runtime {
     /// One permit per instance the pool holds: a call waits here for a free slot rather than
     /// failing with an exhausted pool when more calls run at once than the pool has room for.
     slots: Arc<tokio::sync::Semaphore>,
+    /// Slots held now and at most, counted apart from the semaphore so that they tell whether
+    /// it bounds the instances.
+    instances: Arc<InstanceGauge>,
+    /// Acquisitions of a slot that had to wait.
+    slot_waits: AtomicU64,
     ticker: EpochTicker,
 }
 
@@ -103,6 +118,8 @@ impl Runtime {
             calls: AtomicU64::new(0),
             observer: config.observer,
             slots,
+            instances: Arc::default(),
+            slot_waits: AtomicU64::new(0),
             ticker,
         }))
     }
@@ -112,10 +129,15 @@ impl Runtime {
         &self.engine
     }
 
+    /// The runtime's counters now; each is read on its own, so under load they need not
+    /// describe one instant.
     pub fn stats(&self) -> RuntimeStats {
         RuntimeStats {
             compiles: self.compiles.load(Ordering::Relaxed),
             cache_hits: self.cache_hits.load(Ordering::Relaxed),
+            live_instances: self.instances.live.load(Ordering::Relaxed),
+            peak_instances: self.instances.peak.load(Ordering::Relaxed),
+            slot_waits: self.slot_waits.load(Ordering::Relaxed),
         }
     }
 
@@ -128,12 +150,19 @@ impl Runtime {
 
     /// A slot of the instance pool, held for as long as an instance lives; waits while every
     /// slot is taken.
-    pub(crate) async fn slot(&self) -> tokio::sync::OwnedSemaphorePermit {
-        self.slots
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("the slots semaphore is never closed")
+    pub(crate) async fn slot(&self) -> Slot {
+        let permit = match self.slots.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                self.slot_waits.fetch_add(1, Ordering::Relaxed);
+                self.slots
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .expect("the slots semaphore is never closed")
+            }
+        };
+        Slot::new(permit, self.instances.clone())
     }
 
     /// The engine settings in force.
@@ -145,6 +174,39 @@ impl Runtime {
 impl Drop for Runtime {
     fn drop(&mut self) {
         self.ticker.stop();
+    }
+}
+
+/// Pool slots held now and at most at once.
+#[derive(Debug, Default)]
+struct InstanceGauge {
+    live: AtomicU64,
+    peak: AtomicU64,
+}
+
+/// A slot of the instance pool: while it is held, one instance may live. Hold it until the
+/// instance (and its store) is dropped.
+pub(crate) struct Slot {
+    gauge: Arc<InstanceGauge>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Slot {
+    fn new(permit: tokio::sync::OwnedSemaphorePermit, gauge: Arc<InstanceGauge>) -> Self {
+        let live = gauge.live.fetch_add(1, Ordering::Relaxed) + 1;
+        gauge.peak.fetch_max(live, Ordering::Relaxed);
+        Slot {
+            gauge,
+            _permit: permit,
+        }
+    }
+}
+
+impl Drop for Slot {
+    /// Runs before the permit (a field) is given back, so the next holder counts itself only
+    /// after this one is gone: the gauge never shows more slots than the semaphore grants.
+    fn drop(&mut self) {
+        self.gauge.live.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -59,6 +59,24 @@ impl Store {
             },
             other => db_error(other),
         })?;
+        Self::from_database(db)
+    }
+
+    /// A store that lives in memory only, with the same semantics as a state file: for tests
+    /// that run a pass without a file, and for the store contract.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] when redb cannot set up its tables.
+    pub fn in_memory() -> Result<Self, StoreError> {
+        let db = Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .map_err(db_error)?;
+        Self::from_database(db)
+    }
+
+    /// The store over `db`: its tables made, its label index built when missing.
+    fn from_database(db: Database) -> Result<Self, StoreError> {
         let tx = db.begin_write().map_err(db_error)?;
         {
             let objects = tx.open_table(OBJECTS).map_err(db_error)?;

@@ -1,4 +1,5 @@
-//! The ClusterCache against real kube-apiservers standing in for workload clusters.
+//! The ClusterCache against real kube-apiservers standing in for workload clusters, and a
+//! silent listener standing in for a hung one.
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +12,8 @@ use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
+use capw_test_support::silent::SilentListener;
+
 fn id(name: &str) -> ClusterId {
     ClusterId {
         namespace: "default".into(),
@@ -21,6 +24,42 @@ fn id(name: &str) -> ClusterId {
 
 fn kubeconfig(env: &KubeEnv) -> Vec<u8> {
     std::fs::read(env.kubeconfig()).unwrap()
+}
+
+/// A self-signed CA certificate (PEM, in base64) for kubeconfigs of plain-HTTP servers. No
+/// connection is verified with it; without one, kube builds its TLS configuration from the
+/// operating system's trust store, which a test should not need.
+const UNUSED_CA: &str = concat!(
+    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJvVENDQVVlZ0F3SUJBZ0lVRGtHTHBpRUV4Y09XRCtIOGQ0",
+    "a0ZWWjgySjZJd0NnWUlLb1pJemowRUF3SXcKSlRFak1DRUdBMVVFQXd3YWMybHNaVzUwTFd4cGMzUmxibVZ5TFda",
+    "cGVIUjFjbVV0WTJFd0lCY05Nall4TWpBeQpNRGN3TVRVNFdoZ1BNakV5TmpFeE1EZ3dOekF4TlRoYU1DVXhJekFo",
+    "QmdOVkJBTU1Hbk5wYkdWdWRDMXNhWE4wClpXNWxjaTFtYVhoMGRYSmxMV05oTUZrd0V3WUhLb1pJemowQ0FRWUlL",
+    "b1pJemowREFRY0RRZ0FFRkVhRTJzTXAKOHFQUW9HMithRStVbXREeW1CSjIzYjdTQ3RYcW0xcUFybkdFY3JYallj",
+    "emlEQlRJQm9RcEdZZ05NWHBnQ3I0cwp4VFhodmRManVCWnFNYU5UTUZFd0hRWURWUjBPQkJZRUZBdTRPVEE5cXIz",
+    "bXpxMVAyNkxtWEJ1Z3RmenNNQjhHCkExVWRJd1FZTUJhQUZBdTRPVEE5cXIzbXpxMVAyNkxtWEJ1Z3RmenNNQThH",
+    "QTFVZEV3RUIvd1FGTUFNQkFmOHcKQ2dZSUtvWkl6ajBFQXdJRFNBQXdSUUlnWXM0anh1Z3F0YTZDUmlybHRNOU5P",
+    "UEF6NERSUFE2czdyQ3FnazlRTAp4UTRDSVFEOHUwcGJabXlYdlUrZTZnUU81VmNMdE9SQS8rU3VzMFZkZzBpYkxE",
+    "ZHNodz09Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K",
+);
+
+/// A kubeconfig for the API at `server` (a URL), with no credentials.
+fn kubeconfig_for(server: &str) -> Vec<u8> {
+    format!(
+        "apiVersion: v1
+kind: Config
+clusters:
+- name: workload
+  cluster:
+    server: {server}
+    certificate-authority-data: {UNUSED_CA}
+contexts:
+- name: workload
+  context:
+    cluster: workload
+current-context: workload
+"
+    )
+    .into_bytes()
 }
 
 /// Creates Node `name` with `provider_id`, its Ready condition `ready`.
@@ -79,6 +118,11 @@ fn ready_of(o: &WorkloadObservation, node: &str) -> Option<ReadyStatus> {
         .ready
         .as_ref()
         .map(|r| r.status)
+}
+
+/// The names of the Nodes `o` shows; none before the watch's first list.
+fn node_names(o: &WorkloadObservation) -> Vec<&str> {
+    o.nodes.iter().flatten().map(|n| n.name.as_str()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -170,10 +214,64 @@ async fn a_stopped_api_is_unreachable_at_once_and_holds_up_no_other_cluster() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_that_accepts_and_never_answers_is_unreachable_after_the_probe_timeout() {
+    capw_test_support::init_tracing();
+    let silent = SilentListener::start(Duration::from_secs(60))
+        .await
+        .unwrap();
+    // Plain HTTP: the connection completes at once, so the wait is on the answer to
+    // `/readyz`, where only the probe's own deadline applies (kube sets no read timeout).
+    let kubeconfig = kubeconfig_for(&format!("http://{}", silent.addr()));
+    let probe_timeout = Duration::from_millis(500);
+    let cache = ClusterCache::new(ClusterCacheConfig {
+        probe_timeout,
+        ..ClusterCacheConfig::default()
+    });
+
+    let started = Instant::now();
+    // Only a guard, so that a probe without a deadline fails the test instead of hanging it.
+    let observed = tokio::time::timeout(
+        probe_timeout + Duration::from_secs(10),
+        cache.observe(&id("silent"), &kubeconfig),
+    )
+    .await;
+    let took = started.elapsed();
+    let o = observed
+        .unwrap_or_else(|_| panic!("the probe of a silent API never returned ({took:?})"))
+        .unwrap();
+
+    let ApiAvailability::Unreachable { error } = &o.api else {
+        panic!("a silent API is available: {o:?}");
+    };
+    assert_eq!(
+        *error,
+        format!("no answer within {probe_timeout:?}"),
+        "not the probe's timeout"
+    );
+    assert!(
+        took >= probe_timeout,
+        "gave up after {took:?}, before the probe timeout"
+    );
+    assert!(
+        took < probe_timeout + Duration::from_secs(2),
+        "took {took:?} for a probe timeout of {probe_timeout:?}"
+    );
+    assert!(o.nodes.is_none());
+    assert!(o.retry_after.is_some());
+    assert!(
+        silent.accepted() > 0,
+        "nothing connected: the timeout says nothing of a silent API"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_are_bounded_rebuilt_on_a_new_kubeconfig_and_evicted() {
     capw_test_support::init_tracing();
-    let env = KubeEnv::start();
-    let kubeconfig = kubeconfig(&env);
+    // Two API servers a cluster's kubeconfig may name, told apart by the Node each holds.
+    let (first, second) = (KubeEnv::start(), KubeEnv::start());
+    create_node(&first, "node-of-first", "simcloud://r/first", "True").await;
+    create_node(&second, "node-of-second", "simcloud://r/second", "True").await;
+    let (kubeconfig, second_kubeconfig) = (kubeconfig(&first), kubeconfig(&second));
     let cache = ClusterCache::new(ClusterCacheConfig {
         max_clusters: 2,
         ..ClusterCacheConfig::default()
@@ -183,12 +281,23 @@ async fn clients_are_bounded_rebuilt_on_a_new_kubeconfig_and_evicted() {
         assert_eq!(o.api, ApiAvailability::Available);
     }
     assert_eq!(cache.clusters(), vec![id("three"), id("two")]);
+    let before = observe_until(&cache, &id("two"), &kubeconfig, |o| {
+        node_names(o) == ["node-of-first"]
+    })
+    .await;
 
-    // A rotated kubeconfig (same cluster, new bytes) gives a working new client.
-    let mut rotated = kubeconfig.clone();
-    rotated.extend_from_slice(b"\n# rotated\n");
-    let o = cache.observe(&id("two"), &rotated).await.unwrap();
+    // A rotated kubeconfig (same cluster, another server) gives a working client of the new
+    // server: a client kept for the cluster alone would still answer for the first.
+    let o = cache.observe(&id("two"), &second_kubeconfig).await.unwrap();
     assert_eq!(o.api, ApiAvailability::Available);
+    assert_ne!(
+        o.server, before.server,
+        "the client of the old kubeconfig answered: {o:?}"
+    );
+    observe_until(&cache, &id("two"), &second_kubeconfig, |o| {
+        node_names(o) == ["node-of-second"]
+    })
+    .await;
 
     cache.evict(&id("two"));
     cache.evict_named("default", "three");
@@ -205,6 +314,11 @@ async fn a_malformed_kubeconfig_is_an_error_that_quotes_none_of_it() {
     assert!(!text.contains("s3cr3t"), "{text}");
     assert!(cache.clusters().is_empty());
 }
+
+/// How long a heartbeat must go unannounced. A debounce delays an announcement without
+/// dropping it; this outlasts any debounce worth having (one of several seconds would lose to
+/// the requeue the announcements exist to beat), and keeps the test short.
+const HEARTBEAT_SILENCE: Duration = Duration::from_secs(5);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_changes_announce_what_an_observation_shows_and_not_heartbeats() {
@@ -235,10 +349,16 @@ async fn node_changes_announce_what_an_observation_shows_and_not_heartbeats() {
     api.patch_status("node-a", &PatchParams::default(), &Patch::Merge(&heartbeat))
         .await
         .unwrap();
-    let quiet = tokio::time::timeout(Duration::from_secs(1), changes.recv()).await;
-    assert!(quiet.is_err(), "a heartbeat was announced: {quiet:?}");
+    // Announced late is announced all the same: listen past any debounce that could hold it.
+    let quiet = tokio::time::timeout(HEARTBEAT_SILENCE, changes.recv()).await;
+    assert!(
+        quiet.is_err(),
+        "a heartbeat was announced within {HEARTBEAT_SILENCE:?}: {quiet:?}"
+    );
 
-    // A flip of Ready is, at once, for this cluster.
+    // A flip of Ready is, at once, for this cluster. It also makes the silence above count:
+    // the watch delivers the Node's updates in order, so it had taken in the heartbeat
+    // before this, and the flip's is the first announcement since the heartbeat.
     let flipped = Instant::now();
     set_ready(&env, "node-a", "False", "KubeletNotReady", "down").await;
     let flip = tokio::time::timeout(Duration::from_secs(5), changes.recv()).await;

@@ -34,6 +34,11 @@ type e2eMachine struct {
 func TestMachinesBootJoinAndResetAgainstRealBinaries(t *testing.T) {
 	binDir := os.Getenv(e2eBinDirEnv)
 	if binDir == "" {
+		// In CI the suite sets it (scripts/suite.sh); a run there without it would pass having
+		// tested nothing.
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not set, and CI is: the suite must give the end-to-end test its binaries", e2eBinDirEnv)
+		}
 		t.Skipf("%s is not set: set it to a bin dir with kubeadm, etcd, kube-apiserver and kube-controller-manager (tests/kube-env/kube-env.sh bin-dir) to run the end-to-end test", e2eBinDirEnv)
 	}
 	agent := agentBinary(t, binDir)

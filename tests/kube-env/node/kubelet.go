@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"runtime"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -116,9 +117,18 @@ func (k *kubeletStandIn) heartbeat(ctx context.Context) error {
 }
 
 // updateStatus reports the Node Ready, retrying on a conflict with the controllers that write
-// the Node too (the CIDR allocator, the node lifecycle controller).
+// the Node too (the CIDR allocator, the node lifecycle controller). A taint the node lifecycle
+// controller added between the read and the write shows up as a refusal, not a conflict: the
+// NodeRestriction admission plugin, which runs before the resourceVersion check, sees the stale
+// copy's taints as this node changing its own. That is retried from a fresh read too.
 func (k *kubeletStandIn) updateStatus(ctx context.Context) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error { return k.tryUpdateStatus(ctx) })
+	return retry.OnError(retry.DefaultRetry, staleWrite, func() error { return k.tryUpdateStatus(ctx) })
+}
+
+// staleWrite: the write failed only because the Node changed since it was read.
+func staleWrite(err error) bool {
+	return apierrors.IsConflict(err) ||
+		(apierrors.IsForbidden(err) && strings.Contains(err.Error(), "not allowed to modify taints"))
 }
 
 func (k *kubeletStandIn) tryUpdateStatus(ctx context.Context) error {

@@ -9,12 +9,16 @@
 //!   pure libraries only (of this workspace: capw-text, with no dependencies, and
 //!   capw-sim-api, simcloud's wire types, on serde alone), and `plugins/` holds nothing else.
 //!
-//! A wall holds for a crate's normal dependencies, followed through the workspace's own
-//! crates: capw-topology may not reach wasmtime through capw-api either. Dev-dependencies are
-//! free (the Kubernetes mode's tests run the local mode beside it).
+//! A wall holds for a crate's normal dependencies, followed through every crate it builds
+//! with, the workspace's and third-party ones alike: capw-topology may not reach wasmtime
+//! through capw-api, nor capw-api through a crate of crates.io that depends on it. The trees
+//! are cargo's own (`cargo tree -e normal`) for the crate built alone, so a dependency counts
+//! with the features that crate's build turns on (capw-api's `kube`, types only, is not charged
+//! with the client capw-kube turns on). Dev-dependencies are free (the Kubernetes mode's tests
+//! run the local mode beside it).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -43,6 +47,21 @@ const GUEST_LIBRARIES: &[&str] = &["capw-sdk", "capw-text", "capw-sim-api"];
 /// What a pure library shared with guests may depend on: data types, no I/O.
 const PURE_DEPENDENCIES: &[&str] = &["serde"];
 
+/// The platform guests are built for (`make plugins`): their trees are resolved for it, as a
+/// crate's dependencies may differ from one platform to another. Host crates' trees are
+/// resolved for the host.
+const GUEST_TARGET: &str = "wasm32-wasip2";
+
+/// The workspace's root directory.
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The cargo that runs the tests, as it tells them.
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
 /// A workspace crate's declared dependency.
 #[derive(Debug)]
 struct Dep {
@@ -61,9 +80,7 @@ struct Workspace {
 
 impl Workspace {
     fn read() -> Self {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = Command::new(cargo)
+        let out = cargo()
             .args([
                 "metadata",
                 "--format-version",
@@ -71,7 +88,7 @@ impl Workspace {
                 "--no-deps",
                 "--offline",
             ])
-            .current_dir(&root)
+            .current_dir(workspace_root())
             .output()
             .expect("running cargo metadata");
         assert!(
@@ -131,17 +148,89 @@ impl Workspace {
         }
         out
     }
+}
 
-    /// What `name` reaches that `forbidden` names, as `via → dependency` lines.
-    fn breaches(&self, name: &str, forbidden: &[&str]) -> Vec<String> {
+/// A crate's normal dependencies, followed to the end through every crate, as cargo resolves
+/// them when that crate alone is built (`cargo tree --package NAME --edges normal`).
+struct Tree {
+    /// Each crate of the tree as the path to it from the root crate. A crate's dependencies
+    /// are listed at its first place only (as `cargo tree` prints them); its other places end
+    /// their paths there, so that every edge of the graph is on one path.
+    paths: Vec<Vec<String>>,
+}
+
+impl Tree {
+    /// `name`'s tree for `target`, or for the host when `None`.
+    fn of(name: &str, target: Option<&str>) -> Self {
+        let mut args = vec![
+            "tree",
+            "--package",
+            name,
+            "--edges",
+            "normal",
+            "--prefix",
+            "depth",
+            "--format",
+            "{p}",
+            "--offline",
+        ];
+        if let Some(target) = target {
+            args.extend(["--target", target]);
+        }
+        let out = cargo()
+            .args(&args)
+            .current_dir(workspace_root())
+            .output()
+            .expect("running cargo tree");
         assert!(
-            self.crates.contains_key(name),
-            "no crate {name} in the workspace"
+            out.status.success(),
+            "cargo tree --package {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
         );
-        self.reach(name)
-            .into_iter()
-            .filter(|(_, dep)| forbidden.contains(&dep.name.as_str()))
-            .map(|(via, dep)| format!("{name}: {via} → {}", dep.name))
+        let tree = Tree::parse(&String::from_utf8_lossy(&out.stdout));
+        assert!(
+            tree.paths.first().is_some_and(|root| *root == [name]),
+            "{name}'s tree starts elsewhere: {:?}",
+            tree.paths.first()
+        );
+        tree
+    }
+
+    /// Reads `cargo tree --prefix depth --format {p}`: one crate a line, after its depth
+    /// (`0capw-api v0.1.0 (/…/host/api)`, `1kube v5.0.0`, `2kube-core v5.0.0`…).
+    fn parse(text: &str) -> Self {
+        let mut path: Vec<String> = Vec::new();
+        let mut paths = Vec::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let digits = line
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(line.len());
+            let depth: usize = (line[..digits].parse())
+                .unwrap_or_else(|_| panic!("no depth before {line:?} in cargo tree's output"));
+            let name = (line[digits..].split_whitespace().next())
+                .unwrap_or_else(|| panic!("no crate in {line:?} of cargo tree's output"));
+            assert!(
+                depth <= path.len() && (depth == 0) == paths.is_empty(),
+                "{line:?} at depth {depth} below {path:?} in cargo tree's output"
+            );
+            path.truncate(depth);
+            path.push(name.to_owned());
+            paths.push(path.clone());
+        }
+        Tree { paths }
+    }
+
+    /// Each place where the tree reaches a crate `forbidden` names, not below another one, as
+    /// the path to it: `capw-api → some-crate → wasmtime`.
+    fn breaches(&self, forbidden: &[&str]) -> Vec<String> {
+        let is_forbidden = |name: &String| forbidden.contains(&name.as_str());
+        (self.paths.iter())
+            .filter(|path| {
+                (path.split_last()).is_some_and(|(reached, via)| {
+                    is_forbidden(reached) && !via.iter().any(is_forbidden)
+                })
+            })
+            .map(|path| path.join(" → "))
             .collect()
     }
 }
@@ -198,7 +287,11 @@ fn no_crate_reaches_past_its_wall() {
     let mut breaches = Vec::new();
     for (crates, forbidden) in WALLS {
         for name in *crates {
-            breaches.extend(ws.breaches(name, forbidden));
+            assert!(
+                ws.crates.contains_key(*name),
+                "no crate {name} in the workspace"
+            );
+            breaches.extend(Tree::of(name, None).breaches(forbidden));
         }
     }
     assert!(
@@ -246,12 +339,12 @@ fn guests_build_on_the_sdk_and_pure_libraries_and_plugins_holds_only_guests() {
             ));
         }
         for dep in deps {
-            if (dep.local && !GUEST_LIBRARIES.contains(&dep.name.as_str()))
-                || SYSTEM_CRATES.contains(&dep.name.as_str())
-            {
+            if dep.local && !GUEST_LIBRARIES.contains(&dep.name.as_str()) {
                 breaches.push(format!("{name} ({dir}) → {}", dep.name));
             }
         }
+        let system = Tree::of(name, Some(GUEST_TARGET)).breaches(SYSTEM_CRATES);
+        breaches.extend(system.into_iter().map(|path| format!("{path} ({dir})")));
     }
     assert!(guests >= 5, "only {guests} guest crates found");
     for library in GUEST_LIBRARIES.iter().filter(|l| **l != "capw-sdk") {
@@ -265,15 +358,49 @@ fn guests_build_on_the_sdk_and_pure_libraries_and_plugins_holds_only_guests() {
             }
         }
     }
-    let sdk = ws.breaches(
-        "capw-sdk",
-        &ws.crates.keys().map(String::as_str).collect::<Vec<_>>(),
-    );
-    breaches.extend(sdk);
-    for (via, dep) in ws.reach("capw-sdk") {
-        if SYSTEM_CRATES.contains(&dep.name.as_str()) {
-            breaches.push(format!("capw-sdk: {via} → {}", dep.name));
-        }
-    }
+    // The SDK builds on no crate of the workspace, and reaches no system crate.
+    let sdk_forbidden: Vec<&str> = (ws.crates.keys().map(String::as_str))
+        .filter(|name| *name != "capw-sdk")
+        .chain(SYSTEM_CRATES.iter().copied())
+        .collect();
+    breaches.extend(Tree::of("capw-sdk", Some(GUEST_TARGET)).breaches(&sdk_forbidden));
     assert!(breaches.is_empty(), "{}", breaches.join("\n"));
+}
+
+#[test]
+fn a_wall_breached_through_a_third_party_crate_is_named_with_its_path() {
+    // capw-api gaining `some-crate`, which depends on wasmtime: the breach is at depth 2, under
+    // a crate of no wall, and reached again (`(*)`) through `other-crate`.
+    let tree = Tree::parse(
+        "0capw-api v0.1.0 (/work/capw/host/api)\n\
+         1serde v1.0.229\n\
+         1some-crate v1.2.3\n\
+         2wasmtime v48.0.8\n\
+         3wasmtime-environ v48.0.8\n\
+         1other-crate v0.4.0\n\
+         2some-crate v1.2.3 (*)\n\
+         2wasmtime v48.0.8 (*)\n",
+    );
+    assert_eq!(
+        tree.breaches(&["wasmtime", "wasmtime-environ"]),
+        [
+            "capw-api → some-crate → wasmtime",
+            "capw-api → other-crate → wasmtime",
+        ]
+    );
+    assert!(tree.breaches(&["redb"]).is_empty());
+}
+
+#[test]
+fn the_trees_go_on_through_third_party_crates() {
+    // capw-runtime declares wasmtime, which brings Cranelift: a tree that stopped at the
+    // crates capw-runtime declares would hold no Cranelift at all.
+    let tree = Tree::of("capw-runtime", None);
+    let cranelift = (tree.paths.iter())
+        .find(|path| path.last().is_some_and(|c| c == "cranelift-codegen"))
+        .expect("capw-runtime's tree holds no cranelift-codegen");
+    assert!(
+        cranelift.len() > 2 && cranelift.iter().any(|c| c == "wasmtime"),
+        "capw-runtime reaches cranelift-codegen by {cranelift:?}"
+    );
 }

@@ -10,6 +10,8 @@ pub mod hostile;
 pub mod kube;
 pub mod real_boot;
 pub mod registry;
+#[cfg(feature = "kube")]
+pub mod silent;
 
 use std::path::PathBuf;
 use std::sync::Once;

@@ -7,15 +7,6 @@ use super::{Findings, cluster};
 use crate::calls::{Subject, check_hint};
 use crate::rules::id;
 
-const HOOKS: [Hook; 6] = [
-    Hook::BeforeClusterCreate,
-    Hook::AfterControlPlaneInitialized,
-    Hook::BeforeClusterUpgrade,
-    Hook::AfterControlPlaneUpgrade,
-    Hook::AfterClusterUpgrade,
-    Hook::BeforeClusterDelete,
-];
-
 pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
     let c = cluster(&s.options.cluster_name, suffix, "hooks");
     let version = |minor| KubernetesVersion {
@@ -24,7 +15,7 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
         patch: 0,
     };
     let mut problems = Vec::new();
-    for hook in HOOKS {
+    for hook in Hook::ALL {
         let upgrade = matches!(
             hook,
             Hook::BeforeClusterUpgrade | Hook::AfterControlPlaneUpgrade | Hook::AfterClusterUpgrade

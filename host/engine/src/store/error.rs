@@ -1,6 +1,6 @@
 //! What can go wrong in the store.
 
-use super::meta::ObjectKey;
+use super::key::ObjectKey;
 
 /// A store operation that did not happen. Nothing was written when one of these is returned.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +29,7 @@ pub enum StoreError {
     Malformed {
         /// The object, `kind namespace/name` where known.
         what: String,
+        /// Why it does not parse.
         #[source]
         source: serde_json::Error,
     },

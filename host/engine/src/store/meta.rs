@@ -1,34 +1,12 @@
 //! Object identity and the metadata the store maintains.
 
-use std::fmt;
-
 use serde_json::{Map, Value};
 
 use super::error::StoreError;
 
-/// Where an object lives: its kind, namespace (empty for cluster-scoped kinds) and name.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ObjectKey {
-    pub kind: String,
-    pub namespace: String,
-    pub name: String,
-}
+pub use super::key::ObjectKey;
 
 impl ObjectKey {
-    /// A key for a namespaced object.
-    pub fn namespaced(kind: &str, namespace: &str, name: &str) -> Self {
-        ObjectKey {
-            kind: kind.into(),
-            namespace: namespace.into(),
-            name: name.into(),
-        }
-    }
-
-    /// A key for a cluster-scoped object.
-    pub fn cluster_scoped(kind: &str, name: &str) -> Self {
-        Self::namespaced(kind, "", name)
-    }
-
     /// The key of `object`, from its `kind`, `metadata.namespace` and `metadata.name`.
     ///
     /// # Errors
@@ -52,36 +30,14 @@ impl ObjectKey {
             .unwrap_or_default();
         Ok(Self::namespaced(kind, namespace, name))
     }
-
-    /// The database key: `kind/namespace/name`, which sorts objects of a kind together and
-    /// namespaces within it.
-    pub fn db_key(&self) -> String {
-        format!("{}/{}/{}", self.kind, self.namespace, self.name)
-    }
-
-    /// The prefix of every database key of `kind` (in `namespace`, when given).
-    pub fn prefix(kind: &str, namespace: Option<&str>) -> String {
-        match namespace {
-            Some(ns) => format!("{kind}/{ns}/"),
-            None => format!("{kind}/"),
-        }
-    }
-}
-
-impl fmt::Display for ObjectKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.namespace.is_empty() {
-            write!(f, "{} {}", self.kind, self.name)
-        } else {
-            write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
-        }
-    }
 }
 
 /// What happened to an object, as announced to watchers after the write committed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WatchEvent {
+    /// What happened.
     pub kind: WatchEventKind,
+    /// To which object.
     pub key: ObjectKey,
     /// The store's resourceVersion after the write.
     pub resource_version: u64,
@@ -90,8 +46,11 @@ pub struct WatchEvent {
 /// The kind of change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WatchEventKind {
+    /// Created.
     Added,
+    /// Written again (spec, metadata or status).
     Modified,
+    /// Removed from the store.
     Deleted,
 }
 

@@ -14,6 +14,7 @@
 //!   when the last finalizer is removed.
 
 mod error;
+mod key;
 pub mod meta;
 mod objects;
 mod overlay;

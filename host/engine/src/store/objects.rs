@@ -13,8 +13,11 @@ use super::meta::{ObjectKey, has_label};
 /// The outcome of [`ObjectStore::apply`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Applied {
+    /// There was no such object; it is stored now.
     Created,
+    /// It was there and is changed.
     Configured,
+    /// It was there as given; nothing was written.
     Unchanged,
 }
 

@@ -1,8 +1,11 @@
 //! Two real `capw controller` processes with leader election against the real API server:
 //! the leader is SIGKILLed in the middle of a scale-up, the standby takes the Lease and
-//! finishes the job with nothing done twice, and a SIGTERM then stops the survivor cleanly
-//! (exit 0) with its Lease released.
+//! finishes the job with nothing done twice, including a scale-up asked for once the leader
+//! is dead (work only the standby can have done), and a SIGTERM then stops the survivor
+//! cleanly (exit 0) with its Lease released. [`Process`] also runs the shard replicas of
+//! `shards.rs`.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -11,14 +14,32 @@ use capw_test_support::bounded::output_within;
 
 use super::{KUBECTL_LIMIT, STOP, World, capw_binary, wait};
 
-/// A `capw controller` process.
-struct Process {
+/// A `capw controller` process; killed when dropped, so a failed test leaves none behind.
+pub(super) struct Process {
     child: Child,
     identity: &'static str,
 }
 
 impl Process {
+    /// A replica that reconciles only while it holds the leader Lease `capw-controller`.
     fn start(w: &World, identity: &'static str, lease: Duration) -> Process {
+        Self::spawn(w, identity, lease, &["--leader-elect"])
+    }
+
+    /// A replica of `shards` shards, each held through its Lease `capw-controller-shard-<i>`.
+    pub(super) fn start_sharded(
+        w: &World,
+        identity: &'static str,
+        lease: Duration,
+        shards: u32,
+    ) -> Process {
+        let shards = shards.to_string();
+        Self::spawn(w, identity, lease, &["--shards", &shards])
+    }
+
+    /// `capw controller` for `w`'s namespace, coordinating with the others by `coordination`
+    /// (its leader-election or sharding flags), its log in `<tmp>/<identity>.log`.
+    fn spawn(w: &World, identity: &'static str, lease: Duration, coordination: &[&str]) -> Process {
         let log = std::fs::File::create(w.tmp.path().join(format!("{identity}.log"))).unwrap();
         let child = Command::new(capw_binary())
             .arg("--state-dir")
@@ -30,7 +51,8 @@ impl Process {
             .arg("controller")
             .arg("--kubeconfig")
             .arg(w.env.kubeconfig())
-            .args(["--leader-elect", "--lease-name", "capw-controller"])
+            .args(coordination)
+            .args(["--lease-name", "capw-controller"])
             .args(["--lease-namespace", &w.namespace])
             .args(["--watch-namespace", &w.namespace])
             .args(["--lease-duration-seconds", &lease.as_secs().to_string()])
@@ -51,7 +73,7 @@ impl Process {
     }
 
     /// Sends `signal` (`KILL`, `TERM`) and waits at most [`STOP`] for the process to end.
-    async fn signal_and_wait(mut self, signal: &str) -> ExitStatus {
+    pub(super) async fn signal_and_wait(mut self, signal: &str) -> ExitStatus {
         let sent = Command::new("kill")
             .arg(format!("-{signal}"))
             .arg(self.child.id().to_string())
@@ -84,6 +106,16 @@ impl Drop for Process {
 }
 
 impl World {
+    /// The idempotency keys of the instances simcloud holds for `cluster`.
+    async fn instance_tokens(&self, cluster: &str) -> BTreeSet<String> {
+        self.inventory()
+            .await
+            .clusters
+            .get(&self.cloud_key(cluster))
+            .map(|c| c.instances.iter().map(|i| i.client_token.clone()).collect())
+            .unwrap_or_default()
+    }
+
     /// The leader Lease's holder (empty once released), or `None` before the Lease exists.
     fn lease_holder(&self) -> Option<String> {
         let out = output_within(
@@ -125,9 +157,10 @@ async fn two_controller_processes_hand_over_on_sigkill_and_release_the_lease_on_
     let killed = Instant::now();
     let status = first.signal_and_wait("KILL").await;
     assert_eq!(status.signal(), Some(9), "{status:?}");
+    // What the leader left: it may have finished the scale-up before it died.
+    let left_by_leader = w.instance_tokens("alpha").await;
 
-    // The standby takes the Lease once it expires and finishes the scale-up: every Machine
-    // has exactly one instance.
+    // The standby takes the Lease once it expires.
     wait("process-b leading", || async {
         (w.lease_holder().as_deref() == Some("process-b")).then_some(())
     })
@@ -138,7 +171,22 @@ async fn two_controller_processes_hand_over_on_sigkill_and_release_the_lease_on_
         handover <= lease * 2 + Duration::from_secs(2),
         "hand-over took {handover:?}, lease {lease:?}"
     );
-    w.wait_workers("alpha", 4).await;
+
+    // A fifth worker, asked for once the leader is dead, is work only the standby can do: a
+    // Machine, its instance from the infrastructure provider, the new generation observed.
+    // It finishes the first scale-up with it: every Machine has exactly one instance.
+    w.scale_workers("alpha", 5);
+    w.wait_workers("alpha", 5).await;
+    let made_by_standby: Vec<String> = w
+        .instance_tokens("alpha")
+        .await
+        .difference(&left_by_leader)
+        .cloned()
+        .collect();
+    assert!(
+        !made_by_standby.is_empty(),
+        "no instance was made after the leader died"
+    );
 
     // SIGTERM: running passes finish, the Lease is released, the process exits 0.
     let status = second.signal_and_wait("TERM").await;

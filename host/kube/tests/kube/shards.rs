@@ -1,18 +1,22 @@
-//! Shards across replicas: three replicas split many Clusters, one is killed mid-scale, and
-//! the others take its shards over without doing anything twice.
+//! Shards across replicas: three `capw controller --shards` processes split many Clusters,
+//! the holder of two shards is SIGKILLed mid-scale, and the others take its shards over once
+//! their Leases expire, without doing anything twice.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
-use capw_kube::ShardConfig;
 use futures::StreamExt as _;
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kube::runtime::watcher;
 
+use super::processes::Process;
 use super::*;
 
 const SHARDS: u32 = 6;
 const CLUSTERS: usize = 30;
 const LEASE: Duration = Duration::from_secs(4);
+/// How long each instance of this test's cloud boots.
+const BOOT: Duration = Duration::from_secs(3);
 
 /// Cluster `c-<i>` of the quickstart's class: one control-plane machine and one worker.
 fn cluster(namespace: &str, i: usize) -> String {
@@ -34,35 +38,23 @@ spec:
 }
 
 impl World {
-    fn sharded(&self, identity: &str) -> ControllerConfig {
-        let mut config = self.config(identity, None);
-        config.sharding = Some(ShardConfig {
-            shards: SHARDS,
-            lease: LeaseConfig {
-                name: "capw-controller".into(),
-                namespace: self.namespace.clone(),
-                identity: identity.into(),
-                duration: LEASE,
-                renew_every: LEASE / 4,
-            },
-        });
-        config
+    /// What shard Lease `shard` says now, if it exists.
+    async fn shard_lease(&self, shard: u32) -> Option<LeaseSpec> {
+        let leases: kube::Api<Lease> = kube::Api::namespaced(self.client.clone(), &self.namespace);
+        leases
+            .get_opt(&format!("capw-controller-shard-{shard}"))
+            .await
+            .unwrap()
+            .map(|lease| lease.spec.unwrap_or_default())
     }
 
     /// The holder of each shard Lease that is held and unexpired, by shard.
     async fn shard_holders(&self) -> BTreeMap<u32, String> {
-        let leases: kube::Api<k8s_openapi::api::coordination::v1::Lease> =
-            kube::Api::namespaced(self.client.clone(), &self.namespace);
         let mut holders = BTreeMap::new();
         for shard in 0..SHARDS {
-            let Some(lease) = leases
-                .get_opt(&format!("capw-controller-shard-{shard}"))
-                .await
-                .unwrap()
-            else {
+            let Some(spec) = self.shard_lease(shard).await else {
                 continue;
             };
-            let spec = lease.spec.unwrap_or_default();
             let (Some(holder), Some(renewed)) = (spec.holder_identity, spec.renew_time) else {
                 continue;
             };
@@ -72,6 +64,22 @@ impl World {
             }
         }
         holders
+    }
+
+    /// The clusters of `shards` that are not Ready.
+    async fn unfinished(&self, shards: &[u32]) -> Vec<String> {
+        let mut unfinished = Vec::new();
+        for i in 0..CLUSTERS {
+            let name = format!("c-{i:02}");
+            if !shards.contains(&capw_kube::shard_of(&self.namespace, &name, SHARDS)) {
+                continue;
+            }
+            let c = self.get("Cluster", &name).await.unwrap();
+            if condition(&c, "Ready")["status"] != "True" {
+                unfinished.push(name);
+            }
+        }
+        unfinished
     }
 
     /// Waits until every shard is held and each of `replicas` holds its share.
@@ -121,9 +129,26 @@ fn log_machines(w: &World) -> (Arc<Mutex<MachineLog>>, JoinHandle<()>) {
     (log, task)
 }
 
+/// The replicas are real `capw controller --shards` processes and the victim is SIGKILLed:
+/// nothing of it runs on (no drop, no cleanup, no release, no task left in this process),
+/// so its shards can only come free by their Leases expiring, and the work it had under way
+/// is done by the survivors or not at all.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_killed_shard_holder_is_replaced_mid_scale_and_nothing_is_done_twice() {
-    let w = World::new("capw-shards").await;
+    use std::os::unix::process::ExitStatusExt as _;
+
+    // An instance boots for BOOT: a cluster needs two boots one after the other (its
+    // control-plane machine's, then its worker's), so one whose machines are still being made
+    // when the victim is chosen cannot be Ready by the time it is killed, however loaded the
+    // machine running this test is.
+    let w = World::with_timings(
+        "capw-shards",
+        Timings {
+            boot: BOOT,
+            ..Timings::uniform(Duration::from_millis(20))
+        },
+    )
+    .await;
     // The quickstart's providers and class, without its clusters.
     let example = common::quickstart_in(&w.namespace, &w.sim);
     let class: String = example
@@ -136,9 +161,9 @@ async fn a_killed_shard_holder_is_replaced_mid_scale_and_nothing_is_done_twice()
     w.kubectl(&["apply", "-f", path.to_str().unwrap()]);
 
     let names = ["replica-a", "replica-b", "replica-c"];
-    let mut replicas: BTreeMap<&str, Replica> = names
+    let mut replicas: BTreeMap<&str, Process> = names
         .iter()
-        .map(|&name| (name, w.start(w.sharded(name))))
+        .map(|&name| (name, Process::start_sharded(&w, name, LEASE, SHARDS)))
         .collect();
     w.wait_balanced(&names).await;
     let (log, logger) = log_machines(&w);
@@ -149,50 +174,93 @@ async fn a_killed_shard_holder_is_replaced_mid_scale_and_nothing_is_done_twice()
     w.kubectl(&["apply", "-f", path.to_str().unwrap()]);
 
     // Mid-scale: some machines are there, most are not.
-    wait("a third of the machines", || async {
+    wait("a sixth of the machines", || async {
         let n = w
             .store
             .list("Machine", Some(&w.namespace))
             .await
             .unwrap()
             .len();
-        (n >= 2 * CLUSTERS / 3).then_some(())
+        (n >= CLUSTERS / 3).then_some(())
     })
     .await;
+    // The victim is the replica with the most clusters still on their way, so that it dies
+    // with work under way however the clusters hashed and however fast each replica was.
     let holders = w.shard_holders().await;
-    let victim = "replica-b";
+    let mut victim = names[0];
+    let mut most = 0;
+    for &name in &names {
+        let held: Vec<u32> = holders
+            .iter()
+            .filter(|(_, h)| h.as_str() == name)
+            .map(|(s, _)| *s)
+            .collect();
+        let unfinished = w.unfinished(&held).await.len();
+        if unfinished > most {
+            (victim, most) = (name, unfinished);
+        }
+    }
+    let survivors: Vec<&str> = names.iter().copied().filter(|&n| n != victim).collect();
     let orphaned: Vec<u32> = holders
         .iter()
         .filter(|(_, h)| h.as_str() == victim)
         .map(|(s, _)| *s)
         .collect();
     assert_eq!(orphaned.len(), 2, "{holders:?}");
-    replicas.remove(victim).unwrap().kill().await;
     let killed = Instant::now();
-    // Its clusters were still on their way: the survivors have work to take over.
-    let mut unfinished = Vec::new();
-    for i in 0..CLUSTERS {
-        let name = format!("c-{i:02}");
-        if !orphaned.contains(&capw_kube::shard_of(&w.namespace, &name, SHARDS)) {
-            continue;
-        }
-        let c = w.get("Cluster", &name).await.unwrap();
-        if condition(&c, "Ready")["status"] != "True" {
-            unfinished.push(name);
-        }
+    let status = replicas
+        .remove(victim)
+        .unwrap()
+        .signal_and_wait("KILL")
+        .await;
+    assert_eq!(status.signal(), Some(9), "{victim}: {status:?}");
+    // Nothing released its shards: their Leases name it until they expire, which is when
+    // (and not before) another replica may take them.
+    let mut expires = BTreeMap::new();
+    for &shard in &orphaned {
+        let lease = w.shard_lease(shard).await.unwrap_or_default();
+        assert_eq!(
+            lease.holder_identity.as_deref(),
+            Some(victim),
+            "shard {shard} right after the kill: {lease:?}"
+        );
+        let (Some(renewed), Some(secs)) = (&lease.renew_time, lease.lease_duration_seconds) else {
+            panic!("shard {shard} held without a renewal or a duration: {lease:?}");
+        };
+        expires.insert(
+            shard,
+            renewed.0 + jiff::SignedDuration::from_secs(i64::from(secs)),
+        );
     }
+    // Its clusters were still on their way: the survivors have work to take over.
+    let unfinished = w.unfinished(&orphaned).await;
     assert!(
         !unfinished.is_empty(),
-        "every cluster of shards {orphaned:?} was Ready before {victim} was killed"
+        "every cluster of shards {orphaned:?} was Ready before {victim} was killed \
+         ({most} were not when it was chosen)"
     );
 
     // The survivors take its shards within two lease durations and split all six.
-    let after = w.wait_balanced(&["replica-a", "replica-c"]).await;
+    let after = w.wait_balanced(&survivors).await;
     let takeover = killed.elapsed();
     assert!(
         takeover <= LEASE * 2,
         "shards {orphaned:?} taken over after {takeover:?}, lease {LEASE:?}: {after:?}"
     );
+    // ... once their Leases expired, never while the victim's could still be acting.
+    for (shard, expiry) in &expires {
+        let acquired = w
+            .shard_lease(*shard)
+            .await
+            .and_then(|lease| lease.acquire_time)
+            .map(|time| time.0);
+        assert!(
+            acquired.is_some_and(|time| time >= *expiry),
+            "shard {shard} taken by {:?} at {acquired:?}, before {victim}'s Lease expired at \
+             {expiry}",
+            after.get(shard)
+        );
+    }
 
     // Every cluster converges with exactly its machines, one cloud instance each.
     let inventory = loop {
@@ -236,9 +304,17 @@ async fn a_killed_shard_holder_is_replaced_mid_scale_and_nothing_is_done_twice()
         assert_eq!(log.seen.len(), machines, "seen: {:?}", log.seen);
     }
 
-    for (_, replica) in replicas {
-        replica.stop().await;
+    // SIGTERM to both survivors at once (one stopping alone would hand its shards to the
+    // other): each exits 0 with its shards released.
+    let stopped = futures::future::join_all(
+        replicas
+            .into_iter()
+            .map(|(name, replica)| async move { (name, replica.signal_and_wait("TERM").await) }),
+    )
+    .await;
+    for (name, status) in stopped {
+        assert!(status.success(), "{name} after SIGTERM: {status:?}");
     }
-    // A graceful stop releases the shards.
-    assert!(w.shard_holders().await.is_empty());
+    let held = w.shard_holders().await;
+    assert!(held.is_empty(), "held after a graceful stop: {held:?}");
 }

@@ -2,22 +2,28 @@
 //! kube-controller-manager for every control-plane machine and a kubelet stand-in for every
 //! machine (docs/workload-clusters.md), and the host reaches each cluster through the
 //! kubeconfig Secret it stored. Everything checked about Nodes, etcd and versions is asked of
-//! those real components.
+//! those real components. [`hung_api`] times one cluster's step beside another whose API
+//! hangs.
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use capw_engine::store::ObjectKey;
+use capw_engine::{ClusterCacheConfig, Executor, PassOutcome};
 use capw_simcloud::model::{Instance, Role};
 use capw_test_support::condition;
-use capw_test_support::real_boot::{EtcdClient, KUBE_VERSIONS, kill_processes, listening_on};
+use capw_test_support::real_boot::{EtcdClient, KUBE_VERSIONS, listening_on};
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::api::{Api, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use serde_json::json;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
 
-use super::{Expect, Scenario};
+use super::{Driver, Expect, Scenario, WAIT};
+use capw_test_support::silent::SilentListener;
 
 /// How long the Nodes may take to follow the Machines once a step settled.
 const NODES_WAIT: Duration = Duration::from_secs(120);
@@ -329,23 +335,172 @@ pub(super) async fn run(mut s: Scenario) {
     s.stop().await;
 }
 
-/// Two clusters; alpha's API servers are killed: alpha shows `ControlPlaneAvailable` False
-/// naming its endpoint, and beta, created after, converges in the same run.
-pub(super) async fn unreachable(mut s: Scenario) {
+/// How long a probe of a workload API waits for its answer in [`hung_api`]: several times
+/// what beta needs for a step (a few seconds), so that beta's passes, each of which probes
+/// beta's API first, would take a multiple of that step's time if any of them waited for one
+/// of alpha's hung probes.
+const HUNG_PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Beta's step may take this many times as long with alpha's API hung as with it healthy...
+const SLOWDOWN: u32 = 3;
+
+/// ... and this much longer, for the noise of a shared machine.
+const SLACK: Duration = Duration::from_secs(10);
+
+/// How [`hung_api`]'s host reaches workload clusters: the defaults, but a probe that waits
+/// [`HUNG_PROBE_TIMEOUT`].
+pub(super) fn hung_api_access() -> ClusterCacheConfig {
+    ClusterCacheConfig {
+        probe_timeout: HUNG_PROBE_TIMEOUT,
+        ..ClusterCacheConfig::default()
+    }
+}
+
+/// Passes the embedded mode keeps making over some clusters, each in a task of its own (as
+/// `capw up` does) and on after they converged, so that a changed spec is picked up. Empty in
+/// the Kubernetes mode, whose controller runs all along. The passes stop when it drops.
+struct Passes(Vec<JoinHandle<()>>);
+
+impl Drop for Passes {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+/// `kubeconfig` (YAML) with every cluster's `server` replaced by `server`, and nothing else
+/// changed.
+fn with_server(kubeconfig: &[u8], server: &str) -> Vec<u8> {
+    let mut doc: serde_yaml_ng::Value = serde_yaml_ng::from_slice(kubeconfig).unwrap();
+    let clusters = doc["clusters"]
+        .as_sequence_mut()
+        .expect("a kubeconfig lists its clusters");
+    assert!(!clusters.is_empty(), "a kubeconfig without clusters");
+    for named in clusters {
+        named["cluster"]["server"] = server.into();
+    }
+    serde_yaml_ng::to_string(&doc).unwrap().into_bytes()
+}
+
+impl Scenario {
+    /// In the embedded mode, passes over `clusters` until the result drops; nothing in the
+    /// Kubernetes mode.
+    fn keep_passing(&self, clusters: &[&str]) -> Passes {
+        let Some(Driver::Embedded(executor)) = &self.driver else {
+            return Passes(Vec::new());
+        };
+        let tasks = clusters
+            .iter()
+            .map(|name| {
+                let executor: Executor = (**executor).clone();
+                let key = self.key(name);
+                tokio::spawn(async move {
+                    let bounds = executor.config().requeue;
+                    let mut requeue = bounds.start();
+                    loop {
+                        let wait = match executor.reconcile(&key).await {
+                            Ok(PassOutcome::Progress {
+                                status,
+                                requeue: hint,
+                                failed,
+                            }) => requeue.progress(status.as_ref(), hint, failed),
+                            Ok(PassOutcome::Gone) => return,
+                            // Converged or blocked: looked at again soon, for a new spec.
+                            Ok(PassOutcome::Converged(_) | PassOutcome::Blocked(_)) => {
+                                requeue = bounds.start();
+                                bounds.max
+                            }
+                            Err(e) => {
+                                eprintln!("{key}: pass failed: {e}");
+                                bounds.max
+                            }
+                        };
+                        tokio::time::sleep(wait).await;
+                    }
+                })
+            })
+            .collect();
+        Passes(tasks)
+    }
+
+    /// Sets `cluster`'s workers to `workers` (one control-plane machine) and waits until it is
+    /// Ready at its new generation with every Machine's `NodeHealthy` True, which takes an
+    /// observation of its workload cluster after the new Node registered. Returns how long that
+    /// took; fails past `limit`, which `bound` explains.
+    async fn scale_workers_timed(
+        &self,
+        cluster: &str,
+        workers: u32,
+        limit: Duration,
+        bound: &str,
+    ) -> Duration {
+        let [v1, _] = KUBE_VERSIONS;
+        let started = Instant::now();
+        self.set_replicas(cluster, 1, workers).await;
+        loop {
+            let mut why = self.unmet(cluster, ready(1, workers as usize, v1)).await;
+            if why.is_none() {
+                let unhealthy: Vec<String> = self
+                    .machines(cluster)
+                    .await
+                    .iter()
+                    .filter(|m| condition(m, "NodeHealthy")["status"] != "True")
+                    .filter_map(|m| m["metadata"]["name"].as_str().map(str::to_owned))
+                    .collect();
+                if !unhealthy.is_empty() {
+                    why = Some(format!("Machines whose Node is not healthy: {unhealthy:?}"));
+                }
+            }
+            let took = started.elapsed();
+            let Some(why) = why else {
+                return took;
+            };
+            assert!(
+                took < limit,
+                "{}: {cluster} is not Ready with {workers} workers within {limit:?} ({bound}): {why}",
+                self.mode
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Points the kubeconfig the host stored for `cluster` at `server` (a URL). Its endpoint
+    /// annotation stays, so the host sees no reason to write it again, and keeps using it.
+    async fn point_kubeconfig_at(&self, cluster: &str, server: &str) {
+        let key = ObjectKey::namespaced(
+            "Secret",
+            &self.namespace,
+            &capw_engine::kubeconfig_secret_name(cluster),
+        );
+        let secret = self
+            .store
+            .get(&key)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{}: no kubeconfig Secret of {cluster}", self.mode));
+        let value = capw_engine::kubeconfig_value(&secret).expect("the Secret holds `value`");
+        let encoded = STANDARD.encode(with_server(&value, server));
+        self.store
+            .update(&key, &mut |o: &mut Value| {
+                o["data"][capw_engine::KUBECONFIG_KEY] = Value::String(encoded.clone());
+                Ok(())
+            })
+            .await
+            .unwrap();
+    }
+}
+
+/// Two clusters, alpha (one control-plane machine) and beta (one plus workers). Beta adds a
+/// worker with alpha healthy, then again with alpha's API hung (its kubeconfig pointed at a
+/// listener that takes connections and never answers, so alpha's probes last their whole
+/// timeout): beta's step may not take more than [`SLOWDOWN`] times its time with alpha
+/// healthy, plus [`SLACK`]. Meanwhile alpha shows `ControlPlaneAvailable` False, with no
+/// answer from that listener, and keeps its machines.
+pub(super) async fn hung_api(mut s: Scenario) {
     let [v1, _] = KUBE_VERSIONS;
     s.apply(s.quickstart()).await;
     s.set_replicas("alpha", 1, 0).await;
-    s.settle(&[("alpha", ready(1, 0, v1))]).await;
-    let endpoint = s.inventory().await.clusters[&s.cloud_key("alpha")].load_balancers[0]
-        .endpoint
-        .to_string();
-
-    let mut killed = 0;
-    for instance in s.instances("alpha").await {
-        killed += kill_processes(&s.machines_dir().join(&instance.id), "kube-apiserver");
-    }
-    assert_eq!(killed, 1, "{}: alpha's API servers killed", s.mode);
-
     let ns = s.namespace.clone();
     s.apply(vec![json!({
         "apiVersion": "capw.dev/v1alpha1",
@@ -359,32 +514,80 @@ pub(super) async fn unreachable(mut s: Scenario) {
         }},
     })])
     .await;
-    // alpha is not settled while its API is down, so drive passes until beta is Ready.
-    let started = Instant::now();
+    s.settle(&[("alpha", ready(1, 0, v1)), ("beta", ready(1, 1, v1))])
+        .await;
+    let passes = s.keep_passing(&["alpha", "beta"]);
+
+    // Beta's step with alpha healthy: the baseline.
+    let baseline = s
+        .scale_workers_timed("beta", 2, WAIT, "the wait for a scenario's step")
+        .await;
+
+    // Alpha's API hangs. Plain HTTP, so that each probe waits its whole timeout: the client's
+    // connect timeout covers a TLS handshake, and would cut a silent one short. The Secret is
+    // not watched, so alpha is touched until a pass of it connected to the listener: from
+    // then on its probes hang, one after the other.
+    let silent = SilentListener::start(WAIT).await.unwrap();
+    let server = silent.addr().to_string();
+    s.point_kubeconfig_at("alpha", &format!("http://{server}"))
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut pokes = 0u32;
+    while silent.accepted() == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "{}: nothing of alpha connected to {server}",
+            s.mode
+        );
+        pokes += 1;
+        s.update_cluster("alpha", |c| {
+            c["metadata"]["annotations"]["test.capw.dev/poke"] = pokes.to_string().into();
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    // The same step of beta's, with alpha's probes hung.
+    let limit = (baseline * SLOWDOWN + SLACK).min(WAIT);
+    let bound = format!("{SLOWDOWN} × its {baseline:?} with alpha healthy + {SLACK:?}");
+    let hung = s.scale_workers_timed("beta", 3, limit, &bound).await;
+    eprintln!(
+        "{}: beta's step took {baseline:?} with alpha healthy, {hung:?} with alpha's API hung \
+         (probes wait {HUNG_PROBE_TIMEOUT:?})",
+        s.mode
+    );
+    assert!(
+        hung <= limit,
+        "{}: beta's step took {hung:?} with alpha's API hung, more than {bound}",
+        s.mode
+    );
+
+    // Alpha's probes did hang, to their timeout, and alpha alone shows it.
+    let deadline = Instant::now() + HUNG_PROBE_TIMEOUT + Duration::from_secs(60);
     loop {
-        if let Some(super::Driver::Embedded(executor)) = &s.driver {
-            for name in ["alpha", "beta"] {
-                let _ = executor.reconcile(&s.key(name)).await;
-            }
-        }
-        let beta_ready = s.unmet("beta", ready(1, 1, v1)).await.is_none();
         let alpha = s.store.get(&s.key("alpha")).await.unwrap().unwrap();
         let available = condition(&alpha, "ControlPlaneAvailable");
-        let alpha_down = available["status"] == "False"
+        let hung_up = available["status"] == "False"
+            && available["reason"] == "WorkloadClusterUnreachable"
             && available["message"]
                 .as_str()
-                .is_some_and(|m| m.contains(&endpoint));
-        if beta_ready && alpha_down {
-            eprintln!("{}: alpha down ({available}), beta Ready", s.mode);
+                .is_some_and(|m| m.contains(&server) && m.contains("no answer within"));
+        if hung_up {
+            eprintln!("{}: alpha down ({available})", s.mode);
             break;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(240),
-            "{}: beta Ready {beta_ready}; alpha's ControlPlaneAvailable {available}",
+            Instant::now() < deadline,
+            "{}: alpha's ControlPlaneAvailable {available}",
             s.mode
         );
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
+    s.assert_cloud_matches(&["alpha", "beta"]).await;
     s.assert_nodes_follow("beta").await;
+
+    // Closing the listener ends alpha's hung probe, so the controller stops without waiting.
+    drop(passes);
+    drop(silent);
     s.stop().await;
 }

@@ -3,6 +3,7 @@
 //! `make plugins`).
 
 mod bad_input;
+mod go_sim_infra;
 mod hooks;
 mod hung;
 mod lifecycle;

@@ -1,7 +1,7 @@
 //! The helpers every local-mode test shares: the quickstart's manifests pointed at an
 //! in-process simcloud, the store, settle loops and object lookups.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,21 @@ pub const TOKEN: &str = "local-test-token";
 pub const SETTLE: Duration = Duration::from_secs(120);
 
 /// The quickstart's manifests, pointed at `sim`, plus `extra` documents.
+/// The local mode's config for a test over `state_dir`: the built components, a compile cache
+/// shared by the tests, and short requeue delays.
+pub fn test_config(state_dir: &Path) -> LocalConfig {
+    let mut config = LocalConfig::new(state_dir);
+    config.engine.plugin_dir = capw_test_support::plugin_dir();
+    config.engine.cache_dir =
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
+    config.engine.requeue = capw_engine::RequeueBounds {
+        min: Duration::from_millis(10),
+        base_backoff: Duration::from_millis(20),
+        max: Duration::from_millis(100),
+    };
+    config
+}
+
 pub fn manifests(sim: &SimCloudHandle, extra: &str) -> Vec<Value> {
     let mut text = capw_test_support::quickstart();
     text.push_str(extra);
@@ -92,15 +107,7 @@ impl Env {
         let sim = SimCloud::start(SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(delay)))
             .await
             .unwrap();
-        let mut config = LocalConfig::new(&state_dir);
-        config.engine.plugin_dir = capw_test_support::plugin_dir();
-        config.engine.cache_dir =
-            Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"));
-        config.engine.requeue = capw_engine::RequeueBounds {
-            min: Duration::from_millis(10),
-            base_backoff: Duration::from_millis(20),
-            max: Duration::from_millis(100),
-        };
+        let config = test_config(&state_dir);
         let store = Store::open(&config.state_file()).unwrap();
         Env {
             _tmp: tmp,

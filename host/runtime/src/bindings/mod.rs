@@ -2,84 +2,27 @@
 //!
 //! [`ContractFn`] describes one function of the contract in the host's own terms: its name,
 //! the extension point it belongs to and its input and output as [`crate::model`] types. Each
-//! contract version has a module (`v0_1`) whose `Binding` impls say how that version lowers
+//! contract version has a module (`v0_1`) whose [`Binding`] impls say how that version lowers
 //! the model's input into its generated types and lifts its answer back; the generated types
-//! never leave that module. [`Exports::call`] is the one typed call: it picks the version's
+//! never leave that module. What the versions bind alike is written once, in `shared`'s
+//! macros, and expanded in each version's module. [`Exports::call`] is the one typed call: it picks the version's
 //! binding for the component at hand. Adding a contract version adds a module here and a case
 //! to [`ContractVersion`]; callers of the runtime do not change.
 
 use wasmtime::Store;
-use wasmtime::component::{Component, ComponentExportIndex, Instance};
+use wasmtime::component::{
+    Component, ComponentExportIndex, ComponentNamedList, Instance, Lift, Lower, TypedFunc,
+};
 
 use crate::answer::Answer;
-use crate::contract::{CONTRACT_PACKAGE, ContractInfo, ExtensionPoint};
+use crate::contract::{CONTRACT_PACKAGE, ContractInfo, ContractVersion, ExtensionPoint};
 use crate::model::types::ProviderError;
 use crate::sandbox::CallState;
 
-/// Converts a record both ways between a version's generated type `$gen::$t` and the model's
-/// type of the same name, field by field; used by each version's module.
-macro_rules! record {
-    ($($gen:ident :: $t:ident { $($f:ident),* $(,)? })*) => {
-        $(
-            impl Conv<model::$gen::$t> for $gen::$t {
-                fn conv(self) -> model::$gen::$t {
-                    model::$gen::$t { $($f: self.$f.conv()),* }
-                }
-            }
-            impl Conv<$gen::$t> for model::$gen::$t {
-                fn conv(self) -> $gen::$t {
-                    $gen::$t { $($f: self.$f.conv()),* }
-                }
-            }
-        )*
-    };
-}
-
-/// Converts an enum or a variant both ways between `$gen` and the model's type of the same
-/// name, case by case.
-macro_rules! cases {
-    ($($gen:ident :: $t:ident { $($case:ident $(($x:ident))?),* $(,)? })*) => {
-        $(
-            impl Conv<model::$gen::$t> for $gen::$t {
-                fn conv(self) -> model::$gen::$t {
-                    match self {
-                        $($gen::$t::$case $(($x))? => model::$gen::$t::$case $(($x.conv()))?,)*
-                    }
-                }
-            }
-            impl Conv<$gen::$t> for model::$gen::$t {
-                fn conv(self) -> $gen::$t {
-                    match self {
-                        $(model::$gen::$t::$case $(($x))? => $gen::$t::$case $(($x.conv()))?,)*
-                    }
-                }
-            }
-        )*
-    };
-}
-
+#[macro_use]
+mod shared;
 pub(crate) mod v0_1;
 pub(crate) mod v0_2;
-
-/// A contract version this host has bindings for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ContractVersion {
-    /// `capw:provider@0.1.x`.
-    V0_1,
-    /// `capw:provider@0.2.x`.
-    V0_2,
-}
-
-impl ContractVersion {
-    /// The bindings that serve `version` (a semver string read from a component's exports).
-    pub(crate) fn serving(version: &semver::Version) -> Option<Self> {
-        match (version.major, version.minor) {
-            (0, 1) => Some(ContractVersion::V0_1),
-            (0, 2) => Some(ContractVersion::V0_2),
-            _ => None,
-        }
-    }
-}
 
 /// One function of the contract, version-neutral.
 pub(crate) trait ContractFn {
@@ -99,10 +42,64 @@ pub(crate) trait ContractFn {
     type Output: Answer + Send + 'static;
 }
 
-/// A contract function every version this host serves has bindings for.
-pub(crate) trait Callable: ContractFn + v0_1::Binding + v0_2::Binding {}
+/// How one contract function is called at the contract version whose bindings' marker type is
+/// `V` ([`v0_1::Version`], [`v0_2::Version`]).
+pub(crate) trait Binding<V>: ContractFn {
+    /// The function's parameters as this version's generated types.
+    type Params<'a>: ComponentNamedList + Lower + Send + Sync;
+    /// Its results as this version's generated types.
+    type Results: ComponentNamedList + Lift + Send + Sync + 'static;
+    /// The parameters; what the provider reads through the host instead (0.2's call context)
+    /// is put in `state` for the call.
+    fn lower<'a>(state: &mut CallState, input: Self::Input<'a>) -> Self::Params<'a>;
+    /// The answer, in the model.
+    fn lift(results: Self::Results) -> Result<Self::Output, ProviderError>;
+}
 
-impl<F: ContractFn + v0_1::Binding + v0_2::Binding> Callable for F {}
+/// A contract function every version this host serves has bindings for.
+pub(crate) trait Callable:
+    ContractFn + Binding<v0_1::Version> + Binding<v0_2::Version>
+{
+}
+
+impl<F: ContractFn + Binding<v0_1::Version> + Binding<v0_2::Version>> Callable for F {}
+
+/// Checks that the export at `index` has `F`'s type at version `V`.
+fn check<V, F: Binding<V>>(
+    store: &mut Store<CallState>,
+    instance: &Instance,
+    index: ComponentExportIndex,
+) -> wasmtime::Result<()> {
+    let func = instance
+        .get_func(&mut *store, index)
+        .ok_or_else(|| wasmtime::format_err!("the instance has no export {}", F::OPERATION))?;
+    func.typed::<F::Params<'_>, F::Results>(&*store)?;
+    Ok(())
+}
+
+/// Calls `F` at `index` with version `V`'s bindings, an export [`check`]ed for the component
+/// `instance` comes from.
+#[allow(unsafe_code)] // `TypedFunc::new_unchecked`; the SAFETY comment below says why it holds.
+async fn call<V, F: Binding<V>>(
+    store: &mut Store<CallState>,
+    instance: &Instance,
+    index: ComponentExportIndex,
+    input: F::Input<'_>,
+) -> wasmtime::Result<Result<F::Output, ProviderError>> {
+    let func = instance
+        .get_func(&mut *store, index)
+        .ok_or_else(|| wasmtime::format_err!("the instance has no export {}", F::OPERATION))?;
+    // SAFETY: `check::<V, F>` checked `F::Params<'_>` and `F::Results` against this export's
+    // type with `Func::typed` at load. Every instance the provider calls comes from the same
+    // `InstancePre`, so from the same component and the same types; lifetimes play no part in
+    // the check.
+    let typed = unsafe { TypedFunc::<F::Params<'_>, F::Results>::new_unchecked(func) };
+    let params = F::lower(store.data_mut(), input);
+    let results = typed.call_async(&mut *store, params).await;
+    // What the lowering lent the call ends with it.
+    store.data_mut().call_context = None;
+    Ok(F::lift(results?))
+}
 
 /// Declares a marker type per contract function, with its [`ContractFn`], and the list of
 /// every exported function that [`Exports::find`] and [`Exports::check`] walk.
@@ -278,8 +275,8 @@ impl Exports {
         for_each_export!(F => {
             if let (Some(index), true) = (self.slots[F::SLOT], result.is_ok()) {
                 result = match self.version {
-                    ContractVersion::V0_1 => v0_1::check::<F>(store, instance, index),
-                    ContractVersion::V0_2 => v0_2::check::<F>(store, instance, index),
+                    ContractVersion::V0_1 => check::<v0_1::Version, F>(store, instance, index),
+                    ContractVersion::V0_2 => check::<v0_2::Version, F>(store, instance, index),
                 }
                 .map_err(|e| {
                     format!(
@@ -315,8 +312,8 @@ impl Exports {
             wasmtime::format_err!("the component does not export {}", F::OPERATION)
         })?;
         match self.version {
-            ContractVersion::V0_1 => v0_1::call::<F>(store, instance, index, input).await,
-            ContractVersion::V0_2 => v0_2::call::<F>(store, instance, index, input).await,
+            ContractVersion::V0_1 => call::<v0_1::Version, F>(store, instance, index, input).await,
+            ContractVersion::V0_2 => call::<v0_2::Version, F>(store, instance, index, input).await,
         }
     }
 }

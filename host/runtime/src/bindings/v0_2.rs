@@ -8,17 +8,9 @@
 //!   fields it asks for;
 //! - `plan` answers a `control-plane-status` and may ask for `remove-etcd-member`.
 
-use wasmtime::Store;
-use wasmtime::component::{
-    ComponentExportIndex, ComponentNamedList, Instance, Lift, Lower, Resource, TypedFunc,
-};
+use wasmtime::component::Resource;
 
-use super::{
-    ClusterSecrets, ContractFn, Conv, DeleteCluster, DeleteMachine, Describe, DescribeAsWritten,
-    Generate, Handle, Kubeconfig, ListMachines, Plan, ReconcileCluster, ReconcileMachine,
-    ValidateConfig,
-};
-use crate::answer::AsWritten;
+use super::Conv;
 use crate::model;
 use crate::sandbox::{CallState, LogLevel, SecretLookupError};
 
@@ -41,50 +33,11 @@ use generated::exports::capw::provider::{
 /// itself lives in the call's state ([`CallState::call_context`]), set before each call.
 const CALL_CONTEXT_REP: u32 = 0;
 
-/// How one contract function is called at this version.
-pub(crate) trait Binding: ContractFn {
-    /// The function's parameters as this version's generated types.
-    type Params<'a>: ComponentNamedList + Lower + Send + Sync;
-    /// Its results as this version's generated types.
-    type Results: ComponentNamedList + Lift + Send + Sync + 'static;
-    /// The parameters, and the call context put where the provider's getters find it.
-    fn lower<'a>(state: &mut CallState, input: Self::Input<'a>) -> Self::Params<'a>;
-    fn lift(results: Self::Results) -> Result<Self::Output, model::types::ProviderError>;
-}
+/// The marker of this version's bindings: `Binding<Version>` calls a function at 0.2.
+pub(crate) enum Version {}
 
-/// Checks that the export at `index` has `F`'s type at this version.
-pub(super) fn check<F: Binding>(
-    store: &mut Store<CallState>,
-    instance: &Instance,
-    index: ComponentExportIndex,
-) -> wasmtime::Result<()> {
-    let func = instance
-        .get_func(&mut *store, index)
-        .ok_or_else(|| wasmtime::format_err!("the instance has no export {}", F::OPERATION))?;
-    func.typed::<F::Params<'_>, F::Results>(&*store)?;
-    Ok(())
-}
-
-/// Calls `F` at `index`, an export [`check`]ed for the component `instance` comes from.
-pub(super) async fn call<F: Binding>(
-    store: &mut Store<CallState>,
-    instance: &Instance,
-    index: ComponentExportIndex,
-    input: F::Input<'_>,
-) -> wasmtime::Result<Result<F::Output, model::types::ProviderError>> {
-    let func = instance
-        .get_func(&mut *store, index)
-        .ok_or_else(|| wasmtime::format_err!("the instance has no export {}", F::OPERATION))?;
-    // SAFETY: `check::<F>` checked `F::Params<'_>` and `F::Results` against this export's type
-    // with `Func::typed` at load. Every instance the provider calls comes from the same
-    // `InstancePre`, so from the same component and the same types; lifetimes play no part in
-    // the check.
-    let typed = unsafe { TypedFunc::<F::Params<'_>, F::Results>::new_unchecked(func) };
-    let params = F::lower(store.data_mut(), input);
-    let results = typed.call_async(&mut *store, params).await;
-    store.data_mut().call_context = None;
-    Ok(F::lift(results?))
-}
+// The call context is a resource the provider borrows for the call.
+bind_version!(Version, context: Resource<types::CallContext> = |state, ctx| lend(state, ctx));
 
 /// The call context lent to the provider for one call.
 fn lend(state: &mut CallState, ctx: &model::types::CallContext) -> Resource<types::CallContext> {
@@ -92,136 +45,11 @@ fn lend(state: &mut CallState, ctx: &model::types::CallContext) -> Resource<type
     Resource::new_borrow(CALL_CONTEXT_REP)
 }
 
-/// The answer of an extension-point function, lifted.
-fn lift_result<T: Conv<U>, U>(
-    r: Result<T, types::ProviderError>,
-) -> Result<U, model::types::ProviderError> {
-    r.map(Conv::conv).map_err(Conv::conv)
-}
-
-/// Binds the functions whose first parameter is the call context and whose other parameters
-/// are passed by value, converted from the model.
-macro_rules! bind_extension_points {
-    ($( $marker:ident ($($arg:ident: $gen:ty),*) -> $out:ty; )*) => {
-        $(
-            impl Binding for $marker {
-                type Params<'a> = (Resource<types::CallContext>, $($gen,)*);
-                type Results = (Result<$out, types::ProviderError>,);
-                fn lower<'a>(state: &mut CallState, input: Self::Input<'a>) -> Self::Params<'a> {
-                    let (ctx, $($arg,)*) = bind_extension_points!(@split input $($arg)*);
-                    (lend(state, ctx), $($arg.to_owned().conv(),)*)
-                }
-                fn lift((r,): Self::Results) -> Result<Self::Output, model::types::ProviderError> {
-                    lift_result(r)
-                }
-            }
-        )*
-    };
-    (@split $input:ident) => { ($input,) };
-    (@split $input:ident $($arg:ident)+) => { $input };
-}
-
-bind_extension_points! {
-    ReconcileCluster () -> infrastructure::ClusterState;
-    DeleteCluster () -> types::Deletion;
-    ReconcileMachine (spec: infrastructure::MachineSpec) -> infrastructure::MachineStatus;
-    DeleteMachine (machine: types::MachineRef) -> types::Deletion;
-    ListMachines () -> Vec<infrastructure::ListedMachine>;
-    ClusterSecrets () -> bootstrap::SecretsState;
-    Generate (request: bootstrap::BootstrapRequest) -> bootstrap::BootstrapData;
-    Kubeconfig (endpoint: types::Endpoint, secrets: Vec<bootstrap::SecretItem>) -> String;
-    Plan (input: control_plane::PlanInput) -> control_plane::PlanOutput;
-    Handle (request: lifecycle_hooks::HookRequest) -> lifecycle_hooks::HookResponse;
-}
-
-impl Binding for Describe {
-    type Params<'a> = ();
-    type Results = (metadata::ProviderMetadata,);
-    fn lower<'a>(_: &mut CallState, (): Self::Input<'a>) -> Self::Params<'a> {}
-    fn lift((m,): Self::Results) -> Result<Self::Output, model::types::ProviderError> {
-        Ok(m.conv())
-    }
-}
-
-impl Binding for DescribeAsWritten {
-    type Params<'a> = ();
-    type Results = (metadata::ProviderMetadata,);
-    fn lower<'a>(_: &mut CallState, (): Self::Input<'a>) -> Self::Params<'a> {}
-    fn lift((m,): Self::Results) -> Result<Self::Output, model::types::ProviderError> {
-        Ok(AsWritten(m.conv()))
-    }
-}
-
-impl Binding for ValidateConfig {
-    type Params<'a> = (&'a str,);
-    type Results = (Result<(), Vec<metadata::FieldError>>,);
-    fn lower<'a>(_: &mut CallState, config: Self::Input<'a>) -> Self::Params<'a> {
-        (config,)
-    }
-    fn lift((r,): Self::Results) -> Result<Self::Output, model::types::ProviderError> {
-        Ok(r.map_err(Conv::conv))
-    }
-}
-
-record! {
-    types::ClusterRef { namespace, name, uid }
-    types::MachineRef { name, uid }
-    types::KubernetesVersion { major, minor, patch }
-    types::Address { kind, address }
-    types::Endpoint { host, port }
-    types::Condition { type_, status, reason, message }
-    types::InProgress { reason, message, requeue_after_ms, conditions }
-    types::ProviderError { code, message, retryable, retry_after_ms }
-    metadata::Capabilities { control_plane_shape, control_plane_scalable, version_upgrades }
-    metadata::RequestedGrants { http_hosts, secrets }
-    metadata::ProviderMetadata {
-        name, version, description, extension_points, config_schema, capabilities,
-        requested_grants,
-    }
-    metadata::FieldError { path, message }
-    infrastructure::FailureDomain { name, control_plane }
-    infrastructure::ClusterInfrastructure { control_plane_endpoint, failure_domains, conditions }
-    infrastructure::MachineSpec { machine, role, pool, version, failure_domain, bootstrap_data }
-    infrastructure::MachineStatus {
-        provider_id, phase, addresses, failure_domain, message, requeue_after_ms, conditions,
-    }
-    infrastructure::ListedMachine { idempotency_key, provider_id, machine_name, phase }
-    bootstrap::SecretItem { name, data }
-    bootstrap::ControlPlaneMember { name, address }
-    bootstrap::BootstrapRequest {
-        machine, role, version, endpoint, secrets, control_plane_members,
-    }
-    bootstrap::BootstrapData { format, data }
-    control_plane::Member { machine, version, failure_domain, ready, created_at, deleting }
-    control_plane::PlanInput { version, replicas, members, failure_domains, endpoint }
-    control_plane::MachineToCreate { init, version, failure_domain }
-    lifecycle_hooks::HookRequest { hook, from_version, to_version }
-}
-
 cases! {
-    types::MachineRole { Init, JoinControlPlane, Worker }
-    types::AddressKind { Hostname, InternalIp, ExternalIp, InternalDns, ExternalDns }
-    types::ConditionStatus { True, False, Unknown }
-    types::ErrorCode {
-        InvalidInput, NotGranted, Unauthorized, QuotaExceeded, Unavailable, Conflict,
-        Unsupported, Internal,
-    }
-    types::Deletion { Deleted, InProgress(p) }
-    metadata::ExtensionPoint { Infrastructure, Bootstrap, ControlPlane, LifecycleHooks }
-    metadata::ControlPlaneShape { Machines, Hosted, Managed }
-    infrastructure::ClusterState { Ready(c), InProgress(p) }
-    infrastructure::MachinePhase { Pending, Provisioning, Running, Failed, Deleting }
-    bootstrap::SecretsState { Ready(s), InProgress(p) }
-    bootstrap::BootstrapFormat { CloudConfig, Ignition, Raw }
     control_plane::Step {
         None, CreateMachine(m), DeleteMachine(m), RemoveEtcdMember(m), ApplyManifests(m),
         Wait(p),
     }
-    lifecycle_hooks::Hook {
-        BeforeClusterCreate, AfterControlPlaneInitialized, BeforeClusterUpgrade,
-        AfterControlPlaneUpgrade, AfterClusterUpgrade, BeforeClusterDelete,
-    }
-    lifecycle_hooks::HookResponse { Proceed, Hold(p) }
 }
 
 /// 0.2's plan answers the control plane's status as one record; the model keeps 0.1's

@@ -7,8 +7,11 @@ use super::types::{Condition, Endpoint, InProgress, KubernetesVersion, MachineRe
 /// An existing control-plane member as the host observes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Member {
+    /// Its Machine.
     pub machine: MachineRef,
+    /// The Kubernetes version it runs.
     pub version: KubernetesVersion,
+    /// The failure domain it was placed in, if any.
     pub failure_domain: Option<String>,
     /// Its node is ready.
     pub ready: bool,
@@ -21,8 +24,11 @@ pub struct Member {
 /// The desired control plane and what exists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanInput {
+    /// The version the control plane is to run.
     pub version: KubernetesVersion,
+    /// How many members it is to have.
     pub replicas: u32,
+    /// The members that exist.
     pub members: Vec<Member>,
     /// Failure domains that may hold control-plane machines.
     pub failure_domains: Vec<String>,
@@ -35,7 +41,9 @@ pub struct PlanInput {
 pub struct MachineToCreate {
     /// `true` for the first machine, which initialises the cluster.
     pub init: bool,
+    /// The version it is to run.
     pub version: KubernetesVersion,
+    /// The failure domain to place it in; `None` leaves the choice to the host.
     pub failure_domain: Option<String>,
 }
 
@@ -44,7 +52,9 @@ pub struct MachineToCreate {
 pub enum Step {
     /// Nothing to do: the control plane is as desired.
     None,
+    /// Machines shape: create this machine.
     CreateMachine(MachineToCreate),
+    /// Machines shape: delete this machine, which is no longer an etcd member.
     DeleteMachine(MachineRef),
     /// Take this member out of etcd, then delete its machine: the host deletes the machine
     /// only once the removal is confirmed. Asked for by 0.2 providers only; a host that cannot
@@ -59,13 +69,19 @@ pub enum Step {
 /// The plan and the counts the host shows in the Cluster's status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanOutput {
+    /// The one step the host is to take now.
     pub step: Step,
     /// The control plane has been initialised (the API server answered once).
     pub initialized: bool,
+    /// Members the control plane has.
     pub replicas: u32,
+    /// Members that are ready.
     pub ready_replicas: u32,
+    /// Members that run the desired version.
     pub up_to_date_replicas: u32,
+    /// Where its API server is reached, when known.
     pub endpoint: Option<Endpoint>,
+    /// Conditions the host shows on the Cluster.
     pub conditions: Vec<Condition>,
     /// The control plane serves requests now, as the provider sees it: what the host shows
     /// for the hosted and managed shapes, which have no machines to count. `None` from a 0.1

@@ -5,9 +5,13 @@ use serde::{Deserialize, Serialize};
 /// An extension point a provider declares in its metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum ExtensionPoint {
+    /// `infrastructure`: networks, the endpoint, machines.
     Infrastructure,
+    /// `bootstrap`: cluster secrets and machine bootstrap data.
     Bootstrap,
+    /// `control-plane`: the next step toward the desired control plane.
     ControlPlane,
+    /// `lifecycle-hooks`: asked at points of a cluster's life.
     LifecycleHooks,
 }
 
@@ -36,20 +40,28 @@ pub struct Capabilities {
 /// What the provider asks to be granted; the operator decides.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestedGrants {
+    /// Outbound HTTP authorities (`host` or `host:port`) it wants to reach.
     pub http_hosts: Vec<String>,
+    /// Names of the secrets it reads through `host-secrets.get`.
     pub secrets: Vec<String>,
 }
 
 /// The answer of `metadata.describe`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderMetadata {
+    /// Short lowercase name, e.g. `sim-infra`.
     pub name: String,
+    /// The provider's own semantic version.
     pub version: String,
+    /// One line for humans.
     pub description: String,
+    /// The extension points it implements; the host checks each is exported too.
     pub extension_points: Vec<ExtensionPoint>,
     /// JSON Schema of the config, as a JSON document.
     pub config_schema: String,
+    /// What the host may ask of it.
     pub capabilities: Capabilities,
+    /// What it asks the operator to grant.
     pub requested_grants: RequestedGrants,
 }
 
@@ -58,5 +70,6 @@ pub struct ProviderMetadata {
 pub struct FieldError {
     /// JSON Pointer (RFC 6901) to the field; `""` for the whole document.
     pub path: String,
+    /// What is wrong with the field.
     pub message: String,
 }

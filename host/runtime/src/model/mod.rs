@@ -9,9 +9,15 @@
 //! The module names follow the contract's interfaces; the crate re-exports them at its root
 //! (`capw_runtime::types`, `capw_runtime::control_plane`, ...).
 
+/// `capw:provider/bootstrap`.
 pub mod bootstrap;
+/// `capw:provider/control-plane`.
 pub mod control_plane;
+/// `capw:provider/infrastructure`.
 pub mod infrastructure;
+/// `capw:provider/lifecycle-hooks`.
 pub mod lifecycle_hooks;
+/// `capw:provider/metadata`.
 pub mod metadata;
+/// `capw:provider/types`.
 pub mod types;

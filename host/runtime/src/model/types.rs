@@ -25,8 +25,11 @@ pub struct MachineRef {
 /// A Kubernetes release: v1.35.2 is `{major: 1, minor: 35, patch: 2}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct KubernetesVersion {
+    /// Major version, `1` for every release so far.
     pub major: u32,
+    /// Minor version: what upgrades step through.
     pub minor: u32,
+    /// Patch release.
     pub patch: u32,
 }
 
@@ -44,32 +47,44 @@ pub enum MachineRole {
 /// The kind of a machine address, as in Kubernetes `NodeAddress`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum AddressKind {
+    /// The machine's hostname.
     Hostname,
+    /// An IP address reachable inside the cluster's network only.
     InternalIp,
+    /// An IP address reachable from outside the cluster's network.
     ExternalIp,
+    /// A DNS name that resolves inside the cluster's network only.
     InternalDns,
+    /// A DNS name that resolves from outside the cluster's network.
     ExternalDns,
 }
 
 /// One address of a machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Address {
+    /// What kind of address it is.
     pub kind: AddressKind,
+    /// The address itself: an IP address or a name.
     pub address: String,
 }
 
 /// Where the cluster's API server is reached.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Endpoint {
+    /// Host name or IP address.
     pub host: String,
+    /// TCP port, usually 6443.
     pub port: u16,
 }
 
 /// Status of a condition, as in Kubernetes `metav1.Condition`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ConditionStatus {
+    /// The condition holds.
     True,
+    /// The condition does not hold.
     False,
+    /// The provider cannot tell.
     Unknown,
 }
 
@@ -79,6 +94,7 @@ pub enum ConditionStatus {
 pub struct Condition {
     /// CamelCase condition type, e.g. `NetworkReady`.
     pub type_: String,
+    /// Whether the condition holds.
     pub status: ConditionStatus,
     /// CamelCase reason, e.g. `WaitingForLoadBalancer`.
     pub reason: String,
@@ -92,6 +108,7 @@ pub struct Condition {
 pub struct InProgress {
     /// CamelCase reason, e.g. `InstanceBooting`.
     pub reason: String,
+    /// What is under way, for humans; the host shows it in the object's status.
     pub message: String,
     /// Hint for when to call again, in milliseconds.
     pub requeue_after_ms: u32,
@@ -139,6 +156,7 @@ impl ErrorCode {
 /// A failed call, as the provider reported it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderError {
+    /// The kind of failure.
     pub code: ErrorCode,
     /// What went wrong, for humans; never secret material.
     pub message: String,

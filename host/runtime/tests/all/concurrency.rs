@@ -1,13 +1,14 @@
 //! Calls are async: a slow or busy provider never blocks the executor, and calls to
 //! different providers and for different objects run side by side.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use capw_runtime::infrastructure::ClusterState;
-use capw_runtime::{CallFailure, Grants, Limits};
+use capw_runtime::{CallFailure, Grants, Limits, PoolConfig, Runtime, RuntimeConfig};
 use serde_json::json;
 
-use crate::support::{ctx, example, hostile, runtime};
+use crate::support::{ctx, example, hostile, init_tracing, runtime};
 
 /// On a single-threaded executor, a provider spinning in an endless loop must still let
 /// healthy calls of another provider run and finish before the loop's deadline.
@@ -102,59 +103,105 @@ async fn concurrent_calls_to_one_provider() {
     }
 }
 
-/// A failing call (a trap) while others run concurrently leaves the others untouched.
+/// A failing call (a trap) while others run concurrently leaves the others untouched: every
+/// hostile call fails as a trap, not as some other kind, and every healthy call answers with
+/// its own cluster's endpoint.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trap_beside_healthy_calls() {
     let rt = runtime();
-    let bad = std::sync::Arc::new(hostile(&rt, Grants::default()).await);
-    let good = std::sync::Arc::new(example(&rt).await);
+    let bad = Arc::new(hostile(&rt, Grants::default()).await);
+    let good = Arc::new(example(&rt).await);
     let mut tasks = Vec::new();
     for i in 0..16 {
         let (bad, good) = (bad.clone(), good.clone());
         tasks.push(tokio::spawn(async move {
             if i % 2 == 0 {
-                bad.reconcile_cluster(&ctx("bad", json!({"behaviour": "panic"})))
+                bad.reconcile_cluster(&ctx(&format!("bad-{i}"), json!({"behaviour": "panic"})))
                     .await
-                    .is_err()
             } else {
-                good.reconcile_cluster(&ctx("good", json!({"region": "local"})))
+                good.reconcile_cluster(&ctx(&format!("good-{i}"), json!({"region": "local"})))
                     .await
-                    .is_ok()
             }
         }));
     }
-    for t in tasks {
-        assert!(t.await.unwrap());
+    for (i, t) in tasks.into_iter().enumerate() {
+        let result = t.await.unwrap();
+        if i % 2 == 0 {
+            let err = match result {
+                Ok(state) => panic!("bad-{i} answered: {state:?}"),
+                Err(err) => err,
+            };
+            let CallFailure::Trap { message, .. } = err.failure() else {
+                panic!("bad-{i}: expected a trap, got {err:?}");
+            };
+            assert!(message.contains("unreachable"), "bad-{i}: {message}");
+        } else {
+            let state = result.unwrap_or_else(|e| panic!("good-{i}: {e:?}"));
+            let ClusterState::Ready(infra) = state else {
+                panic!("good-{i}: {state:?}");
+            };
+            assert_eq!(
+                infra.control_plane_endpoint.host,
+                format!("good-{i}.local.example.test")
+            );
+        }
     }
 }
 
 /// More calls at once than the instance pool has slots: the calls past its size wait for a
-/// slot instead of failing with an exhausted pool, and every one answers.
+/// slot instead of failing with an exhausted pool, no more instances than slots are ever
+/// alive, and every call answers once slots come free.
+///
+/// Two sessions hold both slots while four calls are made, so the calls cannot run until the
+/// sessions end, however the threads are scheduled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_beyond_the_pool_wait_for_a_slot() {
-    crate::support::runtime();
-    let rt = capw_runtime::Runtime::new(capw_runtime::RuntimeConfig {
-        pool: capw_runtime::PoolConfig {
+    init_tracing();
+    let rt = Runtime::new(RuntimeConfig {
+        pool: PoolConfig {
             max_concurrent_instances: 2,
-            ..capw_runtime::PoolConfig::default()
+            ..PoolConfig::default()
         },
-        ..capw_runtime::RuntimeConfig::default()
+        ..RuntimeConfig::default()
     })
     .unwrap();
-    let sleeper = std::sync::Arc::new(hostile(&rt, Grants::default()).await);
+    let provider = Arc::new(hostile(&rt, Grants::default()).await);
+    let first = provider.session().await.unwrap();
+    let second = provider.session().await.unwrap();
+    let before = rt.stats();
+    assert_eq!(before.live_instances, 2, "{before:?}");
+
     let mut calls = tokio::task::JoinSet::new();
-    for i in 0..6 {
-        let sleeper = sleeper.clone();
+    for i in 0..4 {
+        let provider = provider.clone();
         calls.spawn(async move {
-            let ctx = ctx(
-                &format!("slow-{i}"),
-                json!({"behaviour": "sleep", "millis": 200}),
-            );
-            (i, sleeper.reconcile_cluster(&ctx).await)
+            let ctx = ctx(&format!("queued-{i}"), json!({"behaviour": "healthy"}));
+            (i, provider.reconcile_cluster(&ctx).await)
         });
     }
+    // Every call must come to wait for a slot; none may end while both slots are held.
+    while rt.stats().slot_waits < before.slot_waits + 4 {
+        if let Some(ended) = calls.try_join_next() {
+            panic!("a call ended while every slot was held: {ended:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let full = rt.stats();
+    assert_eq!(full.live_instances, 2, "{full:?}");
+    assert_eq!(full.peak_instances, 2, "{full:?}");
+    assert!(calls.try_join_next().is_none());
+
+    drop((first, second));
     while let Some(joined) = calls.join_next().await {
         let (i, result) = joined.unwrap();
-        assert!(result.is_ok(), "call {i}: {result:?}");
+        let state = result.unwrap_or_else(|e| panic!("queued-{i}: {e:?}"));
+        let ClusterState::Ready(infra) = state else {
+            panic!("queued-{i}: {state:?}");
+        };
+        assert_eq!(infra.control_plane_endpoint.host, "healthy.test");
     }
+    let after = rt.stats();
+    assert_eq!(after.peak_instances, 2, "{after:?}");
+    assert_eq!(after.live_instances, 0, "{after:?}");
+    assert_eq!(after.slot_waits, before.slot_waits + 4, "{after:?}");
 }

@@ -1,7 +1,7 @@
 use std::time::{Duration, Instant};
 
 use capw_simcloud::FaultConfig;
-use capw_simcloud::model::{FaultsView, InstanceList, Inventory};
+use capw_simcloud::model::{FaultsView, Instance, InstanceList, Inventory, Network, NetworkList};
 use reqwest::header::RETRY_AFTER;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
@@ -69,7 +69,7 @@ async fn error_rate_is_roughly_as_configured_and_repeats_under_a_seed() {
 }
 
 #[tokio::test]
-async fn failed_requests_are_not_applied_unless_configured() {
+async fn a_failed_request_is_not_applied_and_its_retry_creates() {
     let sim = Sim::start().await;
     sim.setup_cluster("c1").await;
     set_faults(&sim, json!({"error_rate": 1.0})).await;
@@ -80,20 +80,71 @@ async fn failed_requests_are_not_applied_unless_configured() {
     assert_eq!(e.error.code, "internal");
     let inventory: Inventory = body(sim.get("/v1/inventory").await).await;
     assert!(inventory.clusters["c1"].instances.is_empty());
-
-    // A lost response: applied, then failed. The retry with the same token finds it.
-    set_faults(&sim, json!({"error_rate": 1.0, "error_after_apply": true})).await;
-    let r = sim
-        .post("/v1/instances", instance_body("a", "c1", "worker", ""))
-        .await;
-    assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
     set_faults(&sim, json!({})).await;
     let r = sim
         .post("/v1/instances", instance_body("a", "c1", "worker", ""))
         .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+}
+
+/// A lost response: the cloud applies the request, then answers 500. What the client was
+/// told failed is there, and its retry under the same client token is answered with that
+/// very object (200, an earlier create), never a second one.
+#[tokio::test]
+async fn a_lost_response_was_applied_and_its_retry_gets_the_same_object() {
+    let sim = Sim::start().await;
+    sim.setup_cluster("c1").await;
+    let network = json!({"cluster": "c2", "name": "c2-net", "client_token": "net-lost"});
+    set_faults(&sim, json!({"error_rate": 1.0, "error_after_apply": true})).await;
+    let r = sim
+        .post("/v1/instances", instance_body("lost", "c1", "worker", ""))
+        .await;
+    let e = error(r, StatusCode::INTERNAL_SERVER_ERROR).await;
+    assert_eq!(e.error.code, "internal");
+    let r = sim.post("/v1/networks", network.clone()).await;
+    error(r, StatusCode::INTERNAL_SERVER_ERROR).await;
+
+    // Still under the fault: the inventory and the admin routes are never faulted.
+    let view: FaultsView = body(sim.get("/v1/admin/faults").await).await;
+    assert_eq!((view.stats.requests, view.stats.errored), (2, 2));
+    let inventory: Inventory = body(sim.get("/v1/inventory").await).await;
+    let instances = &inventory.clusters["c1"].instances;
+    assert_eq!(instances.len(), 1, "{instances:?}");
+    let applied = &instances[0];
+    assert_eq!(
+        (applied.client_token.as_str(), applied.name.as_str()),
+        ("lost", "c1-lost")
+    );
+    let networks = &inventory
+        .clusters
+        .get("c2")
+        .unwrap_or_else(|| panic!("the lost network create was not applied: {inventory:?}"))
+        .networks;
+    assert_eq!(networks.len(), 1, "{networks:?}");
+    let applied_network = &networks[0];
+    assert_eq!(applied_network.client_token.as_deref(), Some("net-lost"));
+
+    // The retries find what the lost creates made.
+    set_faults(&sim, json!({})).await;
+    let r = sim.get(&format!("/v1/instances/{}", applied.id)).await;
     assert_eq!(r.status(), StatusCode::OK);
+    let r = sim
+        .post("/v1/instances", instance_body("lost", "c1", "worker", ""))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK, "the retry created anew");
+    let again: Instance = body(r).await;
+    assert_eq!(again.id, applied.id);
+    let r = sim.post("/v1/networks", network).await;
+    assert_eq!(r.status(), StatusCode::OK, "the retry created anew");
+    let again: Network = body(r).await;
+    assert_eq!(again.id, applied_network.id);
+
     let list: InstanceList = body(sim.get("/v1/instances?cluster=c1").await).await;
-    assert_eq!(list.instances.len(), 1);
+    let ids: Vec<&str> = list.instances.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(ids, [applied.id.as_str()]);
+    let list: NetworkList = body(sim.get("/v1/networks?cluster=c2").await).await;
+    let ids: Vec<&str> = list.networks.iter().map(|n| n.id.as_str()).collect();
+    assert_eq!(ids, [applied_network.id.as_str()]);
 }
 
 #[tokio::test]

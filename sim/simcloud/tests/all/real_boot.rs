@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
 use capw_simcloud::fixtures::{CA_CERT, TOKEN, kubeadm_init_docs};
-use capw_simcloud::model::{Instance, InstanceState, LoadBalancer};
+use capw_simcloud::model::{Instance, InstanceState, LoadBalancer, LoadBalancerList};
 use capw_simcloud::{RealBoot, SimCloudConfig};
 use reqwest::StatusCode;
 
@@ -247,6 +247,86 @@ async fn kubeadm_judges_the_documents_and_its_refusal_hides_the_token() {
         "{}",
         failed.reason
     );
+    sim.handle
+        .destroy_machines()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The `lb-<n>` entries of the machines directory `machines`.
+fn load_balancer_dirs(machines: &Path) -> BTreeSet<String> {
+    fs::read_dir(machines)
+        .unwrap_or_else(|e| panic!("{}: {e}", machines.display()))
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.starts_with("lb-"))
+        .collect()
+}
+
+/// Polls until the machines directory holds exactly the balancers `want`; fails after 20 s.
+async fn wait_load_balancer_dirs(machines: &Path, want: &BTreeSet<String>) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let seen = load_balancer_dirs(machines);
+        if &seen == want {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "load balancer directories {seen:?}, want {want:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// No balancer outlives its record: a delete destroys exactly the balancer it names, none
+/// comes back on a later pass, and a restarted sim destroys one whose record is gone. The
+/// binaries root has no binaries, so the balancers have their directories but no process.
+#[tokio::test]
+async fn a_deleted_load_balancer_leaves_no_machine_and_the_others_stay() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let machines = dir.path().join("machines");
+    let _guard = MachinesGuard(machines.clone());
+    let state = dir.path().join("state.json");
+    let config = real_config(&dir.path().join("bins"), &machines).with_state_file(&state);
+
+    let sim = Sim::with(config.clone()).await;
+    let machines = sim
+        .handle
+        .machines_dir()
+        .unwrap_or_else(|| panic!("a real-boot sim has a machines directory"))
+        .to_owned();
+    let gone = sim.setup_cluster("c1").await;
+    let kept = sim.setup_cluster("c2").await;
+    let both: BTreeSet<String> = [gone.id.clone(), kept.id.clone()].into();
+    wait_load_balancer_dirs(&machines, &both).await;
+
+    let r = sim.delete(&format!("/v1/load-balancers/{}", gone.id)).await;
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    // The delete answers once the balancer is destroyed.
+    let only_kept: BTreeSet<String> = [kept.id.clone()].into();
+    assert_eq!(load_balancer_dirs(&machines), only_kept);
+    // Later passes of the machines loop (one every 200 ms) bring nothing back.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert_eq!(load_balancer_dirs(&machines), only_kept);
+    sim.handle
+        .shutdown()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    // A balancer whose delete a crash cut short (its record gone, its directory left) is
+    // destroyed by the next sim; the one it has a record of stays.
+    let orphan = machines.join("lb-99");
+    fs::create_dir_all(orphan.join("logs")).unwrap_or_else(|e| panic!("{e}"));
+    let sim = Sim::with(config).await;
+    wait_load_balancer_dirs(&machines, &only_kept).await;
+    let r = sim.get("/v1/load-balancers").await;
+    let list: LoadBalancerList = body(r).await;
+    let ids: Vec<&str> = list
+        .load_balancers
+        .iter()
+        .map(|lb| lb.id.as_str())
+        .collect();
+    assert_eq!(ids, [kept.id.as_str()]);
     sim.handle
         .destroy_machines()
         .await

@@ -13,7 +13,7 @@ use capw_kubeadm_bootstrap::token::BootstrapToken;
 use capw_kubeadm_bootstrap::{KeyAlgorithm, KubeadmBootstrapConfig, cloud_init, kubeconfig};
 use capw_sdk::bootstrap::BootstrapRequest;
 use capw_sdk::types::{Endpoint, KubernetesVersion, MachineRef, MachineRole};
-use capw_simcloud::model::{Instance, InstanceState, LoadBalancer};
+use capw_simcloud::model::{Instance, InstanceState, LoadBalancer, LoadBalancerState};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -107,6 +107,87 @@ async fn wait_state(sim: &Sim, id: &str, state: InstanceState, limit: Duration) 
     }
 }
 
+/// How long a restarted sim is watched for a late verdict on what it adopted: many passes
+/// of its machines loop (one every 200 ms), well past its first seconds.
+const ADOPTION_WATCH: Duration = Duration::from_secs(6);
+
+/// The pid in a machine's pid file.
+fn pid_in(file: &Path) -> i32 {
+    fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+/// Whether process `pid` runs: it exists and is not a zombie (the machines' processes are
+/// this test process's children, and a dead child stays listed until reaped).
+fn alive(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        // The state letter follows the command name, which is in parentheses.
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// Reads instance `instance` and load balancer `lb` every 200 ms for `window`, the last read
+/// after it: at every read the instance is `running`, the balancer `active`, and each is still
+/// the process that ran before the restart (`agent_pid`, `lb_pid`): adopted, neither failed
+/// nor launched again. Returns the number of reads.
+async fn stays_adopted(
+    sim: &Sim,
+    instance: &Instance,
+    lb: &LoadBalancer,
+    (agent_pid, lb_pid): (i32, i32),
+    window: Duration,
+) -> usize {
+    let machines = sim
+        .handle
+        .machines_dir()
+        .unwrap_or_else(|| panic!("a real-boot sim has a machines directory"))
+        .to_owned();
+    let started = Instant::now();
+    let mut reads = 0;
+    loop {
+        let since = started.elapsed();
+        let now: Instance = body(sim.get(&format!("/v1/instances/{}", instance.id)).await).await;
+        assert_eq!(
+            now.state,
+            InstanceState::Running,
+            "{since:?} after the restart: {}",
+            now.reason
+        );
+        let balancer: LoadBalancer =
+            body(sim.get(&format!("/v1/load-balancers/{}", lb.id)).await).await;
+        assert_eq!(
+            balancer.state,
+            LoadBalancerState::Active,
+            "{since:?} after the restart"
+        );
+        for (file, before) in [
+            (machines.join(&instance.id).join("agent.pid"), agent_pid),
+            (machines.join(&lb.id).join("lb.pid"), lb_pid),
+        ] {
+            assert_eq!(
+                pid_in(&file),
+                before,
+                "{since:?} after the restart: {} was replaced",
+                file.display()
+            );
+            assert!(
+                alive(before),
+                "{since:?} after the restart: {} ({before}) is gone",
+                file.display()
+            );
+        }
+        reads += 1;
+        if since >= window {
+            return reads;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 #[tokio::test]
 async fn a_restarted_sim_adopts_its_machines_and_fails_one_whose_agent_died() {
     let bins = kube_binaries();
@@ -114,7 +195,7 @@ async fn a_restarted_sim_adopts_its_machines_and_fails_one_whose_agent_died() {
     let machines = dir.path().join("machines");
     let _guard = MachinesGuard(machines.clone());
     let state = dir.path().join("state.json");
-    let (sim, _lb, instance, _) = boot_init(&bins, &machines, &state).await;
+    let (sim, lb, instance, _) = boot_init(&bins, &machines, &state).await;
     wait_state(&sim, &instance.id, InstanceState::Running, BOOT_LIMIT).await;
     let machines = sim
         .handle
@@ -126,21 +207,20 @@ async fn a_restarted_sim_adopts_its_machines_and_fails_one_whose_agent_died() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
 
-    // The machine outlives the sim, and the next sim adopts it.
+    // The machine and its balancer outlive the sim, and the next sim adopts them: for
+    // seconds, not only at its first look.
     let instance_dir = machines.join(&instance.id);
     assert!(!processes_naming(&instance_dir).is_empty());
+    let pids = (
+        pid_in(&instance_dir.join("agent.pid")),
+        pid_in(&machines.join(&lb.id).join("lb.pid")),
+    );
     let sim = Sim::with(real_config(&bins, &machines).with_state_file(&state)).await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let r = sim.get(&format!("/v1/instances/{}", instance.id)).await;
-    let adopted: Instance = body(r).await;
-    assert_eq!(adopted.state, InstanceState::Running, "{}", adopted.reason);
+    let reads = stays_adopted(&sim, &instance, &lb, pids, ADOPTION_WATCH).await;
+    assert!(reads >= 5, "only {reads} reads in {ADOPTION_WATCH:?}");
 
-    // Its agent dies: the instance fails, saying so.
-    let pid: i32 = fs::read_to_string(instance_dir.join("agent.pid"))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .trim()
-        .parse()
-        .unwrap_or_else(|e| panic!("{e}"));
+    // Its agent dies: the instance fails, saying so; the balancer it leaves stays adopted.
+    let (pid, lb_pid) = pids;
     let killed = Command::new("kill")
         .args(["-KILL", &pid.to_string()])
         .status()
@@ -158,6 +238,8 @@ async fn a_restarted_sim_adopts_its_machines_and_fails_one_whose_agent_died() {
         "{}",
         failed.reason
     );
+    assert_eq!(pid_in(&machines.join(&lb.id).join("lb.pid")), lb_pid);
+    assert!(alive(lb_pid));
     let r = sim.delete(&format!("/v1/instances/{}", instance.id)).await;
     assert_eq!(r.status(), StatusCode::NO_CONTENT);
     assert_eq!(processes_naming(&instance_dir), Vec::<String>::new());

@@ -2,6 +2,7 @@
 //! pulled back by skopeo, a client we did not write, it runs capw as a non-root user and carries
 //! its labels; `deploy/` pinned to the pushed digest validates on a real API server.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -24,6 +25,22 @@ const LABELS: [&str; 6] = [
     "description",
     "created",
 ];
+
+/// A command that runs its arguments with `rootfs` as the root directory: `chroot` as root,
+/// else inside a user namespace where this user is root (`unshare --map-root-user`).
+fn in_root_file_system(rootfs: &Path) -> Command {
+    // /proc/self belongs to the process's effective user.
+    let root = std::fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0);
+    let mut command = if root {
+        Command::new("chroot")
+    } else {
+        let mut unshare = Command::new("unshare");
+        unshare.args(["--map-root-user", "chroot"]);
+        unshare
+    };
+    command.arg(rootfs);
+    command
+}
 
 /// The directory `make image` writes: `CAPW_IMAGE_DIR`, else `image/` in `CARGO_TARGET_DIR`,
 /// else in the workspace's `target/`.
@@ -109,9 +126,12 @@ fn the_built_image_runs_capw_as_non_root_and_installs_by_its_digest() {
             .output()
             .unwrap(),
     );
+    // Inside the image's root file system alone (chroot): the binary finds its dynamic loader and
+    // every library in the image, none from this machine.
     let version = succeeded(
-        "capw --version from the image's root file system",
-        Command::new(bundle.join("rootfs").join(BINARY_PATH))
+        "capw --version inside the image's root file system",
+        in_root_file_system(&bundle.join("rootfs"))
+            .arg(format!("/{BINARY_PATH}"))
             .arg("--version")
             .output()
             .unwrap(),

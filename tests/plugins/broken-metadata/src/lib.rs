@@ -11,6 +11,9 @@
 //! Never install it anywhere but a test.
 
 #![cfg(target_arch = "wasm32")]
+// The exports `wit_bindgen::generate!` writes into this crate (`export!`) are unsafe code of
+// its own making, so the workspace lint `unsafe_code` is lifted for this crate.
+#![allow(unsafe_code)]
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

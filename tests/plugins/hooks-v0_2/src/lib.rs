@@ -9,6 +9,9 @@
 //! `invalid-input`.
 
 #![cfg(target_arch = "wasm32")]
+// The exports `wit_bindgen::generate!` writes into this crate (`export!`) are unsafe code of
+// its own making, so the workspace lint `unsafe_code` is lifted for this crate.
+#![allow(unsafe_code)]
 
 wit_bindgen::generate!({
     world: "lifecycle-hooks-provider",

@@ -1,0 +1,317 @@
+//! `capw plugin new` for every language: the starter builds with its own instructions, loads
+//! as the provider it says it is and passes the conformance suite; so do the examples it is
+//! made from.
+//!
+//! The builds need the toolchains of `make toolchains`; `make test` passes their paths in the
+//! environment (`WASM_TOOLS`, `WIT_BINDGEN`, `COMPONENTIZE_PY`, ...), which the starters'
+//! Makefiles read. `capw plugin new` looks for the same tools and warns of the missing ones.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn capw() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_capw"))
+}
+
+fn run(command: &mut Command) -> String {
+    run_with_stderr(command).0
+}
+
+/// Runs `command`, which must succeed, and returns its stdout and stderr.
+fn run_with_stderr(command: &mut Command) -> (String, String) {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    );
+    assert!(
+        output.status.success(),
+        "{command:?} failed:\n{stdout}\n{stderr}"
+    );
+    (stdout, stderr)
+}
+
+/// `capw plugin new NAME --lang LANG --dir DIR`, with what it prints on stderr.
+fn new_starter(dir: &Path, name: &str, lang: &str, env: &[(String, String)]) -> String {
+    run_with_stderr(
+        capw()
+            .args(["plugin", "new", name, "--lang", lang, "--dir"])
+            .arg(dir)
+            .arg("--sdk")
+            .arg(sdk())
+            .envs(env.iter().map(|(k, v)| (k, v))),
+    )
+    .1
+}
+
+/// The variables of `toolchains.env`, which `make toolchains` writes into the target
+/// directory: the paths of the tools the starters' Makefiles read.
+fn toolchains_env() -> Vec<(String, String)> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let file = target.join("toolchains.env");
+    let text = std::fs::read_to_string(&file)
+        .unwrap_or_else(|e| panic!("{}: {e}; run `make toolchains`", file.display()));
+    text.lines()
+        .filter_map(|line| line.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+/// The versions `scripts/toolchains.sh` pins, by its variable's name.
+fn pinned(name: &str) -> String {
+    let script = include_str!("../../../../scripts/toolchains.sh");
+    script
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!("toolchains.sh pins no {name}"))
+        .to_owned()
+}
+
+fn sdk() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk")
+}
+
+/// Scaffolds `name` in `lang`, builds it as its README says and returns the component.
+fn scaffold(dir: &Path, name: &str, lang: &str) -> PathBuf {
+    let project = dir.join(name);
+    // The toolchains the build below needs are there: `capw plugin new` finds them too.
+    let stderr = new_starter(&project, name, lang, &toolchains_env());
+    assert!(!stderr.contains("warning"), "{lang}: {stderr}");
+    // The starters in other languages carry the contract; the Rust one builds through the SDK.
+    assert_eq!(
+        project.join("wit/worlds.wit").exists(),
+        lang != "rust",
+        "{lang}"
+    );
+    assert!(project.join("README.md").exists());
+    let component = project.join("provider.wasm");
+    if lang == "rust" {
+        // One target directory for every run, so the SDK's dependencies build once.
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| dir.join("target"))
+            .join("scaffold");
+        run(Command::new(env!("CARGO"))
+            .args(["build", "--profile", "plugin", "--target", "wasm32-wasip2"])
+            .env("CARGO_TARGET_DIR", &target)
+            .current_dir(&project));
+        let built = target
+            .join("wasm32-wasip2/plugin")
+            .join(format!("{}.wasm", name.replace('-', "_")));
+        std::fs::copy(&built, &component).unwrap();
+    } else {
+        run(Command::new("make")
+            .arg("OUT=provider.wasm")
+            .current_dir(&project));
+    }
+    component
+}
+
+fn check(lang: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("acme-{lang}-boot");
+    let component = scaffold(dir.path(), &name, lang);
+    // One compile cache for both commands: the second load is a cache hit.
+    let cache = dir.path().join("cache");
+    let inspect = run(capw()
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args(["plugin", "inspect", "-o", "json"])
+        .arg(&component));
+    let info: serde_json::Value = serde_json::from_str(&inspect).unwrap();
+    assert_eq!(info["name"], name.as_str(), "{inspect}");
+    assert_eq!(
+        info["extensionPoints"],
+        serde_json::json!(["bootstrap"]),
+        "{inspect}"
+    );
+    conforms(&component, &cache);
+}
+
+/// `capw plugin test` passes on `component` with its default config.
+fn conforms(component: &Path, cache: &Path) {
+    let report = run(capw()
+        .arg("--cache-dir")
+        .arg(cache)
+        .args(["plugin", "test"])
+        .arg(component));
+    assert!(report.contains(" 0 failed"), "{report}");
+}
+
+/// The example providers of plugins/other-languages, as `make examples` built them, pass the
+/// conformance suite.
+#[test]
+fn the_examples_conform() {
+    let cache = tempfile::tempdir().unwrap();
+    for lang in ["c", "python", "js", "go"] {
+        conforms(
+            &capw_test_support::component_path(&format!("capw_example_{lang}")),
+            cache.path(),
+        );
+    }
+}
+
+#[test]
+fn a_c_starter_builds_and_loads() {
+    check("c");
+}
+
+#[test]
+fn a_python_starter_builds_and_loads() {
+    check("python");
+}
+
+#[test]
+fn a_js_starter_builds_and_loads() {
+    check("js");
+}
+
+#[test]
+fn a_go_starter_builds_and_loads() {
+    check("go");
+}
+
+#[test]
+fn a_rust_starter_builds_and_loads() {
+    check("rust");
+}
+
+#[test]
+fn a_starter_is_never_written_over_a_project() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("keep.txt"), "mine").unwrap();
+    let output = capw()
+        .args(["plugin", "new", "acme", "--lang", "c", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("exists and is not empty"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("keep.txt")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn a_starter_whose_tool_is_missing_is_written_with_a_warning_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty-path");
+    std::fs::create_dir(&empty).unwrap();
+    let project = dir.path().join("acme");
+    let output = capw()
+        .args(["plugin", "new", "acme", "--lang", "python", "--dir"])
+        .arg(&project)
+        .env("PATH", &empty)
+        .env_remove("COMPONENTIZE_PY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(project.join("app.py").exists() && project.join("README.md").exists());
+    let version = pinned("COMPONENTIZE_PY");
+    for expected in [
+        "warning: the Python starter is written, but its build needs tools not found here".into(),
+        format!(
+            "componentize-py {version} (componentize-py is not on PATH and COMPONENTIZE_PY is not set)"
+        ),
+        format!("pip install componentize-py=={version}"),
+    ] {
+        assert!(stderr.contains(&expected), "no {expected:?} in:\n{stderr}");
+    }
+
+    // A make variable naming a file that is not there is named as such.
+    let project = dir.path().join("acme-go");
+    let output = capw()
+        .args(["plugin", "new", "acme", "--lang", "go", "--dir"])
+        .arg(&project)
+        .env("WIT_BINDGEN", dir.path().join("no-such-wit-bindgen"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("no-such-wit-bindgen does not exist"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_tools_of_toolchains_env_are_found_for_every_language() {
+    let dir = tempfile::tempdir().unwrap();
+    for lang in ["rust", "c", "python", "js", "go"] {
+        let stderr = new_starter(&dir.path().join(lang), "acme", lang, &toolchains_env());
+        assert!(stderr.is_empty(), "{lang}: {stderr}");
+    }
+}
+
+/// Each starter's README names the versions `scripts/toolchains.sh` pins and the command that
+/// installs them; every make variable it names is one its Makefile reads.
+#[test]
+fn every_readme_names_its_pinned_toolchain() {
+    // The Python package of wasm-tools adds a fourth number to wasm-tools' own version.
+    let wasm_tools = pinned("WASM_TOOLS").trim_end_matches(".0").to_owned();
+    let wit_bindgen = pinned("WIT_BINDGEN");
+    let expected = [
+        ("rust", vec!["rustup target add wasm32-wasip2".to_owned()]),
+        (
+            "c",
+            vec![
+                format!("wit-bindgen-cli@{wit_bindgen}"),
+                format!("wasm-tools@{wasm_tools}"),
+                "wasi-libc".into(),
+            ],
+        ),
+        (
+            "python",
+            vec![format!(
+                "pip install componentize-py=={}",
+                pinned("COMPONENTIZE_PY")
+            )],
+        ),
+        (
+            "js",
+            vec![
+                format!(
+                    "@bytecodealliance/componentize-js@{}",
+                    pinned("COMPONENTIZE_JS")
+                ),
+                format!("@bytecodealliance/wizer@{}", pinned("WIZER")),
+            ],
+        ),
+        (
+            "go",
+            vec![
+                format!("wit-bindgen-cli@{wit_bindgen}"),
+                format!("wasm-tools@{wasm_tools}"),
+                format!("wit-bindgen-go-{wit_bindgen}"),
+                pinned("GO_TOOLCHAIN"),
+            ],
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (lang, needles) in expected {
+        let project = dir.path().join(lang);
+        new_starter(&project, "acme", lang, &[]);
+        let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
+        for needle in needles {
+            assert!(
+                readme.contains(&needle),
+                "{lang}: no {needle:?} in\n{readme}"
+            );
+        }
+        let makefile = std::fs::read_to_string(project.join("Makefile")).unwrap_or_default();
+        for variable in readme.split("make variable `").skip(1) {
+            let variable = variable.split('`').next().unwrap_or_default();
+            assert!(
+                makefile.contains(&format!("{variable} ?=")),
+                "{lang}: the README names {variable}, which the Makefile does not read"
+            );
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! `PlanControlPlane`: the control-plane provider's next step for the current members, as
+//! the core's [`PlanView`].
+
+use capw_reconcile::{PlanStep, PlanView};
+use capw_runtime::control_plane::{Member, PlanInput, Step};
+use capw_runtime::types::MachineRef;
+
+use crate::pass::convert::{core_version, wit_version};
+use crate::pass::env::{Env, context};
+use crate::pass::note::ActionNote;
+use crate::pass::snapshot::{Snapshot, machine_view};
+
+/// `PlanControlPlane`: the control-plane provider's next step for the current members.
+pub(crate) async fn plan(env: &Env, s: &Snapshot) -> Result<PlanView, ActionNote> {
+    const COND: &str = "ControlPlaneReady";
+    let Ok(desired) = &s.desired else {
+        return Err(ActionNote::done());
+    };
+    let cp = &desired.control_plane;
+    let provider = env.provider(&cp.config, COND)?;
+    let version = core_version(&cp.version).ok_or_else(|| {
+        ActionNote::host_failed(COND, "InvalidVersion", format!("version {:?}", cp.version))
+    })?;
+    let members = s
+        .machines
+        .iter()
+        .filter(|m| m.spec.role != capw_api::MachineRole::Worker)
+        .filter_map(|m| {
+            let view = machine_view(m)?;
+            Some(Member {
+                machine: MachineRef {
+                    name: view.name.clone(),
+                    uid: m.metadata.uid.clone().unwrap_or_default(),
+                },
+                version: wit_version(view.version),
+                failure_domain: view.failure_domain.clone(),
+                ready: view.phase == capw_reconcile::MachinePhase::Running,
+                created_at: view.created_at,
+                deleting: view.deleting,
+            })
+        })
+        .collect();
+    let input = PlanInput {
+        version: wit_version(version),
+        replicas: cp.replicas,
+        members,
+        failure_domains: s
+            .infrastructure
+            .as_ref()
+            .map(|r| r.control_plane_domains.clone())
+            .unwrap_or_default(),
+        endpoint: s
+            .infrastructure
+            .as_ref()
+            .and_then(|r| r.endpoint.as_ref())
+            .map(|_| s.endpoint()),
+    };
+    let ctx = context(s, &provider, &cp.config.config, &format!("{}-plan", s.uid));
+    let out = provider
+        .provider
+        .plan(&ctx, &input)
+        .await
+        .map_err(|e| ActionNote::failed(COND, &e))?;
+    let step = match out.step {
+        Step::None => PlanStep::None,
+        Step::CreateMachine(c) => PlanStep::Create {
+            init: c.init,
+            failure_domain: c.failure_domain,
+        },
+        Step::DeleteMachine(m) => PlanStep::Delete { machine: m.name },
+        Step::Wait(_) => PlanStep::Wait,
+        Step::RemoveEtcdMember(_) => {
+            return Err(ActionNote::host_failed(
+                COND,
+                "Unsupported",
+                "removing a member from etcd (remove-etcd-member) is not served by this host yet; no machine was deleted".into(),
+            ));
+        }
+        Step::ApplyManifests(_) => {
+            return Err(ActionNote::host_failed(
+                COND,
+                "Unsupported",
+                "hosted control planes (apply-manifests) are not served in local mode".into(),
+            ));
+        }
+    };
+    Ok(PlanView {
+        step,
+        initialized: out.initialized,
+        replicas: out.replicas,
+        ready_replicas: out.ready_replicas,
+        up_to_date_replicas: out.up_to_date_replicas,
+    })
+}

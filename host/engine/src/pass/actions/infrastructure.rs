@@ -1,0 +1,122 @@
+//! The cluster's infrastructure: `ReconcileInfrastructure` records the provider's answer
+//! (endpoint, failure domains) in the `ClusterInfrastructure` object, `DeleteInfrastructure`
+//! calls `delete-cluster` until it is gone.
+
+use std::sync::Arc;
+
+use capw_api::ClusterInfrastructure;
+use capw_runtime::infrastructure::ClusterState;
+use capw_runtime::types::{CallContext, Deletion};
+
+use crate::objects::{InfrastructureRecord, applied, infrastructure_object};
+use crate::pass::env::{Env, context};
+use crate::pass::note::ActionNote;
+use crate::pass::snapshot::Snapshot;
+use crate::providers::LoadedProvider;
+use crate::store::{StoreError, TypedObjects, key_of};
+
+const INFRA: &str = "InfrastructureReady";
+
+/// The infrastructure provider and the context of a cluster-wide call to it; a note (done when
+/// the cluster has no valid desired state, so nothing to call) otherwise.
+fn infra_call(env: &Env, s: &Snapshot) -> Result<(Arc<LoadedProvider>, CallContext), ActionNote> {
+    let Ok(desired) = &s.desired else {
+        return Err(ActionNote::done());
+    };
+    let provider = env.provider(&desired.infrastructure, INFRA)?;
+    let ctx = context(s, &provider, &desired.infrastructure.config, &infra_key(s));
+    Ok((provider, ctx))
+}
+
+fn infra_key(s: &Snapshot) -> String {
+    format!("{}-infra", s.uid)
+}
+
+async fn write_record(
+    env: &Env,
+    s: &Snapshot,
+    record: &InfrastructureRecord,
+) -> Result<(), ActionNote> {
+    store_record(env, s, record)
+        .await
+        .map_err(|e| Env::store_failed(INFRA, &e))
+}
+
+/// Stores the infrastructure record of the cluster of `s`: the object, then its status.
+pub(crate) async fn store_record(
+    env: &Env,
+    s: &Snapshot,
+    record: &InfrastructureRecord,
+) -> Result<(), StoreError> {
+    env.store
+        .apply_as(&infrastructure_object(&s.namespace, &s.name))
+        .await?;
+    let key = key_of::<ClusterInfrastructure>(&s.namespace, &s.name);
+    let status = serde_json::to_value(record).unwrap_or_default();
+    env.store.update_status(&key, status, None).await?;
+    Ok(())
+}
+
+/// `ReconcileInfrastructure`: record the provider's answer.
+pub(crate) async fn reconcile_infrastructure(env: &Env, s: &Snapshot) -> ActionNote {
+    let (provider, ctx) = match infra_call(env, s) {
+        Ok(call) => call,
+        Err(note) => return note,
+    };
+    let mut record = InfrastructureRecord {
+        cluster_uid: s.uid.clone(),
+        applied: s.desired.as_ref().ok().and_then(applied),
+        ..InfrastructureRecord::default()
+    };
+    let note = match provider.provider.reconcile_cluster(&ctx).await {
+        Ok(ClusterState::Ready(infra)) => {
+            record.state = "Ready".into();
+            let e = infra.control_plane_endpoint;
+            record.endpoint = Some((e.host, e.port));
+            record.failure_domains = infra
+                .failure_domains
+                .iter()
+                .map(|d| d.name.clone())
+                .collect();
+            record.control_plane_domains = (infra.failure_domains.iter())
+                .filter(|d| d.control_plane)
+                .map(|d| d.name.clone())
+                .collect();
+            ActionNote::done()
+        }
+        Ok(ClusterState::InProgress(p)) => {
+            record.state = "InProgress".into();
+            ActionNote::in_progress(INFRA, &p)
+        }
+        Err(e) => return ActionNote::failed(INFRA, &e),
+    };
+    match write_record(env, s, &record).await {
+        Ok(()) => note,
+        Err(failed) => failed,
+    }
+}
+
+/// `DeleteInfrastructure`: call `delete-cluster` and record `Deleted` once it is gone.
+pub(crate) async fn delete_infrastructure(env: &Env, s: &Snapshot) -> ActionNote {
+    let (provider, ctx) = match infra_call(env, s) {
+        Ok(call) => call,
+        Err(note) => return note,
+    };
+    match provider.provider.delete_cluster(&ctx).await {
+        Ok(Deletion::Deleted) => {
+            // The applied state stays: the passes that finish the deletion may still need it.
+            let record = InfrastructureRecord {
+                state: "Deleted".into(),
+                cluster_uid: s.uid.clone(),
+                applied: s.desired.as_ref().ok().and_then(applied),
+                ..InfrastructureRecord::default()
+            };
+            write_record(env, s, &record)
+                .await
+                .err()
+                .unwrap_or_else(ActionNote::done)
+        }
+        Ok(Deletion::InProgress(p)) => ActionNote::in_progress(INFRA, &p),
+        Err(e) => ActionNote::failed(INFRA, &e),
+    }
+}

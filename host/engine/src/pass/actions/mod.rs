@@ -1,0 +1,15 @@
+//! The pass's actions, one file per family. Each is given the [`Env`](super::env::Env) and the
+//! cluster's [`Snapshot`](super::snapshot::Snapshot) and answers with an
+//! [`ActionNote`](super::note::ActionNote). An action imports only the base (the crate's
+//! `store`, `objects`, `config`, `error`, the `providers` wing, and the pass's `env`, `note`,
+//! `snapshot` and `convert`), never another action: what two actions share goes into the
+//! base (`tests/layout.rs` checks it).
+
+pub(crate) mod control_plane;
+pub(crate) mod finalizer;
+pub(crate) mod hooks;
+pub(crate) mod infrastructure;
+pub(crate) mod kubeconfig;
+pub(crate) mod machines;
+pub(crate) mod nodes;
+pub(crate) mod secrets;

@@ -1,0 +1,153 @@
+//! Conversions between the three vocabularies a pass speaks: the API's objects
+//! (`capw-api`), the pure core's views (`capw-reconcile`) and the provider contract's types
+//! (`capw-runtime`). Each is written once here and named for its direction: `core_*` into
+//! the core, `api_*` into the API, `wit_*` into the contract.
+
+use capw_api::{
+    ConditionStatus as ApiConditionStatus, MachinePhase as ApiPhase, MachineRole as ApiRole,
+};
+use capw_reconcile::{Hook, MachinePhase as CorePhase, MachineRole as CoreRole, Version};
+use capw_runtime::infrastructure::MachinePhase as WitPhase;
+use capw_runtime::lifecycle_hooks::Hook as WitHook;
+use capw_runtime::types::{
+    AddressKind, ConditionStatus as WitConditionStatus, KubernetesVersion, MachineRole as WitRole,
+};
+
+/// A version as the API spells it, `v1.34.1` or `1.34.1`, as the core's; `None` when it is
+/// not three numbers.
+pub(crate) fn core_version(text: &str) -> Option<Version> {
+    let mut parts = text.strip_prefix('v').unwrap_or(text).split('.');
+    let mut next = || parts.next()?.parse::<u32>().ok();
+    Some(Version {
+        major: next()?,
+        minor: next()?,
+        patch: next()?,
+    })
+}
+
+/// A core version as the contract's.
+pub(crate) fn wit_version(v: Version) -> KubernetesVersion {
+    KubernetesVersion {
+        major: v.major,
+        minor: v.minor,
+        patch: v.patch,
+    }
+}
+
+/// A Machine's role in the API as the core's.
+pub(crate) fn core_role(role: ApiRole) -> CoreRole {
+    match role {
+        ApiRole::Init => CoreRole::Init,
+        ApiRole::JoinControlPlane => CoreRole::JoinControlPlane,
+        ApiRole::Worker => CoreRole::Worker,
+    }
+}
+
+/// A role the core decided on as the API's.
+pub(crate) fn api_role(role: CoreRole) -> ApiRole {
+    match role {
+        CoreRole::Init => ApiRole::Init,
+        CoreRole::JoinControlPlane => ApiRole::JoinControlPlane,
+        CoreRole::Worker => ApiRole::Worker,
+    }
+}
+
+/// A Machine's role in the API as the contract's.
+pub(crate) fn wit_role(role: ApiRole) -> WitRole {
+    match role {
+        ApiRole::Init => WitRole::Init,
+        ApiRole::JoinControlPlane => WitRole::JoinControlPlane,
+        ApiRole::Worker => WitRole::Worker,
+    }
+}
+
+/// A Machine's phase in the API as the core's: a machine being deleted is still on its way
+/// as far as the core counts.
+pub(crate) fn core_phase(phase: ApiPhase) -> CorePhase {
+    match phase {
+        ApiPhase::Pending => CorePhase::Pending,
+        ApiPhase::Provisioning | ApiPhase::Deleting => CorePhase::Provisioning,
+        ApiPhase::Running => CorePhase::Running,
+        ApiPhase::Failed => CorePhase::Failed,
+    }
+}
+
+/// The infrastructure's phase of a machine as the API's.
+pub(crate) fn api_phase(phase: WitPhase) -> ApiPhase {
+    match phase {
+        WitPhase::Pending => ApiPhase::Pending,
+        WitPhase::Provisioning => ApiPhase::Provisioning,
+        WitPhase::Running => ApiPhase::Running,
+        WitPhase::Failed => ApiPhase::Failed,
+        WitPhase::Deleting => ApiPhase::Deleting,
+    }
+}
+
+/// The kind of an address the infrastructure reports as the API's address type.
+pub(crate) fn api_address_type(kind: AddressKind) -> &'static str {
+    match kind {
+        AddressKind::Hostname => "Hostname",
+        AddressKind::InternalIp => "InternalIP",
+        AddressKind::ExternalIp => "ExternalIP",
+        AddressKind::InternalDns => "InternalDNS",
+        AddressKind::ExternalDns => "ExternalDNS",
+    }
+}
+
+/// A condition status a provider reports as the API's.
+pub(crate) fn api_condition_status(status: WitConditionStatus) -> ApiConditionStatus {
+    match status {
+        WitConditionStatus::True => ApiConditionStatus::True,
+        WitConditionStatus::False => ApiConditionStatus::False,
+        WitConditionStatus::Unknown => ApiConditionStatus::Unknown,
+    }
+}
+
+/// A tri-state health (`None` when unknown) as the API's condition status.
+pub(crate) fn api_condition_of(healthy: Option<bool>) -> ApiConditionStatus {
+    match healthy {
+        Some(true) => ApiConditionStatus::True,
+        Some(false) => ApiConditionStatus::False,
+        None => ApiConditionStatus::Unknown,
+    }
+}
+
+/// A hook point of the core as the contract's.
+pub(crate) fn wit_hook(hook: Hook) -> WitHook {
+    match hook {
+        Hook::BeforeClusterCreate => WitHook::BeforeClusterCreate,
+        Hook::AfterControlPlaneInitialized => WitHook::AfterControlPlaneInitialized,
+        Hook::BeforeClusterUpgrade => WitHook::BeforeClusterUpgrade,
+        Hook::AfterControlPlaneUpgrade => WitHook::AfterControlPlaneUpgrade,
+        Hook::AfterClusterUpgrade => WitHook::AfterClusterUpgrade,
+        Hook::BeforeClusterDelete => WitHook::BeforeClusterDelete,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_with_or_without_v() {
+        let v = core_version("v1.34.1").unwrap();
+        assert_eq!((v.major, v.minor, v.patch), (1, 34, 1));
+        assert_eq!(core_version("1.34.1"), Some(v));
+        assert_eq!(core_version("v1.34"), None);
+    }
+
+    /// The core keeps its own list of hooks (it may not depend on the runtime); the two lists
+    /// meet here, in the same order, each hook once.
+    #[test]
+    fn the_cores_hooks_are_the_contracts_in_order() {
+        let mapped: Vec<WitHook> = Hook::ALL.into_iter().map(wit_hook).collect();
+        assert_eq!(mapped, WitHook::ALL);
+    }
+
+    #[test]
+    fn roles_go_to_the_core_and_back_unchanged() {
+        for role in [ApiRole::Init, ApiRole::JoinControlPlane, ApiRole::Worker] {
+            assert_eq!(api_role(core_role(role)), role);
+        }
+    }
+}

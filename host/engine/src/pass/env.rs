@@ -1,0 +1,212 @@
+//! What every action is given: the [`Env`] (the store, the providers, the settings, the
+//! workload cluster cache) and the helpers more than one action needs, written once here so
+//! that no action imports another.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use capw_api::{Machine, MachineStatus};
+use capw_runtime::types::{CallContext, ClusterRef};
+use capw_text::error_chain as chain;
+use capw_topology::ProviderConfig;
+use serde_json::Value;
+
+use super::note::ActionNote;
+use super::snapshot::Snapshot;
+use crate::config::EngineConfig;
+use crate::providers::{LoadedProvider, ProviderRegistry};
+use crate::store::{ObjectKey, ObjectStore, StoreError, key_of};
+
+/// How long a deleted machine's Node deletion is tried before the machine goes without it
+/// (Cluster API's `nodeDeletionTimeout` defaults to 10 s as well).
+const NODE_DELETION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What every action needs: the store, the providers, the settings.
+#[derive(Clone)]
+pub(crate) struct Env {
+    pub store: Arc<dyn ObjectStore>,
+    pub registry: Arc<ProviderRegistry>,
+    pub config: EngineConfig,
+    /// The clients of workload clusters; `None` when access is off.
+    pub cluster_cache: Option<Arc<capw_workload::ClusterCache>>,
+}
+
+impl Env {
+    /// The loaded provider `config` names, or a note saying why there is none.
+    pub fn provider(
+        &self,
+        config: &ProviderConfig,
+        condition: &'static str,
+    ) -> Result<Arc<LoadedProvider>, ActionNote> {
+        self.registry.get(&config.provider).ok_or_else(|| {
+            ActionNote::host_failed(
+                condition,
+                "ProviderNotLoaded",
+                self.registry.why_missing(&config.provider),
+            )
+        })
+    }
+
+    /// Drops `finalizer` from the object at `key` (which removes it when it is being deleted
+    /// and that was its last one); a missing object is fine.
+    pub async fn remove_finalizer(
+        &self,
+        key: &ObjectKey,
+        finalizer: &str,
+    ) -> Result<(), StoreError> {
+        let result = self
+            .store
+            .update(key, &mut |o| {
+                if let Some(list) = o
+                    .pointer_mut("/metadata/finalizers")
+                    .and_then(|f| f.as_array_mut())
+                {
+                    list.retain(|f| f.as_str() != Some(finalizer));
+                }
+                Ok(())
+            })
+            .await;
+        match result {
+            Ok(_) | Err(StoreError::NotFound(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Once machine `m`'s infrastructure is gone, deletes its Node from the workload cluster, as
+    /// Cluster API's Machine controller does, so that the Nodes follow the Machines.
+    ///
+    /// # Guarantees
+    ///
+    /// Best effort and bounded: a cluster being deleted (its API goes with it), a machine that
+    /// never got a Node, access off, or a workload API that does not delete it within
+    /// [`NODE_DELETION_TIMEOUT`] leaves the Node and never holds up the machine's deletion; the failure is logged with
+    /// the endpoint and the Node's name only.
+    pub async fn delete_node(&self, s: &Snapshot, m: &capw_api::Machine) {
+        let (Some(cache), Some(kubeconfig)) = (self.cluster_cache.as_deref(), &s.kubeconfig) else {
+            return;
+        };
+        let Some(node) = m.status.as_ref().and_then(|st| st.node_ref.as_ref()) else {
+            return;
+        };
+        if s.deleting() {
+            return;
+        }
+        // Retried within the bound: while a control-plane machine goes, the load balancer may
+        // still send a request to its API server for a second.
+        let bound = NODE_DELETION_TIMEOUT;
+        let deleted = tokio::time::timeout(bound, async {
+            loop {
+                match cache
+                    .delete_node(&s.cluster_id(), &kubeconfig.value, &node.name)
+                    .await
+                {
+                    Ok(()) => return Ok(()),
+                    Err(e @ capw_workload::ClusterCacheError::DeleteNode { .. }) => {
+                        tracing::debug!(cluster = %s.name, node = %node.name, error = %chain(&e), "deleting the Node again");
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        })
+        .await;
+        match deleted {
+            Ok(Ok(())) => {
+                tracing::info!(cluster = %s.name, node = %node.name, "deleted the machine's Node");
+            }
+            Ok(Err(e)) => tracing::warn!(
+                cluster = %s.name,
+                node = %node.name,
+                endpoint = %kubeconfig.endpoint,
+                error = %chain(&e),
+                "the machine's Node stays in the workload cluster",
+            ),
+            Err(_) => tracing::warn!(
+                cluster = %s.name,
+                node = %node.name,
+                endpoint = %kubeconfig.endpoint,
+                "the machine's Node stays in the workload cluster: no answer within {bound:?}",
+            ),
+        }
+    }
+
+    /// Writes `change` into the status of the cluster's Machine `name`, through the store's
+    /// update (a conflict retries `change` on what is stored, so condition transition times
+    /// are kept).
+    pub async fn write_machine_status(
+        &self,
+        s: &Snapshot,
+        name: &str,
+        change: impl Fn(&mut MachineStatus) + Send + Sync,
+    ) -> Result<(), StoreError> {
+        let key = key_of::<Machine>(&s.namespace, name);
+        self.store
+            .update(&key, &mut |object| {
+                let current = object.get("status").cloned().unwrap_or_default();
+                let mut status: MachineStatus = serde_json::from_value(current).unwrap_or_default();
+                change(&mut status);
+                object["status"] =
+                    serde_json::to_value(status).map_err(|e| StoreError::Invalid(e.to_string()))?;
+                Ok(())
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// A store failure as a note on `condition`.
+    pub fn store_failed(condition: &'static str, e: &StoreError) -> ActionNote {
+        ActionNote::host_failed(condition, "StoreError", chain(e))
+    }
+}
+
+/// The bootstrap config that makes the cluster's secrets: the control plane's, else the
+/// first pool's.
+pub(crate) fn secrets_bootstrap(d: &capw_topology::DesiredState) -> Option<&ProviderConfig> {
+    (d.control_plane.bootstrap.as_ref()).or_else(|| d.pools.first().map(|p| &p.bootstrap))
+}
+
+/// The bootstrap provider that makes the cluster's secrets and kubeconfig, and the context of
+/// a cluster-wide call to it keyed `<uid>-<key>`; a note (done when the cluster has no valid
+/// desired state; a host failure on `condition` when the class names no bootstrap provider)
+/// otherwise.
+pub(crate) fn bootstrap_call(
+    env: &Env,
+    s: &Snapshot,
+    condition: &'static str,
+    key: &str,
+) -> Result<(Arc<LoadedProvider>, CallContext), ActionNote> {
+    let Ok(desired) = &s.desired else {
+        return Err(ActionNote::done());
+    };
+    let Some(config) = secrets_bootstrap(desired) else {
+        return Err(ActionNote::host_failed(
+            condition,
+            "NoBootstrapProvider",
+            "the class names no bootstrap provider".into(),
+        ));
+    };
+    let provider = env.provider(config, condition)?;
+    let ctx = context(s, &provider, &config.config, &format!("{}-{key}", s.uid));
+    Ok((provider, ctx))
+}
+
+/// The context of a call about `snapshot`'s cluster with `config` and `key`; its deadline is
+/// the provider's call timeout.
+pub(crate) fn context(
+    snapshot: &Snapshot,
+    provider: &LoadedProvider,
+    config: &serde_json::Map<String, Value>,
+    key: &str,
+) -> CallContext {
+    let timeout = provider.provider.grants().limits.call_timeout;
+    CallContext {
+        cluster: ClusterRef {
+            namespace: snapshot.namespace.clone(),
+            name: snapshot.name.clone(),
+            uid: snapshot.uid.clone(),
+        },
+        config: Value::Object(config.clone()).to_string(),
+        idempotency_key: key.into(),
+        deadline_ms: u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX),
+    }
+}

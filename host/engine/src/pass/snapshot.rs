@@ -1,0 +1,145 @@
+//! What the executor knows of one cluster at the start of a pass ([`Snapshot`]), and its
+//! translation into the reconcile core's [`ClusterView`].
+
+use capw_api::{Cluster, Machine};
+use capw_reconcile::{
+    ClusterView, Hook, HooksView, InfraView, MachineView, PoolSpec, WorkloadView,
+};
+use capw_runtime::types::Endpoint;
+use capw_topology::DesiredState;
+use capw_workload::ClusterId;
+
+use super::convert::{core_phase, core_role, core_version};
+use crate::objects::kubeconfig::StoredKubeconfig;
+use crate::objects::{InfrastructureRecord, SecretItems};
+
+/// One cluster and everything of it, read from the store.
+#[derive(Debug)]
+pub(crate) struct Snapshot {
+    pub cluster: Cluster,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    /// The desired state, or why there is none (topology or config errors, with paths).
+    pub desired: Result<DesiredState, Vec<String>>,
+    /// The cluster's Machines.
+    pub machines: Vec<Machine>,
+    /// The infrastructure record, when it belongs to this cluster's uid.
+    pub infrastructure: Option<InfrastructureRecord>,
+    /// The stored cluster secrets, when they belong to this cluster's uid.
+    pub secrets: Option<SecretItems>,
+    /// The stored admin kubeconfig, when it belongs to this cluster's uid.
+    pub kubeconfig: Option<StoredKubeconfig>,
+}
+
+impl Snapshot {
+    pub fn deleting(&self) -> bool {
+        self.cluster.metadata.deletion_timestamp.is_some()
+    }
+
+    /// The machine named `name`.
+    pub fn machine(&self, name: &str) -> Option<&Machine> {
+        self.machines
+            .iter()
+            .find(|m| m.metadata.name.as_deref() == Some(name))
+    }
+
+    /// The core's view with `workload` as observed; `plan` and `orphans` are left
+    /// unobserved.
+    /// The cluster as the workload cluster cache names it.
+    pub fn cluster_id(&self) -> ClusterId {
+        ClusterId {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            uid: self.uid.clone(),
+        }
+    }
+
+    /// The cluster's control-plane endpoint as the contract spells it (empty until the
+    /// infrastructure gave one).
+    pub fn endpoint(&self) -> Endpoint {
+        let (host, port) = (self.infrastructure.as_ref())
+            .and_then(|r| r.endpoint.clone())
+            .unwrap_or_default();
+        Endpoint { host, port }
+    }
+
+    /// The cluster's control-plane endpoint, `host:port`, once the infrastructure gave one.
+    pub fn endpoint_text(&self) -> Option<String> {
+        let (host, port) = self.infrastructure.as_ref()?.endpoint.clone()?;
+        Some(format!("{host}:{port}"))
+    }
+
+    pub fn view(&self, workload: &WorkloadView) -> ClusterView {
+        let desired = self.desired.as_ref().ok();
+        ClusterView {
+            deleting: self.deleting(),
+            paused: self.cluster.spec.paused.unwrap_or(false),
+            version: core_version(&self.cluster.spec.topology.version),
+            control_plane_replicas: desired.map_or(0, |d| d.control_plane.replicas),
+            pools: desired
+                .map(|d| {
+                    d.pools
+                        .iter()
+                        .map(|p| PoolSpec {
+                            name: p.name.clone(),
+                            replicas: p.replicas,
+                            failure_domain: p.failure_domain.clone(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            infrastructure: match &self.infrastructure {
+                None => InfraView::Unknown,
+                Some(r) => match r.state.as_str() {
+                    "Ready" => InfraView::Ready {
+                        failure_domains: r.failure_domains.clone(),
+                    },
+                    "Deleted" => InfraView::Deleted,
+                    _ => InfraView::InProgress,
+                },
+            },
+            secrets_ready: self.secrets.is_some(),
+            kubeconfig_current: self.kubeconfig.as_ref().is_some_and(|k| {
+                self.endpoint_text()
+                    .is_some_and(|endpoint| endpoint == k.endpoint)
+            }),
+            workload: workload.clone(),
+            plan: None,
+            machines: self.machines.iter().filter_map(machine_view).collect(),
+            orphans: None,
+            hooks: HooksView {
+                configured: desired.is_some_and(|d| !d.hooks.is_empty()),
+                passed: self
+                    .cluster
+                    .status
+                    .iter()
+                    .flat_map(|s| s.hooks.iter())
+                    .filter_map(|(hook, version)| {
+                        Some((Hook::from_name(hook)?, core_version(version)?))
+                    })
+                    .collect(),
+            },
+        }
+    }
+}
+
+/// `v1.34.1` (or `1.34.1`) as a [`Version`].
+pub(crate) fn machine_view(m: &Machine) -> Option<MachineView> {
+    let phase = core_phase(m.status.as_ref().map(|s| s.phase).unwrap_or_default());
+    Some(MachineView {
+        name: m.metadata.name.clone()?,
+        role: core_role(m.spec.role),
+        pool: m.spec.pool.clone(),
+        version: core_version(&m.spec.version)?,
+        failure_domain: m.spec.failure_domain.clone(),
+        created_at: m
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map_or(0, |t| u64::try_from(t.0.as_second()).unwrap_or(0)),
+        phase,
+        deleting: m.metadata.deletion_timestamp.is_some(),
+        provider_id: m.status.as_ref().and_then(|s| s.provider_id.clone()),
+    })
+}

@@ -1,0 +1,148 @@
+//! The Cluster's status: the core's [`StatusView`], with what the providers said on the way
+//! (in-progress reasons, errors) on the conditions they concern.
+
+use capw_api::{
+    ApiEndpoint, Cluster, ClusterPhase, ClusterStatus, Condition, ConditionStatus,
+    ControlPlaneStatus, PoolStatus, ReplicaCounters, set_condition,
+};
+use capw_reconcile::{ClusterPhase as CorePhase, StatusView};
+
+use super::actions::machines::{MACHINES_LISTED_OWN, ORPHANS_DELETED};
+use super::env::Env;
+use super::note::ActionNote;
+use super::snapshot::Snapshot;
+use crate::objects::now;
+use crate::store::{StoreError, key_of};
+
+/// Condition type saying whether the topology and every provider config are valid.
+pub const TOPOLOGY_RECONCILED: &str = "TopologyReconciled";
+
+fn counters(p: &capw_reconcile::PoolStatus) -> ReplicaCounters {
+    let i = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
+    ReplicaCounters {
+        desired_replicas: i(p.desired),
+        replicas: i(p.replicas),
+        ready_replicas: i(p.ready),
+        up_to_date_replicas: i(p.up_to_date),
+    }
+}
+
+/// Conditions the host sets from its actions' notes, not from the core's status.
+const HOST_CONDITIONS: &[&str] = &[ORPHANS_DELETED, MACHINES_LISTED_OWN];
+
+/// Writes the status of `s`'s Cluster: the core's `status` (absent when the cluster is
+/// blocked on invalid topology) with `notes` overlaid on the conditions the core reports as
+/// false. A write that changes nothing is skipped by the store.
+pub(crate) async fn write(
+    env: &Env,
+    s: &Snapshot,
+    status: Option<&StatusView>,
+    notes: &[ActionNote],
+) -> Result<(), StoreError> {
+    let generation = s.cluster.metadata.generation;
+    let mut out: ClusterStatus = s.cluster.status.clone().unwrap_or_default();
+    let mut set = |c: Condition| {
+        set_condition(&mut out.conditions, c.observed(generation));
+    };
+    match &s.desired {
+        Ok(_) => set(Condition::new(
+            TOPOLOGY_RECONCILED,
+            ConditionStatus::True,
+            "Reconciled",
+            "",
+            now(),
+        )),
+        Err(problems) => set(Condition::new(
+            TOPOLOGY_RECONCILED,
+            ConditionStatus::False,
+            "InvalidTopology",
+            problems.join("; "),
+            now(),
+        )),
+    }
+    if let Some(view) = status {
+        for c in &view.conditions {
+            let mut reason = c.reason.to_string();
+            let mut message = c.message.clone();
+            if !c.status
+                && let Some((_, r, m)) = notes
+                    .iter()
+                    .filter_map(|n| n.condition.as_ref())
+                    .find(|(t, _, _)| *t == c.type_)
+            {
+                reason = r.clone();
+                message = m.clone();
+            }
+            let st = if c.status {
+                ConditionStatus::True
+            } else {
+                ConditionStatus::False
+            };
+            set(Condition::new(c.type_, st, reason, message, now()));
+        }
+        out.phase = match view.phase {
+            CorePhase::Pending => ClusterPhase::Pending,
+            CorePhase::Provisioning => ClusterPhase::Provisioning,
+            CorePhase::Provisioned => ClusterPhase::Provisioned,
+            CorePhase::Deleting => ClusterPhase::Deleting,
+        };
+        out.initialized = view
+            .conditions
+            .iter()
+            .any(|c| c.type_ == "ControlPlaneInitialized" && c.status);
+        out.control_plane = Some(ControlPlaneStatus {
+            counters: counters(&view.control_plane),
+            version: Some(s.cluster.spec.topology.version.clone())
+                .filter(|_| view.control_plane.up_to_date > 0),
+        });
+        out.set_workers(
+            view.workers
+                .iter()
+                .map(|p| PoolStatus {
+                    name: p.name.clone(),
+                    counters: counters(p),
+                })
+                .collect(),
+        );
+        out.observed_generation = generation;
+        // Conditions of the host's own, beside the core's: false with the note that says
+        // so, and gone on a pass without one.
+        for &type_ in HOST_CONDITIONS {
+            let note = notes
+                .iter()
+                .filter_map(|n| n.condition.as_ref())
+                .find(|(t, _, _)| *t == type_);
+            match note {
+                Some((_, reason, message)) => {
+                    let c = Condition::new(
+                        type_,
+                        ConditionStatus::False,
+                        reason.clone(),
+                        message.clone(),
+                        now(),
+                    );
+                    set_condition(&mut out.conditions, c.observed(generation));
+                }
+                None => out.conditions.retain(|c| c.type_ != type_),
+            }
+        }
+    }
+    out.control_plane_endpoint = s
+        .infrastructure
+        .as_ref()
+        .and_then(|r| r.endpoint.clone())
+        .map(|(host, port)| ApiEndpoint { host, port });
+    let key = key_of::<Cluster>(&s.namespace, &s.name);
+    let value = serde_json::to_value(&out).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    let write = env
+        .store
+        .update(&key, &mut |o| {
+            o["status"] = value.clone();
+            Ok(())
+        })
+        .await;
+    match write {
+        Ok(_) | Err(StoreError::NotFound(_)) => Ok(()),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Builds the workspace's test binaries once and runs them, several at a time.
+
+    scripts/run-tests.py [--build-only] [--jobs N] [--only PKG[/TARGET],...] -- CARGO_TEST_ARGS... [-- TEST_ARGS...]
+
+`cargo test` runs one test binary after the other; most of capw's binaries spend their time
+waiting (on an API server, on processes of a workload cluster, on a simulated cloud's delays),
+so two at a time on two cores take about half the wall time. Binaries whose tests compare
+timings (they would measure the neighbour's load, not their own) run alone, after the others:
+the SERIAL set below, by package or package/target.
+
+Each binary runs as `cargo test` runs it: from its package's directory, with CARGO_MANIFEST_DIR
+and CARGO_PKG_* set. Its output is printed whole when it ends, with how long it took. The last
+line is the suite's count, `N passed, N failed, N skipped`, and the exit status is non-zero when
+any test failed or any binary did not finish its run. `--only` keeps the integration tests of the
+packages (or package/target) named, and every package's unit tests.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+# Binaries whose assertions compare durations or count work done within a time: run alone.
+SERIAL = {
+    "capw-kube/kube",  # sharding and hand-over timings against the API server
+    "capw-local/local",  # "holds up only itself": a ratio of two clusters' times in one run
+    "capw-runtime/all",  # deadlines and fuel against wall time
+    "capw-workload/workload",  # probe timeouts against a silent API
+}
+
+RESULT = re.compile(r"^test result: (\w+)\. (\d+) passed; (\d+) failed; (\d+) ignored")
+
+
+def build(cargo_args):
+    cmd = ["cargo", "test", "--no-run", "--message-format=json-render-diagnostics", *cargo_args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    binaries = []
+    for line in proc.stdout:
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if msg.get("reason") != "compiler-artifact" or not msg.get("executable"):
+            continue
+        if not msg.get("profile", {}).get("test"):
+            continue
+        target = msg["target"]
+        package = msg["package_id"]
+        binaries.append(
+            {
+                "package": package_name(package, msg["manifest_path"]),
+                "target": target["name"],
+                "kind": target["kind"][0],
+                "exe": msg["executable"],
+                "dir": os.path.dirname(msg["manifest_path"]),
+                "version": package_version(package),
+            }
+        )
+    if proc.wait() != 0:
+        sys.exit(f"run-tests: `{' '.join(cmd)}` failed")
+    return binaries
+
+
+def package_name(package_id, manifest_path):
+    # path+file:///work/main/host/api#capw-api@0.1.0, or ...#0.1.0 when the name is the dir's
+    frag = package_id.rsplit("#", 1)[-1]
+    if "@" in frag:
+        return frag.split("@")[0]
+    with open(manifest_path) as f:
+        for line in f:
+            m = re.match(r'^name\s*=\s*"([^"]+)"', line)
+            if m:
+                return m.group(1)
+    return os.path.basename(os.path.dirname(manifest_path))
+
+
+def package_version(package_id):
+    frag = package_id.rsplit("#", 1)[-1]
+    return frag.split("@")[-1]
+
+
+def label(b):
+    return f"{b['package']}/{b['target']}" + (" (unit)" if b["kind"] in ("lib", "bin") else "")
+
+
+def run_one(b, test_args, lock, totals):
+    env = dict(os.environ)
+    env["CARGO_MANIFEST_DIR"] = b["dir"]
+    env["CARGO_PKG_NAME"] = b["package"]
+    env["CARGO_PKG_VERSION"] = b["version"]
+    env["CARGO_CRATE_NAME"] = b["target"].replace("-", "_")
+    started = time.monotonic()
+    proc = subprocess.run(
+        [b["exe"], *b.get("filters", []), *test_args], cwd=b["dir"], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, errors="replace",
+    )
+    took = time.monotonic() - started
+    counts = [0, 0, 0]
+    seen = False
+    for line in proc.stdout.splitlines():
+        m = RESULT.match(line)
+        if m:
+            seen = True
+            counts[0] += int(m.group(2))
+            counts[1] += int(m.group(3))
+            counts[2] += int(m.group(4))
+    with lock:
+        print(f"\n     Running {label(b)} ({os.path.basename(b['exe'])}), {took:.1f} s", flush=True)
+        sys.stdout.write(proc.stdout)
+        sys.stdout.flush()
+        totals["passed"] += counts[0]
+        totals["failed"] += counts[1]
+        totals["skipped"] += counts[2]
+        totals["times"].append((took, label(b)))
+        if proc.returncode != 0 or not seen:
+            totals["broken"].append(f"{label(b)} (exit {proc.returncode})")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("CAPW_TEST_JOBS", "2")))
+    parser.add_argument("--build-only", action="store_true", help="build the test binaries, run none")
+    parser.add_argument("--only", default="", help="integration tests to run: PKG or PKG/TARGET, comma-separated")
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    rest = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
+    # Arguments after a second `--` go to every test binary.
+    if "--" in rest:
+        i = rest.index("--")
+        cargo_args, test_args = rest[:i], rest[i + 1 :]
+    else:
+        cargo_args, test_args = rest, []
+
+    binaries = build(cargo_args)
+    if args.build_only:
+        print(f"{len(binaries)} test binaries built")
+        return 0
+    # PKG, PKG/TARGET, or PKG/TARGET:FILTER (that binary's tests whose names contain FILTER).
+    only = set()
+    filters = {}
+    for entry in (e for e in args.only.split(",") if e):
+        name, _, pattern = entry.partition(":")
+        only.add(name)
+        if pattern:
+            filters.setdefault(name, []).append(pattern)
+
+    def wanted(b):
+        if not only or b["kind"] in ("lib", "bin", "proc-macro"):
+            return True
+        return b["package"] in only or f"{b['package']}/{b['target']}" in only
+
+    binaries = [b for b in binaries if wanted(b)]
+    for b in binaries:
+        b["filters"] = filters.get(f"{b['package']}/{b['target']}", [])
+    serial = [b for b in binaries if f"{b['package']}/{b['target']}" in SERIAL]
+    parallel = [b for b in binaries if b not in serial]
+
+    lock = threading.Lock()
+    totals = {"passed": 0, "failed": 0, "skipped": 0, "broken": [], "times": []}
+    queue = list(parallel)
+
+    def worker():
+        while True:
+            with lock:
+                if not queue:
+                    return
+                b = queue.pop(0)
+            run_one(b, test_args, lock, totals)
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=worker) for _ in range(max(1, args.jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for b in serial:
+        run_one(b, test_args, lock, totals)
+    took = time.monotonic() - started
+
+    print(f"\n{len(binaries)} test binaries in {took:.0f} s ({len(parallel)} {args.jobs} at a time, {len(serial)} alone); the slowest:")
+    for t, name in sorted(totals["times"], reverse=True)[:8]:
+        print(f"  {t:7.1f} s  {name}")
+    if totals["broken"]:
+        print("binaries that failed or did not finish: " + ", ".join(totals["broken"]))
+    print(f"\n{totals['passed']} passed, {totals['failed']} failed, {totals['skipped']} skipped")
+    return 1 if totals["failed"] or totals["broken"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
