@@ -150,6 +150,19 @@ pub enum ClusterPhase {
     Failed,
 }
 
+impl ClusterPhase {
+    /// The phase as stored and shown (`Provisioning`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "Pending",
+            Self::Provisioning => "Provisioning",
+            Self::Provisioned => "Provisioned",
+            Self::Deleting => "Deleting",
+            Self::Failed => "Failed",
+        }
+    }
+}
+
 /// Address of the control plane's API server.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use capw_api::{Object, parse_manifests};
-use capw_engine::store::{Applied, ObjectKey, ObjectStore, Overlay};
+use capw_engine::store::{Applied, ObjectKey, ObjectStore, Overlay, meta_str};
 use capw_engine::{Executor, ProviderRegistry, WorkloadClusterAccess};
 use capw_store::Store;
 use serde_json::Value;
@@ -94,9 +94,7 @@ async fn admit(
     for ((kind, name, json), old) in objects.iter().zip(&olds) {
         if let Err(refusal) = checks.admit(json, old.as_ref()).await {
             refused += 1;
-            let at = json
-                .pointer("/metadata/namespace")
-                .and_then(Value::as_str)
+            let at = meta_str(json, "namespace")
                 .map(|ns| format!("{ns}/{name}"))
                 .unwrap_or_else(|| name.clone());
             eprintln!("{kind} {at} refused: {refusal}");

@@ -14,13 +14,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use capw_api::parse_manifests;
+use capw_api::{Cluster, Machine, parse_manifests};
 use capw_engine::store::ObjectKey;
 use capw_engine::{Executor, PassOutcome};
 use capw_local::{ClusterOutcome, Progress};
 use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
 use capw_store::Store;
 use futures::StreamExt as _;
+use kube::Resource as _;
 
 use crate::bench_kube::{CallTimes, cpu_time, micros, peak_rss_kib, percentile};
 use crate::cli::{BenchConvergeArgs, GlobalArgs};
@@ -45,7 +46,7 @@ pub async fn resync(global: &GlobalArgs, args: BenchConvergeArgs) -> anyhow::Res
 
     let keys = bench
         .store
-        .list("Cluster", None)?
+        .list(&Cluster::kind(&()), None)?
         .iter()
         .map(ObjectKey::of)
         .collect::<Result<Vec<_>, _>>()?;
@@ -152,7 +153,7 @@ impl Bench {
             .values()
             .filter(|o| **o == ClusterOutcome::Converged)
             .count();
-        measured.machines = self.store.list("Machine", None)?.len();
+        measured.machines = self.store.list(&Machine::kind(&()), None)?.len();
         Ok(measured)
     }
 

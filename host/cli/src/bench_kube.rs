@@ -9,16 +9,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use capw_api::parse_manifests;
-use capw_engine::store::ObjectStore;
+use capw_api::{Cluster, Machine, Object, is_condition_true, parse_manifests};
+use capw_engine::store::{ObjectStore, TypedObjects as _};
 use capw_engine::{RequeueBounds, SecretSource};
 use capw_kube::{CacheConfig, ControllerConfig, KubeStore, RequeuePolicy};
 use capw_runtime::CallObserver;
 use capw_simcloud::{SimCloud, SimCloudConfig, Timings};
 use futures::StreamExt as _;
+use kube::Resource as _;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::cli::GlobalArgs;
 
@@ -86,8 +87,10 @@ pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyho
         .replace("http://127.0.0.1:7480", &sim.base_url())
         .replace("namespace: default", &format!("namespace: {ns}"));
     for object in parse_manifests(&text)? {
+        let namespaced = !matches!(object, Object::WasmProvider(_));
+        let needs_namespace = namespaced && object.namespace().is_none();
         let mut object = object.to_json()?;
-        if object["kind"] != "WasmProvider" && object.pointer("/metadata/namespace").is_none() {
+        if needs_namespace {
             object["metadata"]["namespace"] = ns.clone().into();
         }
         objects.push(object);
@@ -135,7 +138,7 @@ pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyho
     while started.elapsed() < args.timeout && !controller.is_finished() {
         tokio::time::sleep(Duration::from_secs(2)).await;
         ready = store
-            .list("Cluster", Some(ns))
+            .list_as::<Cluster>(Some(ns))
             .await?
             .iter()
             .filter(|c| is_ready(c))
@@ -146,7 +149,7 @@ pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyho
     }
     let elapsed = started.elapsed();
     let after = Usage::now(&apiserver);
-    let machines = store.list("Machine", Some(ns)).await?.len();
+    let machines = store.list(&Machine::kind(&()), Some(ns)).await?.len();
     let _ = stop.send(());
     match tokio::time::timeout(Duration::from_secs(60), controller).await {
         Ok(Ok(Err(e))) => eprintln!("the controller failed: {}", capw_kube::chain(&e)),
@@ -201,14 +204,11 @@ pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyho
     Ok(())
 }
 
-fn is_ready(cluster: &Value) -> bool {
+fn is_ready(cluster: &Cluster) -> bool {
     cluster
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|cs| {
-            cs.iter()
-                .any(|c| c["type"] == "Ready" && c["status"] == "True")
-        })
+        .status
+        .as_ref()
+        .is_some_and(|s| is_condition_true(&s.conditions, "Ready"))
 }
 
 fn dynamic(
@@ -253,7 +253,7 @@ async fn apply_crds(client: &kube::Client) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("applying CRD {name}"))?;
     }
-    let clusters = dynamic(client, "capw.dev", "v1alpha1", "Cluster", "clusters", None);
+    let clusters = Api::<Cluster>::all(client.clone());
     for _ in 0..100 {
         if clusters.list(&Default::default()).await.is_ok() {
             return Ok(());

@@ -1,17 +1,16 @@
 //! `capw delete`: mark an object deleted; a Cluster is torn down by the next `capw up`.
 
 use anyhow::bail;
-use capw_engine::store::{Deleted, ObjectKey, StoreError};
+use capw_api::{Cluster, ClusterClass, WasmProvider};
+use capw_engine::store::{Deleted, StoreError, cluster_key_of, key_of};
 
 use crate::cli::{DeleteArgs, GlobalArgs, Resource};
 
 pub fn run(global: &GlobalArgs, args: DeleteArgs) -> anyhow::Result<()> {
     let key = match args.resource {
-        Resource::Clusters => ObjectKey::namespaced("Cluster", &args.namespace, &args.name),
-        Resource::Clusterclasses => {
-            ObjectKey::namespaced("ClusterClass", &args.namespace, &args.name)
-        }
-        Resource::Providers => ObjectKey::cluster_scoped("WasmProvider", &args.name),
+        Resource::Clusters => key_of::<Cluster>(&args.namespace, &args.name),
+        Resource::Clusterclasses => key_of::<ClusterClass>(&args.namespace, &args.name),
+        Resource::Providers => cluster_key_of::<WasmProvider>(&args.name),
         Resource::Machines => bail!("Machines belong to their Cluster: scale its topology instead"),
         Resource::Kubeconfig | Resource::ClusterSecrets => {
             bail!("a cluster's kubeconfig and secrets belong to it: delete the Cluster")

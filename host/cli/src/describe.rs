@@ -5,23 +5,23 @@
 use std::fmt::Write as _;
 
 use anyhow::bail;
-use capw_engine::store::{ObjectKey, ObjectStore};
-use serde_json::Value;
+use capw_api::{Cluster, ClusterClass, Condition, ConditionStatus, Machine, MachineRole};
+use capw_engine::store::{ObjectStore, TypedObjects as _};
 
 use crate::cli::{DescribeArgs, GlobalArgs, Resource};
-use crate::get::text;
+use crate::get::{cell, conditions, printable};
 
 /// A condition's (status, reason, message), `("-", "", "")` when absent.
-fn cond(v: &Value, type_: &str) -> (String, String, String) {
-    v.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+fn cond(conditions: &[Condition], type_: &str) -> (String, String, String) {
+    conditions
+        .iter()
+        .find(|c| c.type_ == type_)
         .map_or(("-".into(), String::new(), String::new()), shown)
 }
 
 /// A condition's (status, reason, message), fit for a terminal.
-fn shown(c: &Value) -> (String, String, String) {
-    (text(c, "/status"), text(c, "/reason"), text(c, "/message"))
+fn shown(c: &Condition) -> (String, String, String) {
+    (cell(&c.status), printable(&c.reason), printable(&c.message))
 }
 
 /// The Cluster's conditions the tree's own rows show.
@@ -84,14 +84,20 @@ impl Tree {
     }
 }
 
-fn machine_line(m: &Value) -> String {
+fn machine_line(m: &Machine) -> String {
+    let status = m.status.as_ref();
     format!(
         "Machine/{}  {} {} {}",
-        text(m, "/metadata/name"),
-        text(m, "/status/phase"),
-        text(m, "/spec/failureDomain"),
-        text(m, "/status/providerId"),
+        cell(&m.metadata.name),
+        cell(&status.map(|s| s.phase)),
+        cell(&m.spec.failure_domain),
+        cell(&status.and_then(|s| s.provider_id.as_ref())),
     )
+}
+
+/// A Machine's conditions.
+fn machine_conditions(m: &Machine) -> &[Condition] {
+    conditions(m.status.as_ref().map(|s| &s.conditions))
 }
 
 /// The tree of Cluster `namespace/name`.
@@ -104,74 +110,66 @@ pub async fn render(
     namespace: &str,
     name: &str,
 ) -> anyhow::Result<String> {
-    let Some(c) = store
-        .get(&ObjectKey::namespaced("Cluster", namespace, name))
-        .await?
-    else {
+    let Some(c) = store.get_as::<Cluster>(namespace, name).await? else {
         bail!("Cluster {namespace}/{name} not found");
     };
     let class = store
-        .get(&ObjectKey::namespaced(
-            "ClusterClass",
-            namespace,
-            &text(&c, "/spec/topology/classRef/name"),
-        ))
+        .get_as::<ClusterClass>(namespace, &c.spec.topology.class_ref.name)
         .await?;
-    let provider = |pointer: &str| class.as_ref().map_or("-".into(), |cc| text(cc, pointer));
-    let machines: Vec<Value> = store
-        .list("Machine", Some(namespace))
+    let infrastructure = cell(&class.as_ref().map(|cc| &cc.spec.infrastructure.provider));
+    let control_plane = cell(&class.as_ref().map(|cc| &cc.spec.control_plane.provider));
+    let machines: Vec<Machine> = store
+        .list_as::<Machine>(Some(namespace))
         .await?
         .into_iter()
-        .filter(|m| text(m, "/spec/clusterName") == name)
+        .filter(|m| m.spec.cluster_name == name)
         .collect();
+    let status = c.status.as_ref();
+    let cluster_conditions = conditions(status.map(|s| &s.conditions));
     let mut tree = Tree { rows: Vec::new() };
     tree.row(
         format!(
             "Cluster/{name}  {} {}",
-            text(&c, "/status/phase"),
-            text(&c, "/spec/topology/version")
+            cell(&status.map(|s| s.phase)),
+            cell(&c.spec.topology.version)
         ),
-        cond(&c, "Ready"),
+        cond(cluster_conditions, "Ready"),
     );
     // What holds the cluster beyond its parts' readiness (its topology, its secrets, a
     // lifecycle hook, an orphan that stays): every other condition that is false.
-    let conditions = c
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    for condition in conditions {
-        let type_ = text(condition, "/type");
-        if text(condition, "/status") == "False" && !TREE_CONDITIONS.contains(&type_.as_str()) {
-            tree.row(format!("├─{type_}"), shown(condition));
+    for condition in cluster_conditions {
+        if condition.status == ConditionStatus::False
+            && !TREE_CONDITIONS.contains(&condition.type_.as_str())
+        {
+            tree.row(
+                format!("├─{}", printable(&condition.type_)),
+                shown(condition),
+            );
         }
     }
-    let endpoint = match (
-        c.pointer("/status/controlPlaneEndpoint/host"),
-        c.pointer("/status/controlPlaneEndpoint/port"),
-    ) {
-        (Some(h), Some(p)) => format!(" {}:{p}", h.as_str().unwrap_or_default()),
-        _ => String::new(),
-    };
+    let endpoint = status
+        .and_then(|s| s.control_plane_endpoint.as_ref())
+        .map_or(String::new(), |e| {
+            format!(" {}:{}", printable(&e.host), e.port)
+        });
+    tree.row(
+        format!("├─Infrastructure ({infrastructure}){endpoint}"),
+        cond(cluster_conditions, "InfrastructureReady"),
+    );
+    let cp_counters = status
+        .and_then(|s| s.control_plane.as_ref())
+        .map(|cp| cp.counters);
     tree.row(
         format!(
-            "├─Infrastructure ({}){endpoint}",
-            provider("/spec/infrastructure/provider")
+            "├─ControlPlane ({control_plane}) {}/{}",
+            cell(&cp_counters.map(|c| c.ready_replicas)),
+            cell(&cp_counters.map(|c| c.desired_replicas))
         ),
-        cond(&c, "InfrastructureReady"),
+        cond(cluster_conditions, "ControlPlaneReady"),
     );
-    tree.row(
-        format!(
-            "├─ControlPlane ({}) {}/{}",
-            provider("/spec/controlPlane/provider"),
-            text(&c, "/status/controlPlane/readyReplicas"),
-            text(&c, "/status/controlPlane/desiredReplicas")
-        ),
-        cond(&c, "ControlPlaneReady"),
-    );
-    let cp: Vec<&Value> = machines
+    let cp: Vec<&Machine> = machines
         .iter()
-        .filter(|m| text(m, "/spec/role") != "Worker")
+        .filter(|m| m.spec.role != MachineRole::Worker)
         .collect();
     for (i, m) in cp.iter().enumerate() {
         let branch = if i + 1 == cp.len() {
@@ -181,30 +179,26 @@ pub async fn render(
         };
         tree.row(
             format!("│ {branch}{}", machine_line(m)),
-            cond(m, "InfrastructureReady"),
+            cond(machine_conditions(m), "InfrastructureReady"),
         );
     }
-    tree.row("└─Workers".into(), cond(&c, "WorkersReady"));
-    let pools: Vec<Value> = c
-        .pointer("/status/workers")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    tree.row("└─Workers".into(), cond(cluster_conditions, "WorkersReady"));
+    let pools = status.map_or(&[][..], |s| s.workers.as_slice());
     for (i, pool) in pools.iter().enumerate() {
         let last_pool = i + 1 == pools.len();
-        let pool_name = text(pool, "/name");
         tree.row(
             format!(
-                "  {}Pool/{pool_name} {}/{}",
+                "  {}Pool/{} {}/{}",
                 if last_pool { "└─" } else { "├─" },
-                text(pool, "/readyReplicas"),
-                text(pool, "/desiredReplicas")
+                printable(&pool.name),
+                pool.counters.ready_replicas,
+                pool.counters.desired_replicas
             ),
             ("".into(), String::new(), String::new()),
         );
-        let members: Vec<&Value> = machines
+        let members: Vec<&Machine> = machines
             .iter()
-            .filter(|m| text(m, "/spec/role") == "Worker" && text(m, "/spec/pool") == pool_name)
+            .filter(|m| m.spec.role == MachineRole::Worker && m.spec.pool == pool.name)
             .collect();
         for (j, m) in members.iter().enumerate() {
             let stem = if last_pool { "   " } else { "│  " };
@@ -215,7 +209,7 @@ pub async fn render(
             };
             tree.row(
                 format!("  {stem}{branch}{}", machine_line(m)),
-                cond(m, "InfrastructureReady"),
+                cond(machine_conditions(m), "InfrastructureReady"),
             );
         }
     }
@@ -247,19 +241,24 @@ mod tests {
         // message that clears the screen and forges a condition line.
         let long_id = format!("sim://{}\nReady=True", "x".repeat(1 << 20));
         let forged = "\u{1b}[2J\u{1b}]0;title\u{7}\rReady=True\nReady  True";
-        let machine = json!({
-            "metadata": {"name": "m-0"},
+        let machine: Machine = serde_json::from_value(json!({
+            "apiVersion": "capw.dev/v1alpha1", "kind": "Machine",
+            "metadata": {"name": "m-0", "namespace": "default"},
+            "spec": {"clusterName": "alpha", "role": "Worker", "pool": "md-0",
+                "version": "v1.34.4", "idempotencyKey": "k"},
             "status": {
                 "phase": "Running",
                 "providerId": long_id,
                 "conditions": [{"type": "InfrastructureReady", "status": "False",
-                    "reason": forged, "message": forged.repeat(100_000)}]
+                    "reason": forged, "message": forged.repeat(100_000),
+                    "lastTransitionTime": "2026-12-02T00:00:00Z"}]
             }
-        });
+        }))
+        .unwrap();
         let mut tree = Tree { rows: Vec::new() };
         tree.row(
             machine_line(&machine),
-            cond(&machine, "InfrastructureReady"),
+            cond(machine_conditions(&machine), "InfrastructureReady"),
         );
         let out = tree.render();
 
@@ -274,7 +273,7 @@ mod tests {
     async fn what_else_holds_the_cluster_has_a_row_of_its_own() {
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::open(&tmp.path().join("state.redb")).unwrap();
-        let condition = |type_: &str, status: &str, reason: &str| json!({"type": type_, "status": status, "reason": reason, "message": format!("{reason} says why")});
+        let condition = |type_: &str, status: &str, reason: &str| json!({"type": type_, "status": status, "reason": reason, "message": format!("{reason} says why"), "lastTransitionTime": "2026-12-02T00:00:00Z"});
         store
             .create(json!({
                 "apiVersion": "capw.dev/v1alpha1", "kind": "Cluster",
@@ -307,9 +306,8 @@ mod tests {
 
     #[test]
     fn plain_text_is_left_as_it_is() {
-        let v = json!({"a": "zone-a · ü", "n": 3});
-        assert_eq!(text(&v, "/a"), "zone-a · ü");
-        assert_eq!(text(&v, "/n"), "3");
-        assert_eq!(text(&v, "/missing"), "-");
+        assert_eq!(cell("zone-a · ü"), "zone-a · ü");
+        assert_eq!(cell(&3), "3");
+        assert_eq!(cell(&None::<String>), "-");
     }
 }

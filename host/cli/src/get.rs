@@ -3,7 +3,9 @@
 use std::io::Write as _;
 
 use anyhow::Context as _;
-use capw_engine::store::{ObjectKey, ObjectStore};
+use capw_api::{Cluster, ClusterClass, Condition, Machine, WasmProvider};
+use capw_engine::store::{ObjectKey, ObjectStore, TypedObjects as _};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::cli::{GetArgs, GlobalArgs, Resource};
@@ -11,13 +13,14 @@ use crate::cli::{GetArgs, GlobalArgs, Resource};
 /// Longest text of one field that is printed, in characters; the rest is counted, not shown.
 const MAX_SHOWN: usize = 512;
 
-/// A string at `pointer`, or `-`, fit for a terminal ([`printable`]): what providers write
-/// into status is not trusted to be short or free of control characters.
-pub fn text(v: &Value, pointer: &str) -> String {
-    match v.pointer(pointer) {
-        Some(Value::String(s)) => printable(s),
-        Some(Value::Null) | None => "-".into(),
-        Some(other) => printable(&other.to_string()),
+/// `value` as one cell fit for a terminal ([`printable`]): a string as it is, an enum by the
+/// name it is stored under, a number as written, `-` when absent. What providers write into
+/// status is not trusted to be short or free of control characters.
+pub fn cell<T: Serialize + ?Sized>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(s)) => printable(&s),
+        Ok(Value::Null) | Err(_) => "-".into(),
+        Ok(other) => printable(&other.to_string()),
     }
 }
 
@@ -42,12 +45,12 @@ pub fn printable(s: &str) -> String {
     out
 }
 
-/// The status of condition `type_`, or `-`.
-pub fn condition(v: &Value, type_: &str) -> String {
-    v.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
-        .map_or("-".into(), |c| text(c, "/status"))
+/// The status of condition `type_` among `conditions`, or `-`.
+pub fn condition(conditions: &[Condition], type_: &str) -> String {
+    conditions
+        .iter()
+        .find(|c| c.type_ == type_)
+        .map_or("-".into(), |c| cell(&c.status))
 }
 
 /// Prints `rows` under `header`, columns padded to their widest cell.
@@ -90,27 +93,29 @@ async fn rows(
                 "READY",
             ],
             store
-                .list("Cluster", ns)
+                .list_as::<Cluster>(ns)
                 .await?
                 .iter()
                 .map(|c| {
+                    let status = c.status.as_ref();
+                    let control_plane = status.and_then(|s| s.control_plane.as_ref());
                     vec![
-                        text(c, "/metadata/namespace"),
-                        text(c, "/metadata/name"),
-                        text(c, "/spec/topology/classRef/name"),
-                        text(c, "/status/phase"),
-                        text(c, "/spec/topology/version"),
+                        cell(&c.metadata.namespace),
+                        cell(&c.metadata.name),
+                        cell(&c.spec.topology.class_ref.name),
+                        cell(&status.map(|s| s.phase)),
+                        cell(&c.spec.topology.version),
                         format!(
                             "{}/{}",
-                            text(c, "/status/controlPlane/readyReplicas"),
-                            text(c, "/status/controlPlane/desiredReplicas")
+                            cell(&control_plane.map(|cp| cp.counters.ready_replicas)),
+                            cell(&control_plane.map(|cp| cp.counters.desired_replicas))
                         ),
                         format!(
                             "{}/{}",
-                            text(c, "/status/workersReadyReplicas"),
-                            text(c, "/status/workersDesiredReplicas")
+                            cell(&status.map(|s| s.workers_ready_replicas)),
+                            cell(&status.map(|s| s.workers_desired_replicas))
                         ),
-                        condition(c, "Ready"),
+                        condition(conditions(status.map(|s| &s.conditions)), "Ready"),
                     ]
                 })
                 .collect(),
@@ -128,20 +133,21 @@ async fn rows(
                 "PROVIDER ID",
             ],
             store
-                .list("Machine", ns)
+                .list_as::<Machine>(ns)
                 .await?
                 .iter()
                 .map(|m| {
+                    let status = m.status.as_ref();
                     vec![
-                        text(m, "/metadata/namespace"),
-                        text(m, "/metadata/name"),
-                        text(m, "/spec/clusterName"),
-                        text(m, "/spec/role"),
-                        text(m, "/spec/pool"),
-                        text(m, "/status/phase"),
-                        text(m, "/spec/version"),
-                        text(m, "/spec/failureDomain"),
-                        text(m, "/status/providerId"),
+                        cell(&m.metadata.namespace),
+                        cell(&m.metadata.name),
+                        cell(&m.spec.cluster_name),
+                        cell(&m.spec.role),
+                        cell(&m.spec.pool),
+                        cell(&status.map(|s| s.phase)),
+                        cell(&m.spec.version),
+                        cell(&m.spec.failure_domain),
+                        cell(&status.and_then(|s| s.provider_id.as_ref())),
                     ]
                 })
                 .collect(),
@@ -157,31 +163,24 @@ async fn rows(
                 "DIGEST",
             ],
             store
-                .list("WasmProvider", None)
+                .list_as::<WasmProvider>(None)
                 .await?
                 .iter()
                 .map(|p| {
-                    let points: Vec<String> = p
-                        .pointer("/status/extensionPoints")
-                        .and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|v| v.as_str().map(String::from))
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    let digest = text(p, "/status/digest");
+                    let status = p.status.as_ref();
+                    let points = status.map_or(&[][..], |s| s.extension_points.as_slice());
+                    let digest = cell(&status.and_then(|s| s.digest.as_ref()));
                     vec![
-                        text(p, "/metadata/name"),
-                        text(p, "/status/providerName"),
-                        text(p, "/status/providerVersion"),
-                        text(p, "/status/contractVersion"),
+                        cell(&p.metadata.name),
+                        cell(&status.and_then(|s| s.provider_name.as_ref())),
+                        cell(&status.and_then(|s| s.provider_version.as_ref())),
+                        cell(&status.and_then(|s| s.contract_version.as_ref())),
                         if points.is_empty() {
                             "-".into()
                         } else {
                             points.join(",")
                         },
-                        condition(p, "Loaded"),
+                        condition(conditions(status.map(|s| &s.conditions)), "Loaded"),
                         digest.chars().take(19).collect(),
                     ]
                 })
@@ -193,20 +192,25 @@ async fn rows(
         Resource::Clusterclasses => (
             vec!["NAMESPACE", "NAME", "INFRASTRUCTURE", "CONTROL PLANE"],
             store
-                .list("ClusterClass", ns)
+                .list_as::<ClusterClass>(ns)
                 .await?
                 .iter()
                 .map(|c| {
                     vec![
-                        text(c, "/metadata/namespace"),
-                        text(c, "/metadata/name"),
-                        text(c, "/spec/infrastructure/provider"),
-                        text(c, "/spec/controlPlane/provider"),
+                        cell(&c.metadata.namespace),
+                        cell(&c.metadata.name),
+                        cell(&c.spec.infrastructure.provider),
+                        cell(&c.spec.control_plane.provider),
                     ]
                 })
                 .collect(),
         ),
     })
+}
+
+/// The conditions of a status that may be absent.
+pub fn conditions(conditions: Option<&Vec<Condition>>) -> &[Condition] {
+    conditions.map_or(&[], Vec::as_slice)
 }
 
 /// Prints the admin kubeconfig of cluster `name` in `namespace`.

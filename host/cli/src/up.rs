@@ -9,11 +9,14 @@ use crate::sim::SimCloudHandle;
 #[cfg(feature = "simcloud")]
 use crate::sim::{RealBoot, SimCloud, SimCloudConfig, Timings};
 use anyhow::{Context, bail};
+use capw_api::WasmProvider;
+use capw_engine::store::TypedObjects as _;
 use capw_local::{ClusterOutcome, Progress};
 
 #[cfg(feature = "simcloud")]
 use crate::cli::BootArg;
 use crate::cli::{GlobalArgs, UpArgs, WorkloadClustersArg};
+use crate::get::{cell, condition, conditions};
 
 /// Writes simcloud's token where the quickstart's sim-infra grant reads it:
 /// `<state-dir>/secrets/simcloud/token`.
@@ -97,12 +100,13 @@ pub async fn run(global: &GlobalArgs, args: UpArgs) -> anyhow::Result<()> {
     };
 
     let executor = capw_local::open(store.clone(), config.engine).await?;
-    for p in store.list("WasmProvider", None)? {
+    for p in store.list_as::<WasmProvider>(None).await? {
+        let status = p.status.as_ref();
         eprintln!(
             "provider {:<24} Loaded={} {}",
-            crate::get::text(&p, "/metadata/name"),
-            crate::get::condition(&p, "Loaded"),
-            crate::get::text(&p, "/status/digest"),
+            cell(&p.metadata.name),
+            condition(conditions(status.map(|s| &s.conditions)), "Loaded"),
+            cell(&status.and_then(|s| s.digest.as_ref())),
         );
     }
     let progress = Arc::new(move |p: Progress| {

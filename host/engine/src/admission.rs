@@ -19,6 +19,7 @@ use std::collections::BTreeSet;
 
 use capw_api::{Cluster, ClusterClass, Object, ProviderSource, WasmProvider};
 use capw_runtime::HttpGrant;
+use kube::Resource as _;
 use serde_json::Value;
 
 use capw_text::error_chain as chain;
@@ -63,7 +64,7 @@ impl Executor {
             problems: vec![format!("{} {reason}", kind_of(object))],
         })?;
         let unchanged = old.is_some_and(|old| old.get("spec") == object.get("spec"));
-        let deleting = object.pointer("/metadata/deletionTimestamp").is_some();
+        let deleting = parsed.metadata().deletion_timestamp.is_some();
         if unchanged || deleting {
             return Ok(());
         }
@@ -146,7 +147,7 @@ async fn class_problems(env: &Env, class: &ClusterClass, old: Option<&Value>) ->
     }
     let namespace = class.metadata.namespace.as_deref().unwrap_or("default");
     let name = class.metadata.name.as_deref().unwrap_or_default();
-    let clusters = match env.store.list("Cluster", None).await {
+    let clusters = match env.store.list(&Cluster::kind(&()), None).await {
         Ok(clusters) => clusters,
         Err(e) => return vec![format!("ClusterClass: reading its Clusters: {}", chain(&e))],
     };
@@ -175,6 +176,9 @@ async fn class_problems(env: &Env, class: &ClusterClass, old: Option<&Value>) ->
 
 /// What is wrong with a Cluster: its topology and configs, its version change, its plan.
 async fn cluster_problems(env: &Env, mut cluster: Cluster, old: Option<&Value>) -> Vec<String> {
+    // The Cluster as stored before this change (none when it is new, or when what is stored
+    // no longer reads as a Cluster: then nothing is compared with it).
+    let old = old.and_then(|o| decode::<Cluster>(o.clone()).ok());
     let class = match class_of(env, &cluster).await {
         Ok(class) => class,
         Err(problems) => return problems,
@@ -183,18 +187,13 @@ async fn cluster_problems(env: &Env, mut cluster: Cluster, old: Option<&Value>) 
         Ok(desired) => {
             // The plan is asked of the cluster as stored, with the new desired state.
             if cluster.metadata.uid.is_none() {
-                cluster.metadata.uid = old
-                    .and_then(|o| o.pointer("/metadata/uid"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
+                cluster.metadata.uid = old.as_ref().and_then(|o| o.metadata.uid.clone());
             }
             plan_problems(env, cluster.clone(), desired).await
         }
         Err(problems) => problems,
     };
-    let old_version = old
-        .and_then(|o| o.pointer("/spec/topology/version"))
-        .and_then(Value::as_str);
+    let old_version = old.as_ref().map(|o| o.spec.topology.version.as_str());
     if let Some(why) = old_version.and_then(|from| skew(from, &cluster.spec.topology.version)) {
         problems.push(format!("Cluster spec.topology.version: {why}"));
     }

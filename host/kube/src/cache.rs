@@ -18,9 +18,11 @@ use std::hash::Hash;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use capw_api::{Cluster, ClusterClass, Machine};
+use capw_api::{Cluster, ClusterClass, ClusterInfrastructure, Machine};
+use capw_engine::store::meta_str;
 use futures::StreamExt;
 use futures::stream::BoxStream;
+use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::reflector::{self, ObjectRef, Store, store::Writer};
 use kube::runtime::{WatchStreamExt as _, watcher};
@@ -30,7 +32,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::kinds::{CLUSTER_LABEL, Kind, kind};
+use crate::kinds::{CLUSTER_LABEL, Kind, kind_of};
 
 /// How the caches behave.
 #[derive(Clone, Debug)]
@@ -128,7 +130,7 @@ impl Drop for Task {
 
 /// The caches of every kind a pass reads; the watches stop when it is dropped.
 pub(crate) struct Caches {
-    kinds: HashMap<&'static str, Arc<dyn KindCache>>,
+    kinds: HashMap<String, Arc<dyn KindCache>>,
     /// How long reads wait for them.
     pub config: CacheConfig,
     _tasks: Vec<Task>,
@@ -161,44 +163,49 @@ impl Caches {
             config,
             _tasks: Vec::new(),
         };
-        let typed = |name| Spec {
-            kind: kind(name),
+        let typed = |kind: Option<Kind>| Spec {
+            kind,
             namespace: scope.clone(),
             partial: false,
         };
         caches.add(
-            "Cluster",
             typed_api(client, namespace),
             everything.clone(),
             cluster_writer,
             cluster_store,
             (),
-            typed("Cluster"),
+            typed(kind_of::<Cluster>()),
         );
         caches.add(
-            "Machine",
             typed_api(client, namespace),
             everything.clone(),
             machine_writer,
             machine_store,
             (),
-            typed("Machine"),
+            typed(kind_of::<Machine>()),
         );
         caches.add(
-            "ClusterClass",
             typed_api(client, namespace),
             everything.clone(),
             class_writer,
             class_store,
             (),
-            typed("ClusterClass"),
+            typed(kind_of::<ClusterClass>()),
         );
-        for (name, config, partial) in [
-            ("ClusterInfrastructure", everything.clone(), false),
+        for (k, config, partial) in [
+            (
+                kind_of::<ClusterInfrastructure>(),
+                everything.clone(),
+                false,
+            ),
             // Only the Secrets capw writes for clusters; grants are read directly.
-            ("Secret", everything.clone().labels(CLUSTER_LABEL), true),
+            (
+                kind_of::<Secret>(),
+                everything.clone().labels(CLUSTER_LABEL),
+                true,
+            ),
         ] {
-            let Some(k) = kind(name) else { continue };
+            let Some(k) = k else { continue };
             let api: Api<DynamicObject> = match namespace {
                 Some(ns) => Api::namespaced_with(client.clone(), ns, &k.resource),
                 None => Api::all_with(client.clone(), &k.resource),
@@ -210,7 +217,7 @@ impl Caches {
                 namespace: scope.clone(),
                 partial,
             };
-            caches.add(name, api, config, writer, store, k.resource.clone(), spec);
+            caches.add(api, config, writer, store, k.resource.clone(), spec);
         }
         (caches, streams)
     }
@@ -228,7 +235,6 @@ impl Caches {
     #[allow(clippy::too_many_arguments)]
     fn add<K>(
         &mut self,
-        name: &'static str,
         api: Api<K>,
         config: watcher::Config,
         writer: Writer<K>,
@@ -240,6 +246,8 @@ impl Caches {
         K::DynamicType: Eq + Hash + Clone + Send + Sync + 'static,
     {
         let Some(kind) = spec.kind else { return };
+        let name = kind.resource.kind.clone();
+        let watched = name.clone();
         let (seen_tx, seen) = watch::channel(Seen::default());
         let index = Arc::new(RwLock::new(ClusterIndex::default()));
         let cache = Reflected {
@@ -281,7 +289,7 @@ impl Caches {
                             });
                         }
                         Err(e) => {
-                            tracing::debug!(kind = name, error = %e, "watch failed; retrying")
+                            tracing::debug!(kind = %watched, error = %e, "watch failed; retrying")
                         }
                     }
                     std::future::ready(())
@@ -435,12 +443,8 @@ pub(crate) fn to_json<K: Serialize>(object: &K, k: &Kind) -> Result<Value, serde
 fn by_name(items: &mut [Value]) {
     let key = |v: &Value| {
         (
-            v.pointer("/metadata/namespace")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            v.pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            meta_str(v, "namespace").map(str::to_owned),
+            meta_str(v, "name").map(str::to_owned),
         )
     };
     items.sort_by_cached_key(key);

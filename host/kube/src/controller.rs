@@ -5,15 +5,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use capw_api::Cluster;
-use capw_engine::store::{ObjectKey, ObjectStore};
+use capw_api::{Cluster, Condition, ConditionStatus, is_condition_true};
+use capw_engine::store::{ObjectKey, ObjectStore, TypedObjects as _, key_of};
 use capw_engine::{Executor, PassOutcome, Requeue, RequeueBounds};
 use futures::stream::BoxStream;
 use futures::{FutureExt as _, StreamExt};
 use kube::runtime::controller::{Action, Config, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
-use kube::{Client, ResourceExt};
+use kube::{Client, Resource as _, ResourceExt};
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
@@ -172,17 +172,13 @@ fn truncate(mut s: String, max: usize) -> String {
     s
 }
 
-fn phase_of(object: &Value) -> Option<String> {
-    object
-        .pointer("/status/phase")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
+fn phase_of(cluster: &Cluster) -> Option<&'static str> {
+    cluster.status.as_ref().map(|s| s.phase.as_str())
 }
 
 /// One reconcile: one executor pass, events for what changed, the next look.
 async fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action, KubeModeError> {
-    let key = ObjectKey::namespaced(
-        "Cluster",
+    let key = key_of::<Cluster>(
         &cluster.namespace().unwrap_or_default(),
         &cluster.name_any(),
     );
@@ -220,8 +216,8 @@ async fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action, K
         // The event is about the object, whatever version it is at now.
         meta.as_object_mut().map(|m| m.remove("resourceVersion"));
     }
-    reference["apiVersion"] = capw_api::API_VERSION.into();
-    reference["kind"] = "Cluster".into();
+    reference["apiVersion"] = Cluster::api_version(&()).into();
+    reference["kind"] = Cluster::kind(&()).into();
     let after = match &outcome {
         PassOutcome::Converged(s) => Some(s.phase.as_str()),
         PassOutcome::Progress {
@@ -230,9 +226,9 @@ async fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action, K
         _ => None,
     };
     if let Some(after) = after
-        && phase_of(&before).as_deref() != Some(after)
+        && phase_of(&cluster) != Some(after)
     {
-        let from = phase_of(&before).unwrap_or_else(|| "New".into());
+        let from = phase_of(&cluster).unwrap_or("New");
         ctx.publish(
             &reference,
             EventType::Normal,
@@ -241,7 +237,7 @@ async fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action, K
         )
         .await;
     }
-    let ready_before = is_ready(&before);
+    let ready_before = is_ready(&cluster);
     if matches!(outcome, PassOutcome::Converged(_)) && !ready_before {
         ctx.publish(
             &reference,
@@ -258,8 +254,15 @@ async fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action, K
         }
         PassOutcome::Progress { failed: true, .. } => {
             // The provider's error is on the Cluster's conditions; say it as an event too.
-            let now = ctx.store.get(&key).await.ok().flatten().unwrap_or_default();
-            let failures = failed_conditions(&now);
+            let now = ctx
+                .store
+                .get_as::<Cluster>(&namespace, &cluster.name_any())
+                .await
+                .ok()
+                .flatten();
+            let failures = now
+                .and_then(|c| c.status)
+                .map_or_else(String::new, |s| failed_conditions(&s.conditions));
             if !failures.is_empty() {
                 ctx.publish(&reference, EventType::Warning, "ProviderError", failures)
                     .await;
@@ -270,36 +273,19 @@ async fn reconcile(cluster: Arc<Cluster>, ctx: Arc<Context>) -> Result<Action, K
     Ok(ctx.next(&key, &outcome))
 }
 
-fn is_ready(object: &Value) -> bool {
-    object
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|cs| {
-            cs.iter().any(|c| {
-                c.get("type").and_then(Value::as_str) == Some("Ready")
-                    && c.get("status").and_then(Value::as_str) == Some("True")
-            })
-        })
+fn is_ready(cluster: &Cluster) -> bool {
+    cluster
+        .status
+        .as_ref()
+        .is_some_and(|s| is_condition_true(&s.conditions, "Ready"))
 }
 
 /// `Type: message` of each false condition that carries a message, joined.
-fn failed_conditions(object: &Value) -> String {
-    let Some(conditions) = object
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-    else {
-        return String::new();
-    };
+fn failed_conditions(conditions: &[Condition]) -> String {
     conditions
         .iter()
-        .filter(|c| c.get("status").and_then(Value::as_str) == Some("False"))
-        .filter_map(|c| {
-            let message = c.get("message").and_then(Value::as_str)?;
-            (!message.is_empty()).then(|| {
-                let type_ = c.get("type").and_then(Value::as_str).unwrap_or_default();
-                format!("{type_}: {message}")
-            })
-        })
+        .filter(|c| c.status == ConditionStatus::False && !c.message.is_empty())
+        .map(|c| format!("{}: {}", c.type_, c.message))
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -461,13 +447,36 @@ mod tests {
 
     #[test]
     fn failed_conditions_name_type_and_message() {
-        let cluster = json!({"status": {"conditions": [
-            {"type": "Ready", "status": "False", "message": ""},
-            {"type": "InfrastructureReady", "status": "False", "message": "simcloud: 503"},
-            {"type": "TopologyReconciled", "status": "True", "message": "ok"},
-        ]}});
+        let condition = |type_: &str, status, message: &str| {
+            Condition::new(
+                type_,
+                status,
+                "Reason",
+                message,
+                capw_api::Time(Default::default()),
+            )
+        };
+        let mut cluster: Cluster = serde_json::from_value(json!({
+            "apiVersion": "capw.dev/v1alpha1", "kind": "Cluster",
+            "metadata": {"name": "alpha", "namespace": "default"},
+            "spec": {"topology": {"classRef": {"name": "none"}, "version": "v1.34.4"}},
+        }))
+        .unwrap();
+        cluster.status = Some(capw_api::ClusterStatus {
+            conditions: vec![
+                condition("Ready", ConditionStatus::False, ""),
+                condition(
+                    "InfrastructureReady",
+                    ConditionStatus::False,
+                    "simcloud: 503",
+                ),
+                condition("TopologyReconciled", ConditionStatus::True, "ok"),
+            ],
+            ..Default::default()
+        });
+        let conditions = &cluster.status.as_ref().unwrap().conditions;
         assert_eq!(
-            failed_conditions(&cluster),
+            failed_conditions(conditions),
             "InfrastructureReady: simcloud: 503"
         );
         assert!(!is_ready(&cluster));

@@ -97,6 +97,11 @@ pub fn kind(kind: &str) -> Option<Kind> {
     KINDS.iter().find(|k| k.resource.kind == kind).cloned()
 }
 
+/// The mapping of the kind of type `K`, or `None` for a type this store does not serve.
+pub fn kind_of<K: Resource<DynamicType = ()>>() -> Option<Kind> {
+    kind(&K::kind(&()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

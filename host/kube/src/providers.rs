@@ -5,16 +5,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use capw_api::{ProviderSource, WasmProvider};
+use capw_api::{ProviderSource, WasmProvider, get_condition};
 use capw_engine::EngineConfig;
-use capw_engine::store::{ObjectKey, ObjectStore};
+use capw_engine::store::{ObjectKey, ObjectStore, decode, meta_str};
 use capw_engine::{Executor, ProviderRegistry};
 use futures::{FutureExt as _, StreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::Client;
 use kube::api::Api;
 use kube::runtime::watcher;
-use serde_json::Value;
+use kube::{Client, Resource as _};
 use tokio::sync::mpsc;
 
 use crate::controller::Context;
@@ -40,11 +39,13 @@ pub(crate) async fn load(
     let registry = ProviderRegistry::load_all(store.as_ref(), config)
         .await
         .map_err(KubeModeError::Providers)?;
-    for wp in store.list("WasmProvider", None).await? {
-        let name = wp
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+    for wp in store.list(&WasmProvider::kind(&()), None).await? {
+        // One provider the API server holds in a shape of another version is counted, not a
+        // reason to count none.
+        let Ok(wp) = decode::<WasmProvider>(wp) else {
+            continue;
+        };
+        let name = wp.metadata.name.as_deref().unwrap_or_default();
         let result = if registry.get(name).is_some() {
             "loaded".to_string()
         } else {
@@ -65,14 +66,9 @@ pub(crate) async fn load(
     }))
 }
 
-fn loaded_reason(wp: &Value) -> Option<String> {
-    wp.pointer("/status/conditions")?
-        .as_array()?
-        .iter()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some("Loaded"))?
-        .get("reason")?
-        .as_str()
-        .map(str::to_owned)
+fn loaded_reason(wp: &WasmProvider) -> Option<String> {
+    let loaded = get_condition(&wp.status.as_ref()?.conditions, "Loaded")?;
+    Some(loaded.reason.clone())
 }
 
 /// What the loaded providers were built from: each WasmProvider's generation and the
@@ -83,8 +79,8 @@ pub(crate) async fn fingerprint(
     default_namespace: &str,
 ) -> Result<BTreeMap<String, Vec<String>>, KubeModeError> {
     let mut out = BTreeMap::new();
-    for value in store.list("WasmProvider", None).await? {
-        let Ok(wp) = serde_json::from_value::<WasmProvider>(value) else {
+    for value in store.list(&WasmProvider::kind(&()), None).await? {
+        let Ok(wp) = decode::<WasmProvider>(value) else {
             continue;
         };
         let name = wp.metadata.name.clone().unwrap_or_default();
@@ -109,9 +105,7 @@ pub(crate) async fn fingerprint(
         }
         for key in reads {
             let version = match store.get(&key).await {
-                Ok(Some(o)) => o
-                    .pointer("/metadata/resourceVersion")
-                    .and_then(Value::as_str)
+                Ok(Some(o)) => meta_str(&o, "resourceVersion")
                     .unwrap_or_default()
                     .to_owned(),
                 _ => "absent".into(),

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use capw_engine::store::ObjectKey;
+use capw_api::Cluster;
+use capw_engine::store::{ObjectKey, TypedObjects as _, key_of};
 use capw_engine::{EngineError, Executor, PassOutcome, error_chain as chain};
 use capw_reconcile::StatusView;
 use tokio::sync::Semaphore;
@@ -81,8 +82,11 @@ pub async fn reconcile_until_settled(
     let turns = Arc::new(Semaphore::new(
         executor.config().max_concurrent_passes.max(1),
     ));
-    for cluster in executor.store().list("Cluster", None).await? {
-        let key = ObjectKey::of(&cluster)?;
+    for cluster in executor.store().list_as::<Cluster>(None).await? {
+        let key = key_of::<Cluster>(
+            cluster.metadata.namespace.as_deref().unwrap_or_default(),
+            cluster.metadata.name.as_deref().unwrap_or_default(),
+        );
         let executor = executor.clone();
         let progress = progress.clone();
         let label = format!("{}/{}", key.namespace, key.name);

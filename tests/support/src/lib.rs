@@ -105,6 +105,49 @@ pub fn quickstart() -> String {
         .collect()
 }
 
+/// The quickstart's manifests with simcloud's address replaced by `simcloud_url` and `extra`
+/// documents after them, as the JSON objects `capw apply` stores.
+pub fn quickstart_objects(simcloud_url: &str, extra: &str) -> Vec<serde_json::Value> {
+    let mut text = quickstart();
+    text.push_str(extra);
+    let text = text.replace("http://127.0.0.1:7480", simcloud_url);
+    capw_api::parse_manifests(&text)
+        .unwrap()
+        .iter()
+        .map(|o| o.to_json().unwrap())
+        .collect()
+}
+
+/// The first object of `kind` in `objects`, cloned.
+///
+/// # Panics
+///
+/// When there is none.
+pub fn first_of_kind(objects: &[serde_json::Value], kind: &str) -> serde_json::Value {
+    objects
+        .iter()
+        .find(|o| o["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} in the manifests"))
+        .clone()
+}
+
+/// An in-process simcloud that accepts `token` and takes `delay` for each step, with the
+/// token granted in `secrets_dir` where the quickstart's sim-infra reads it
+/// (`<secrets_dir>/simcloud/token`).
+pub async fn simcloud_granted(
+    secrets_dir: &std::path::Path,
+    token: &str,
+    delay: std::time::Duration,
+) -> capw_simcloud::SimCloudHandle {
+    std::fs::create_dir_all(secrets_dir.join("simcloud")).unwrap();
+    std::fs::write(secrets_dir.join("simcloud/token"), token).unwrap();
+    let config = capw_simcloud::SimCloudConfig::new(token)
+        .with_timings(capw_simcloud::Timings::uniform(delay));
+    capw_simcloud::SimCloud::start(config)
+        .await
+        .expect("simcloud starts")
+}
+
 /// The `.yaml` files of `dir`, in name order.
 pub fn yaml_files(dir: &std::path::Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -4,6 +4,8 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use capw_api::Cluster;
+use kube::Resource as _;
 use serde_json::{Value, json};
 
 use super::{CLUSTER_LABEL, SECRET_KIND};
@@ -63,8 +65,8 @@ pub fn kubeconfig_object(
             "labels": {CLUSTER_LABEL: cluster, CAPI_CLUSTER_LABEL: cluster},
             "annotations": {UID_ANNOTATION: cluster_uid, ENDPOINT_ANNOTATION: endpoint},
             "ownerReferences": [{
-                "apiVersion": capw_api::API_VERSION,
-                "kind": "Cluster",
+                "apiVersion": Cluster::api_version(&()),
+                "kind": Cluster::kind(&()),
                 "name": cluster,
                 "uid": cluster_uid,
                 "controller": true,

@@ -16,9 +16,6 @@ pub use capw_api::{CLUSTER_FINALIZER, CLUSTER_LABEL, MACHINE_FINALIZER};
 /// Kind of the Secret-like object holding a cluster's secrets.
 pub const SECRET_KIND: &str = "Secret";
 
-/// Kind of the record of a cluster's infrastructure.
-pub const INFRASTRUCTURE_KIND: &str = "ClusterInfrastructure";
-
 /// Name of the Secret holding the cluster secrets of cluster `cluster`.
 pub fn cluster_secret_name(cluster: &str) -> String {
     format!("{cluster}-cluster-secrets")

@@ -46,7 +46,7 @@ use super::sources::{SecretsIn, StoreSecrets, config_map_component};
 use crate::config::{EngineConfig, SecretSource};
 use crate::error::EngineError;
 use crate::objects::now;
-use crate::store::{ObjectKey, ObjectStore, TypedObjects};
+use crate::store::{ObjectStore, TypedObjects, cluster_key_of};
 
 /// How often an `oci` source with `pullPolicy: Always` is asked about when its
 /// `refreshIntervalSeconds` is absent.
@@ -445,7 +445,7 @@ async fn write_status(
 ) -> Result<(), EngineError> {
     let name = wp.metadata.name.clone().unwrap_or_default();
     let status = provider_status(wp, outcome);
-    let key = ObjectKey::cluster_scoped("WasmProvider", &name);
+    let key = cluster_key_of::<WasmProvider>(&name);
     let status = serde_json::to_value(status).map_err(|source| EngineError::Malformed {
         what: key.to_string(),
         source,

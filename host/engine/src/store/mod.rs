@@ -21,7 +21,7 @@ mod overlay;
 mod typed;
 
 pub use error::StoreError;
-pub use meta::{ObjectKey, WatchEvent, WatchEventKind, has_label};
+pub use meta::{ObjectKey, WatchEvent, WatchEventKind, has_label, meta_str};
 pub use objects::{Applied, Change, Deleted, ObjectStore};
 pub use overlay::Overlay;
-pub use typed::{Kind, TypedObjects, decode, key_of};
+pub use typed::{Kind, TypedObjects, cluster_key_of, decode, key_of};

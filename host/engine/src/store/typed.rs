@@ -27,6 +27,11 @@ pub fn key_of<K: Kind>(namespace: &str, name: &str) -> ObjectKey {
     ObjectKey::namespaced(&K::kind(&()), namespace, name)
 }
 
+/// The key of the cluster-scoped object of kind `K` named `name` (a `WasmProvider`).
+pub fn cluster_key_of<K: Kind>(name: &str) -> ObjectKey {
+    ObjectKey::cluster_scoped(&K::kind(&()), name)
+}
+
 /// A stored object as its kind's type.
 ///
 /// # Errors

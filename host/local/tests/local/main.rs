@@ -2,9 +2,7 @@
 //! delays, the real provider components from `CAPW_PLUGIN_DIR` (build them first with
 //! `make plugins`).
 
-mod bad_input;
 mod go_sim_infra;
-mod hooks;
 mod hung;
 mod lifecycle;
 mod orphans;

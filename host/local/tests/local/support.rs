@@ -5,14 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use capw_api::parse_manifests;
 use capw_engine::Executor;
 use capw_engine::store::ObjectKey;
 use capw_local::{LocalConfig, Progress, SettleReport};
+use capw_simcloud::SimCloudHandle;
 use capw_simcloud::model::Inventory;
-use capw_simcloud::{SimCloud, SimCloudConfig, SimCloudHandle, Timings};
 use capw_store::Store;
-pub use capw_test_support::condition;
+pub use capw_test_support::{condition, first_of_kind};
 use serde_json::Value;
 
 pub const TOKEN: &str = "local-test-token";
@@ -35,14 +34,7 @@ pub fn test_config(state_dir: &Path) -> LocalConfig {
 }
 
 pub fn manifests(sim: &SimCloudHandle, extra: &str) -> Vec<Value> {
-    let mut text = capw_test_support::quickstart();
-    text.push_str(extra);
-    let text = text.replace("http://127.0.0.1:7480", &sim.base_url());
-    parse_manifests(&text)
-        .unwrap()
-        .iter()
-        .map(|o| o.to_json().unwrap())
-        .collect()
+    capw_test_support::quickstart_objects(&sim.base_url(), extra)
 }
 
 pub async fn inventory(sim: &SimCloudHandle) -> Inventory {
@@ -102,12 +94,8 @@ impl Env {
         capw_test_support::init_tracing();
         let tmp = tempfile::tempdir().unwrap();
         let state_dir = tmp.path().join(".capw");
-        std::fs::create_dir_all(state_dir.join("secrets/simcloud")).unwrap();
-        std::fs::write(state_dir.join("secrets/simcloud/token"), TOKEN).unwrap();
-        let sim = SimCloud::start(SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(delay)))
-            .await
-            .unwrap();
         let config = test_config(&state_dir);
+        let sim = capw_test_support::simcloud_granted(&config.secrets_dir(), TOKEN, delay).await;
         let store = Store::open(&config.state_file()).unwrap();
         Env {
             _tmp: tmp,
@@ -130,15 +118,6 @@ impl Env {
             .await
             .unwrap()
     }
-}
-
-/// The first object of `kind` in `objects`, cloned.
-pub fn first_of_kind(objects: &[Value], kind: &str) -> Value {
-    objects
-        .iter()
-        .find(|o| o["kind"] == kind)
-        .unwrap_or_else(|| panic!("no {kind} in the manifests"))
-        .clone()
 }
 
 /// Deletes Cluster `name` and settles; the Cluster must be gone afterwards.

@@ -13,6 +13,7 @@ use capw_runtime::infrastructure as infra;
 use capw_runtime::types::{Deletion, MachineRef};
 use capw_text::error_chain as chain;
 use capw_topology::{DesiredState, ProviderConfig};
+use kube::Resource as _;
 
 use crate::objects::{CLUSTER_LABEL, MACHINE_FINALIZER, encode, machine_key, machine_name, now};
 use crate::pass::convert::{
@@ -126,7 +127,7 @@ pub(crate) async fn create(env: &Env, s: &Snapshot, intent: &MachineIntent) -> A
         },
         status: Some(MachineStatus::default()),
     };
-    let stored = encode(&machine, "Machine")
+    let stored = encode(&machine, &Machine::kind(&()))
         .map_err(|e| ActionNote::host_failed(INFRA, "StoreError", chain(&e)))
         .map(|v| env.store.create(v));
     let stored = match stored {

@@ -3,11 +3,10 @@
 
 use std::time::Duration;
 
-use capw_local::ClusterOutcome;
 use serde_json::{Value, json};
 
 use crate::support::{
-    Env, cluster, condition, first_of_kind, inventory, machines, manifests, settle,
+    ClusterOutcome, Env, cluster, condition, first_of_kind, inventory, machines, manifests, settle,
 };
 
 fn bad_cluster(name: &str, class: &str, variables: Value) -> Value {

@@ -1,14 +1,14 @@
-//! Lifecycle hooks through the local executor with the example provider as the hook provider:
+//! Lifecycle hooks through the executor with the example provider as the hook provider:
 //! each point is called and recorded once it proceeds; a hold stops only its own cluster.
 
 use std::time::Duration;
 
 use capw_engine::store::ObjectKey;
-use capw_local::ClusterOutcome;
 use serde_json::{Value, json};
 
 use crate::support::{
-    Env, cluster, condition, first_of_kind, inventory, machines, manifests, settle, settle_within,
+    ClusterOutcome, Env, cluster, condition, first_of_kind, inventory, machines, manifests, settle,
+    settle_within,
 };
 
 const EXAMPLE: &str = "apiVersion: capw.dev/v1alpha1
