@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::condition::Condition;
+use crate::rollout::{MachineDeletion, MachineRollout};
 
 /// A cluster built from a ClusterClass.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -112,6 +113,12 @@ pub struct MachineDeploymentTopology {
     /// Per-pool variable values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variables: Option<PoolVariables>,
+    /// Overrides the worker class's `rollout`, field by field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<MachineRollout>,
+    /// Overrides the worker class's `deletion`, field by field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion: Option<MachineDeletion>,
 }
 
 /// Per-pool variable values.

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::condition::Condition;
 use crate::json::JsonObject;
 use crate::patch::ClusterClassPatch;
+use crate::rollout::{MachineDeletion, MachineRollout};
 
 /// A template for clusters.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -107,6 +108,12 @@ pub struct MachineDeploymentClass {
     pub infrastructure: InfrastructureConfig,
     /// Bootstrap provider and config for these machines.
     pub bootstrap: ProviderConfigRef,
+    /// How out-of-date machines are replaced; a Cluster may override it per pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<MachineRollout>,
+    /// How machines are deleted; a Cluster may override it per pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion: Option<MachineDeletion>,
 }
 
 /// A variable a Cluster sets to shape its configs.

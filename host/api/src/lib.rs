@@ -26,6 +26,7 @@ pub mod names;
 mod object;
 mod patch;
 mod provider;
+mod rollout;
 mod write;
 
 pub use cluster::{
@@ -57,7 +58,12 @@ pub use provider::{
     CONDITION_LOADED, ConfigMapSource, FileSource, Grants, OciSource, ProviderSource, PullPolicy,
     SecretGrant, SecretRef, WasmProvider, WasmProviderSpec, WasmProviderStatus,
 };
+pub use rollout::{
+    DeletionOrder, MachineDeletion, MachineRollout, MachineShape, RollingUpdate, RolloutStrategy,
+    RolloutStrategyType,
+};
 pub use write::{WriteError, write_manifests};
 
 /// Re-exported so callers can build metadata and timestamps without naming k8s-openapi.
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+pub use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;

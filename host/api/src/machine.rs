@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::condition::Condition;
+use crate::rollout::MachineShape;
 
 /// One machine's intent and observed state.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -45,6 +46,10 @@ pub struct MachineSpec {
     /// Key the infrastructure provider uses to create the machine at most once. Stable for
     /// the machine's life; written before any create call.
     pub idempotency_key: String,
+    /// What shaped the machine when it was made (absent on machines made before capw recorded
+    /// it: those are taken as up to date).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<MachineShape>,
 }
 
 /// What a machine is for.

@@ -3,8 +3,10 @@
 use crate::hooks::Hook;
 use crate::status::{ConditionView, StatusView, status};
 use crate::view::{
-    ClusterView, InfraView, MachinePhase, MachineRole, MachineView, PlanStep, PoolSpec, Version,
+    ClusterView, DeletionOrder, InfraView, MachinePhase, MachineRole, MachineView, PlanStep,
+    PoolSpec, Version,
 };
+use crate::workload::node_ready;
 
 /// One thing the executor is to do. Actions of one decision may run concurrently.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -269,8 +271,7 @@ fn control_plane(view: &ClusterView, version: Version, actions: &mut Vec<Action>
     false
 }
 
-/// Worker pools: scale each to its replicas; upgrade one pool at a time with one surge
-/// machine.
+/// Worker pools: scale each to its replicas; roll out-of-date machines one pool at a time.
 fn workers(
     view: &ClusterView,
     version: Version,
@@ -283,83 +284,141 @@ fn workers(
     }) {
         actions.push(delete(m));
     }
-    let mut upgrade_slot = true;
+    let mut rollout_slot = true;
     for pool in &view.pools {
-        let mut machines: Vec<&MachineView> = view
+        let all: Vec<&MachineView> = view
             .machines
             .iter()
-            .filter(|m| m.live() && !m.role.is_control_plane() && m.pool == pool.name)
+            .filter(|m| !m.role.is_control_plane() && m.pool == pool.name)
             .collect();
+        let mut machines: Vec<&MachineView> = all.iter().copied().filter(|m| m.live()).collect();
         machines.sort_by(|a, b| (a.created_at, &a.name).cmp(&(b.created_at, &b.name)));
-        let outdated: Vec<&MachineView> = machines
-            .iter()
-            .copied()
-            .filter(|m| m.version != version)
-            .collect();
+        let outdated = machines.iter().any(|m| !m.up_to_date(Some(version)));
+        let rolling = outdated && !pool.rollout.on_delete;
+        let pool_view = PoolView {
+            view,
+            pool,
+            version,
+            failure_domains,
+            machines: &machines,
+            deleting: all.len() - machines.len(),
+        };
         let have = machines.len();
         let want = pool.replicas as usize;
-        if have < want {
-            let mut placed: Vec<Option<String>> =
-                machines.iter().map(|m| m.failure_domain.clone()).collect();
-            for _ in have..want {
-                let domain = place(pool, failure_domains, &placed);
-                placed.push(domain.clone());
-                actions.push(Action::CreateMachine(MachineIntent {
-                    role: MachineRole::Worker,
-                    pool: pool.name.clone(),
-                    version,
-                    failure_domain: domain,
-                }));
-            }
+        if rolling && rollout_slot {
+            pool_view.roll(actions);
+        } else if have < want {
+            pool_view.create(want - have, actions);
         } else if have > want {
-            // A surge machine still booting holds the removal of the old one.
+            // A new machine still booting holds the removal of an out-of-date one.
             let new_booting = machines
                 .iter()
-                .any(|m| m.version == version && m.phase != MachinePhase::Running);
-            if outdated.is_empty() || !new_booting {
-                for m in removal_order(&machines, version)
-                    .into_iter()
-                    .take(have - want)
-                {
+                .any(|m| m.up_to_date(Some(version)) && m.phase != MachinePhase::Running);
+            if !outdated || !new_booting {
+                for m in pool_view.removal_order().into_iter().take(have - want) {
                     actions.push(delete(m));
                 }
             }
-        } else if !outdated.is_empty() {
-            let all_running = machines.iter().all(|m| m.phase == MachinePhase::Running);
-            if upgrade_slot && all_running {
-                let placed: Vec<Option<String>> = machines
-                    .iter()
-                    .filter(|m| m.version == version)
-                    .map(|m| m.failure_domain.clone())
-                    .collect();
-                actions.push(Action::CreateMachine(MachineIntent {
-                    role: MachineRole::Worker,
-                    pool: pool.name.clone(),
-                    version,
-                    failure_domain: place(pool, failure_domains, &placed),
-                }));
-            }
         }
-        // Pools upgrade one after the other: the first pool with outdated machines holds
-        // the slot until it is done.
-        if !outdated.is_empty() || have != want {
-            upgrade_slot = false;
+        // Pools roll one after the other: the first pool that rolls or scales holds the slot
+        // until it is done. An `OnDelete` pool waits for people, so it holds nothing.
+        if rolling || have != want {
+            rollout_slot = false;
         }
     }
 }
 
-/// Which machines go first when a pool shrinks: outdated, then not running, then oldest.
-fn removal_order<'a>(machines: &[&'a MachineView], version: Version) -> Vec<&'a MachineView> {
-    let mut order = machines.to_vec();
-    order.sort_by_key(|m| {
-        (
-            m.version == version,
-            m.phase == MachinePhase::Running,
-            m.created_at,
-            m.name.clone(),
-        )
-    });
-    order
+/// One worker pool and its machines, for the decisions about it.
+struct PoolView<'a> {
+    view: &'a ClusterView,
+    pool: &'a PoolSpec,
+    version: Version,
+    failure_domains: &'a [String],
+    /// Its live machines, oldest first.
+    machines: &'a [&'a MachineView],
+    /// How many of its machines are being deleted.
+    deleting: usize,
+}
+
+impl<'a> PoolView<'a> {
+    fn up_to_date(&self, m: &MachineView) -> bool {
+        m.up_to_date(Some(self.version))
+    }
+
+    /// Running, and its Node is ready where the workload cluster is observed.
+    fn ready(&self, m: &MachineView) -> bool {
+        m.phase == MachinePhase::Running
+            && node_ready(m.provider_id.as_deref(), &self.view.workload)
+    }
+
+    /// Asks for `n` new machines, spread over the failure domains.
+    fn create(&self, n: usize, actions: &mut Vec<Action>) {
+        let mut placed: Vec<Option<String>> = self
+            .machines
+            .iter()
+            .filter(|m| self.up_to_date(m))
+            .map(|m| m.failure_domain.clone())
+            .collect();
+        for _ in 0..n {
+            let domain = place(self.pool, self.failure_domains, &placed);
+            placed.push(domain.clone());
+            actions.push(Action::CreateMachine(MachineIntent {
+                role: MachineRole::Worker,
+                pool: self.pool.name.clone(),
+                version: self.version,
+                failure_domain: domain,
+            }));
+        }
+    }
+
+    /// A rolling update step: new machines while the surge allows (and always up to the
+    /// replicas), then out-of-date ones removed, those not ready first, a ready one only while
+    /// more than `replicas - max_unavailable` are ready.
+    fn roll(&self, actions: &mut Vec<Action>) {
+        let want = self.pool.replicas as usize;
+        let rollout = self.pool.rollout;
+        let total = self.machines.len() + self.deleting;
+        let current = self.machines.iter().filter(|m| self.up_to_date(m)).count();
+        let missing = want.saturating_sub(self.machines.len());
+        let room = (want + rollout.max_surge as usize).saturating_sub(total);
+        let need_new = want.saturating_sub(current);
+        self.create(missing.max(need_new.min(room)), actions);
+
+        let ready = self.machines.iter().filter(|m| self.ready(m)).count();
+        let min_ready = want.saturating_sub(rollout.max_unavailable as usize);
+        let mut budget = ready.saturating_sub(min_ready);
+        for m in self.removal_order() {
+            if self.up_to_date(m) {
+                break;
+            }
+            if !self.ready(m) {
+                actions.push(delete(m));
+            } else if budget > 0 {
+                budget -= 1;
+                actions.push(delete(m));
+            }
+        }
+    }
+
+    /// Which machines go first: out of date, then not ready, then by the pool's deletion
+    /// order.
+    fn removal_order(&self) -> Vec<&'a MachineView> {
+        let mut order = self.machines.to_vec();
+        let rank = |m: &MachineView| match self.pool.deletion_order {
+            DeletionOrder::Oldest => i128::from(m.created_at),
+            DeletionOrder::Newest => -i128::from(m.created_at),
+            DeletionOrder::Random => i128::from(name_hash(&m.name)),
+        };
+        order.sort_by_key(|m| (self.up_to_date(m), self.ready(m), rank(m), m.name.clone()));
+        order
+    }
+}
+
+/// FNV-1a of `name`: an order that looks random and is the same on every pass.
+fn name_hash(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// A failure domain for a new machine of `pool`: the pool's own, else the least used.

@@ -13,8 +13,11 @@
 //! time, as the control-plane provider's plan says) → workers once the control plane is as
 //! desired. With workload cluster access on, the admin kubeconfig is written once the
 //! endpoint and the secrets exist, a machine is ready only when its Node is Ready, and the
-//! cluster is ready only when its API answers ([`WorkloadView`]). Version upgrades roll the control plane first, then the worker pools one at a
-//! time with one surge machine, so the cluster never has more than one extra machine. A
+//! cluster is ready only when its API answers ([`WorkloadView`]). Version upgrades roll the
+//! control plane first, then the worker pools one at a time. A pool rolls any out-of-date
+//! machine (another version, or other inputs that shape a machine) by its [`Rollout`]: new
+//! machines first as `max_surge` allows, old ones removed as long as no fewer than
+//! `replicas - max_unavailable` machines are ready. A
 //! deleted cluster goes in reverse: workers, control plane, orphans the infrastructure still
 //! lists, the infrastructure, and last its finalizer.
 //!
@@ -23,7 +26,9 @@
 //! - A machine is created only through [`Action::CreateMachine`], which the executor persists
 //!   (with its idempotency key) before any provider call; the core never asks for a second
 //!   machine while the first one's intent exists.
-//! - At most one machine beyond the desired count exists during an upgrade.
+//! - While a pool rolls, its machines (live or being deleted) never exceed its replicas plus
+//!   `max_surge`, and a ready machine is removed only while more than `replicas -
+//!   max_unavailable` are ready.
 //! - Nothing is deleted from the infrastructure while a Machine object for it exists, except
 //!   through [`Action::DeleteMachine`] of that Machine.
 
@@ -40,8 +45,8 @@ pub use decide::{Action, Decision, HOOKS_PASSED, MachineIntent, decide};
 pub use hooks::{Hook, HooksView};
 pub use status::{ClusterPhase, ConditionView, PoolStatus, StatusView};
 pub use view::{
-    ClusterView, InfraView, MachinePhase, MachineRole, MachineView, PlanStep, PlanView, PoolSpec,
-    Version,
+    ClusterView, DeletionOrder, InfraView, MachinePhase, MachineRole, MachineView, PlanStep,
+    PlanView, PoolSpec, Rollout, Version,
 };
 pub use workload::{
     CONTROL_PLANE_AVAILABLE, NODE_HEALTHY, NodeCondition, NodeHealth, NodeRefUpdate, NodeView,

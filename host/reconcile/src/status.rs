@@ -46,7 +46,7 @@ pub struct PoolStatus {
     /// Machines that exist and are not being deleted.
     pub replicas: u32,
     pub ready: u32,
-    /// At the desired version.
+    /// At the desired version and made with the pool's current inputs.
     pub up_to_date: u32,
 }
 
@@ -78,11 +78,7 @@ pub(crate) fn counters(
                 })
                 .count(),
         ),
-        up_to_date: count(
-            live.iter()
-                .filter(|m| Some(m.version) == view.version)
-                .count(),
-        ),
+        up_to_date: count(live.iter().filter(|m| m.up_to_date(view.version)).count()),
     }
 }
 
@@ -121,8 +117,16 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
     let settled = |p: &PoolStatus| {
         p.replicas == p.desired && p.ready == p.desired && p.up_to_date == p.desired
     };
+    // An `OnDelete` pool waits for people to delete its out-of-date machines: it is ready
+    // when its machines are, and its counters show how many are not up to date.
+    let on_delete = |p: &PoolStatus| {
+        (view.pools.iter()).any(|pool| pool.name == p.name && pool.rollout.on_delete)
+    };
+    let pool_settled = |p: &PoolStatus| {
+        settled(p) || (on_delete(p) && p.replicas == p.desired && p.ready == p.desired)
+    };
     let cp_ready = settled(&control_plane);
-    let workers_ready = workers.iter().all(settled);
+    let workers_ready = workers.iter().all(pool_settled);
     let stray = view
         .machines
         .iter()
@@ -181,8 +185,13 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
             "ScalingOrUpgrading",
             workers
                 .iter()
-                .filter(|p| !settled(p))
-                .map(|p| format!("{}: {}/{} ready", p.name, p.ready, p.desired))
+                .filter(|p| !pool_settled(p))
+                .map(|p| {
+                    format!(
+                        "{}: {}/{} ready, {} up to date",
+                        p.name, p.ready, p.desired, p.up_to_date
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join(", "),
         ),

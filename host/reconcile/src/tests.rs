@@ -44,6 +44,8 @@ impl Sim {
                         name: (*name).into(),
                         replicas: *replicas,
                         failure_domain: None,
+                        rollout: Rollout::default(),
+                        deletion_order: DeletionOrder::Oldest,
                     })
                     .collect(),
                 ..ClusterView::default()
@@ -152,6 +154,7 @@ impl Sim {
                     created_at: self.clock,
                     phase: MachinePhase::Pending,
                     deleting: false,
+                    changed: Vec::new(),
                 });
             }
             Action::ReconcileMachine { machine } => {
@@ -663,4 +666,187 @@ fn with_workload_access_off_no_kubeconfig_is_asked_for() {
             .iter()
             .any(|c| c.type_ == CONTROL_PLANE_AVAILABLE)
     );
+}
+
+/// Marks every live machine of `pool` as made with inputs that differ from the pool's now:
+/// what the executor reports after someone changed a field that shapes a machine.
+fn change_inputs(sim: &mut Sim, pool: &str) {
+    for m in sim.view.machines.iter_mut().filter(|m| m.pool == pool) {
+        m.changed = vec!["infrastructure.config/instanceType".into()];
+    }
+}
+
+#[test]
+fn a_changed_input_rolls_only_its_pool_within_its_bounds() {
+    for (surge, unavailable) in [(1, 0), (0, 1), (2, 1), (3, 0)] {
+        let mut sim = Sim::new(1, &[("md-0", 3), ("md-1", 2)]);
+        sim.view.pools[0].rollout = Rollout {
+            on_delete: false,
+            max_surge: surge,
+            max_unavailable: unavailable,
+        };
+        sim.converge();
+        sim.take_log();
+        let before: Vec<String> = sim.live().iter().map(|m| m.name.clone()).collect();
+        change_inputs(&mut sim, "md-0");
+        assert_eq!(decide(&sim.view).status.workers[0].up_to_date, 0);
+        let bounds = format!("maxSurge {surge}, maxUnavailable {unavailable}");
+        let mut converged = false;
+        for _ in 0..200 {
+            let decision = sim.pass();
+            let of_pool: Vec<&MachineView> = sim
+                .view
+                .machines
+                .iter()
+                .filter(|m| m.pool == "md-0")
+                .collect();
+            assert!(
+                of_pool.len() <= 3 + surge as usize,
+                "{bounds}: {} machines exist at once",
+                of_pool.len()
+            );
+            let ready = of_pool
+                .iter()
+                .filter(|m| !m.deleting && m.phase == MachinePhase::Running)
+                .count();
+            assert!(
+                ready + unavailable as usize >= 3,
+                "{bounds}: only {ready} ready"
+            );
+            if decision.converged() {
+                converged = true;
+                break;
+            }
+        }
+        assert!(converged, "{bounds}: {:?}", sim.log);
+        let log = sim.take_log();
+        assert!(
+            log.iter().all(|l| !l.contains("md-1")),
+            "{bounds}: md-1 untouched: {log:?}"
+        );
+        assert!(log.iter().all(|l| !l.contains("control-plane")), "{log:?}");
+        let after = sim.live();
+        assert_eq!(after.iter().filter(|m| m.pool == "md-0").count(), 3);
+        assert!(after.iter().all(|m| m.changed.is_empty()));
+        for name in before.iter().filter(|n| n.starts_with("md-0")) {
+            assert!(
+                after.iter().all(|m| &m.name != name),
+                "{bounds}: {name} was not replaced"
+            );
+        }
+        assert_eq!(
+            log.iter().filter(|l| l.starts_with("create")).count(),
+            3,
+            "{bounds}"
+        );
+    }
+}
+
+#[test]
+fn pools_roll_one_after_the_other() {
+    let mut sim = Sim::new(1, &[("md-0", 2), ("md-1", 2)]);
+    sim.converge();
+    sim.take_log();
+    change_inputs(&mut sim, "md-0");
+    change_inputs(&mut sim, "md-1");
+    sim.converge();
+    let log = sim.take_log();
+    let last_md0 = log.iter().rposition(|l| l.contains("md-0")).unwrap();
+    let first_md1 = log.iter().position(|l| l.contains("md-1")).unwrap();
+    assert!(last_md0 < first_md1, "{log:?}");
+}
+
+#[test]
+fn on_delete_replaces_a_machine_only_once_someone_deleted_it() {
+    let mut sim = Sim::new(1, &[("md-0", 2)]);
+    sim.view.pools[0].rollout.on_delete = true;
+    sim.converge();
+    sim.take_log();
+    change_inputs(&mut sim, "md-0");
+    let decision = sim.pass();
+    assert!(decision.actions.is_empty(), "{:?}", decision.actions);
+    assert!(
+        decision.converged(),
+        "an OnDelete pool with old machines is ready"
+    );
+    assert_eq!(decision.status.workers[0].up_to_date, 0);
+    let victim = sim
+        .live()
+        .iter()
+        .find(|m| m.pool == "md-0")
+        .unwrap()
+        .name
+        .clone();
+    sim.machine(&victim).deleting = true;
+    sim.converge();
+    let log = sim.take_log();
+    assert_eq!(
+        log.iter().filter(|l| l.starts_with("create md-0")).count(),
+        1,
+        "{log:?}"
+    );
+    let live = sim.live();
+    assert_eq!(
+        live.iter().filter(|m| m.changed.is_empty()).count(),
+        2,
+        "1 cp + 1 new"
+    );
+    assert_eq!(live.iter().filter(|m| !m.changed.is_empty()).count(), 1);
+}
+
+#[test]
+fn the_deletion_order_picks_which_machines_go() {
+    let deleted = |order: DeletionOrder| {
+        let mut sim = Sim::new(1, &[("md-0", 4)]);
+        sim.view.pools[0].deletion_order = order;
+        sim.converge();
+        let mut by_age: Vec<(u64, String)> = (sim.live().iter())
+            .filter(|m| m.pool == "md-0")
+            .map(|m| (m.created_at, m.name.clone()))
+            .collect();
+        by_age.sort();
+        sim.take_log();
+        sim.view.pools[0].replicas = 2;
+        sim.converge();
+        let mut gone: Vec<String> = (sim.take_log().iter())
+            .filter_map(|l| l.strip_prefix("delete ").map(str::to_owned))
+            .collect();
+        gone.sort();
+        let names = |range: std::ops::Range<usize>| {
+            let mut n: Vec<String> = by_age[range].iter().map(|(_, n)| n.clone()).collect();
+            n.sort();
+            n
+        };
+        (gone, names(0..2), names(2..4))
+    };
+    let (gone, oldest, _) = deleted(DeletionOrder::Oldest);
+    assert_eq!(gone, oldest);
+    let (gone, _, newest) = deleted(DeletionOrder::Newest);
+    assert_eq!(gone, newest);
+    let (random, ..) = deleted(DeletionOrder::Random);
+    assert_eq!(random.len(), 2);
+    assert_eq!(
+        deleted(DeletionOrder::Random).0,
+        random,
+        "the same on every run"
+    );
+}
+
+#[test]
+fn a_pool_never_rolls_more_than_its_surge_while_machines_are_being_deleted() {
+    // A machine being deleted still counts: with one surge machine, a slow deletion holds the
+    // next new machine.
+    let mut sim = Sim::new(1, &[("md-0", 2)]);
+    sim.converge();
+    change_inputs(&mut sim, "md-0");
+    for _ in 0..4 {
+        sim.pass();
+    }
+    let of_pool = sim
+        .view
+        .machines
+        .iter()
+        .filter(|m| m.pool == "md-0")
+        .count();
+    assert!(of_pool <= 3, "{:?}", sim.view.machines);
 }

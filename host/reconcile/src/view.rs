@@ -60,6 +60,43 @@ pub struct PoolSpec {
     pub replicas: u32,
     /// Where its machines go; `None` spreads them over the cluster's failure domains.
     pub failure_domain: Option<String>,
+    /// How its out-of-date machines are replaced.
+    pub rollout: Rollout,
+    /// Which machines go first when it shrinks or rolls.
+    pub deletion_order: DeletionOrder,
+}
+
+/// How a pool replaces out-of-date machines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rollout {
+    /// Replace an out-of-date machine only once someone deleted it.
+    pub on_delete: bool,
+    /// Machines (live or being deleted) beyond the replicas while the pool rolls.
+    pub max_surge: u32,
+    /// Ready machines below the replicas while the pool rolls.
+    pub max_unavailable: u32,
+}
+
+impl Default for Rollout {
+    /// A rolling update with one surge machine and none unavailable.
+    fn default() -> Self {
+        Self {
+            on_delete: false,
+            max_surge: 1,
+            max_unavailable: 0,
+        }
+    }
+}
+
+/// Which machines go first when a pool shrinks or rolls, once out-of-date and not-ready
+/// machines went.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DeletionOrder {
+    /// In an order that depends only on the names: the same from pass to pass.
+    #[default]
+    Random,
+    Newest,
+    Oldest,
 }
 
 /// The cluster-wide infrastructure, as last reported.
@@ -120,11 +157,20 @@ pub struct MachineView {
     pub deleting: bool,
     /// The infrastructure's id for it, once reported; its Node carries the same.
     pub provider_id: Option<String>,
+    /// The inputs besides the version that shaped it differently from its pool's current
+    /// ones (empty when it is up to date, or for a control-plane machine, whose provider
+    /// decides).
+    pub changed: Vec<String>,
 }
 
 impl MachineView {
     pub(crate) fn live(&self) -> bool {
         !self.deleting
+    }
+
+    /// Made for `version` and with its pool's current inputs.
+    pub(crate) fn up_to_date(&self, version: Option<Version>) -> bool {
+        Some(self.version) == version && self.changed.is_empty()
     }
 }
 

@@ -8,6 +8,7 @@ use crate::configs::{ProviderSchemas, check_configs};
 use crate::desired::DesiredState;
 use crate::error::{Errors, TopologyErrors};
 use crate::patches::{Patcher, check_operations, check_selectors};
+use crate::shape::machine_shape;
 use crate::stamp::Stamper;
 use crate::variables::VariableCatalog;
 
@@ -84,7 +85,7 @@ pub fn compute_desired_state(
         .collect();
     let hooks = stamper.hooks();
     let mut errors = stamper.errors;
-    let state = DesiredState {
+    let mut state = DesiredState {
         infrastructure,
         control_plane,
         pools,
@@ -92,7 +93,29 @@ pub fn compute_desired_state(
         variables,
     };
     check_configs(state.provider_configs(), schemas, &mut errors);
+    shape_machines(&mut state, schemas);
     errors.into_result(state)
+}
+
+/// Records what shapes the machines of each pool and of a machine-based control plane.
+fn shape_machines(state: &mut DesiredState, schemas: &ProviderSchemas) {
+    let cp = &mut state.control_plane;
+    if let Some(infrastructure) = &cp.machine_infrastructure {
+        cp.machine_shape = Some(machine_shape(
+            infrastructure,
+            cp.bootstrap.as_ref(),
+            None,
+            schemas,
+        ));
+    }
+    for pool in &mut state.pools {
+        pool.shape = machine_shape(
+            &pool.infrastructure,
+            Some(&pool.bootstrap),
+            pool.failure_domain.as_deref(),
+            schemas,
+        );
+    }
 }
 
 /// Checks what can be wrong with `class` before any Cluster uses it: its variable

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use capw_api::JsonObject;
+use capw_api::{DeletionOrder, JsonObject, MachineShape};
 use serde::{Deserialize, Serialize};
 
 use crate::variables::Variables;
@@ -58,6 +58,9 @@ pub struct DesiredControlPlane {
     pub machine_infrastructure: Option<ProviderConfig>,
     /// Bootstrap provider and config for control-plane machines (machine-based only).
     pub bootstrap: Option<ProviderConfig>,
+    /// What shapes a control-plane machine (machine-based only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_shape: Option<MachineShape>,
 }
 
 /// One desired worker pool.
@@ -80,6 +83,38 @@ pub struct DesiredPool {
     pub bootstrap: ProviderConfig,
     /// The variables its configs were patched with (the Cluster's, with its overrides).
     pub variables: Variables,
+    /// How out-of-date machines are replaced.
+    #[serde(default)]
+    pub rollout: PoolRollout,
+    /// Which machines go first when the pool shrinks or rolls.
+    #[serde(default)]
+    pub deletion_order: DeletionOrder,
+    /// What shapes a machine of the pool now; a machine made with another is out of date.
+    #[serde(default)]
+    pub shape: MachineShape,
+}
+
+/// How a pool replaces out-of-date machines, resolved to counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolRollout {
+    /// `OnDelete`: an out-of-date machine is replaced only once someone deleted it.
+    pub on_delete: bool,
+    /// Machines beyond the replicas while the pool rolls.
+    pub max_surge: u32,
+    /// Machines below the replicas that may be unavailable while the pool rolls.
+    pub max_unavailable: u32,
+}
+
+impl Default for PoolRollout {
+    /// `RollingUpdate`, `maxSurge` 1, `maxUnavailable` 0: Cluster API's defaults.
+    fn default() -> Self {
+        Self {
+            on_delete: false,
+            max_surge: 1,
+            max_unavailable: 0,
+        }
+    }
 }
 
 /// What a Cluster should look like, computed from it and its ClusterClass.

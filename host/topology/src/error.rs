@@ -50,6 +50,8 @@ pub enum TopologyErrorKind {
     PatchFailed,
     /// A resulting provider config does not match the provider's schema.
     InvalidConfig,
+    /// A pool's `rollout` bound is neither a count nor a percentage.
+    InvalidRollout,
 }
 
 /// One problem, with the path of the field at fault.

@@ -17,7 +17,9 @@ mod desired;
 mod error;
 mod patches;
 mod path;
+mod rollout;
 mod schema;
+mod shape;
 mod stamp;
 pub mod value_from;
 mod variables;
@@ -25,6 +27,9 @@ mod variables;
 pub use checks::{MAX_CONTROL_PLANE_REPLICAS, MAX_POOL_REPLICAS};
 pub use compute::{check_class, compute_desired_state};
 pub use configs::ProviderSchemas;
-pub use desired::{ConfigOrigin, DesiredControlPlane, DesiredPool, DesiredState, ProviderConfig};
+pub use desired::{
+    ConfigOrigin, DesiredControlPlane, DesiredPool, DesiredState, PoolRollout, ProviderConfig,
+};
 pub use error::{Subject, TopologyError, TopologyErrorKind, TopologyErrors};
+pub use shape::SHAPES_MACHINE;
 pub use variables::{BUILTIN, Variables};

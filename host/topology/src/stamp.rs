@@ -1,6 +1,8 @@
 //! Stamping out the desired parts (control plane, pools) from the class, patched per scope.
 
-use capw_api::{ClusterClassSpec, JsonObject, MachineDeploymentTopology, PatchTarget};
+use capw_api::{
+    ClusterClassSpec, JsonObject, MachineDeploymentTopology, MachineShape, PatchTarget,
+};
 use serde_json::{Value, json};
 
 use crate::checks::{MAX_POOL_REPLICAS, check_pool_name, check_replicas};
@@ -8,6 +10,7 @@ use crate::desired::{ConfigOrigin, DesiredControlPlane, DesiredPool, ProviderCon
 use crate::error::{Errors, TopologyErrorKind as Kind};
 use crate::patches::{Patcher, Selected};
 use crate::path::at;
+use crate::rollout::{Layers, deletion_order, pool_rollout};
 use crate::variables::{BUILTIN, Variables};
 
 /// Builds provider configs from the class, collecting errors as it goes.
@@ -129,6 +132,7 @@ impl Stamper<'_> {
             version: self.version.clone(),
             machine_infrastructure,
             bootstrap,
+            machine_shape: None,
         }
     }
 
@@ -216,6 +220,22 @@ impl Stamper<'_> {
             "bootstrap",
             PatchTarget::WorkerBootstrap,
         );
+        let rollout = pool_rollout(
+            &Layers {
+                class: class.rollout.as_ref(),
+                class_path: &format!("{class_path}.rollout"),
+                cluster: md.rollout.as_ref(),
+                cluster_path: &format!("{path}.rollout"),
+            },
+            replicas,
+            &mut self.errors,
+        );
+        let deletion_order = deletion_order(&Layers {
+            class: class.deletion.as_ref(),
+            class_path: &format!("{class_path}.deletion"),
+            cluster: md.deletion.as_ref(),
+            cluster_path: &format!("{path}.deletion"),
+        });
         Some(DesiredPool {
             name: md.name.clone(),
             class: md.class.clone(),
@@ -225,6 +245,9 @@ impl Stamper<'_> {
             infrastructure,
             bootstrap,
             variables,
+            rollout,
+            deletion_order,
+            shape: MachineShape::default(),
         })
     }
 

@@ -258,6 +258,8 @@ fn vary_shape(
                 replicas: Some(u.int_in_range(-1..=3)?),
                 failure_domain: u.ratio(1, 2)?.then(|| "fd-1".to_owned()),
                 variables: None,
+                rollout: rollout(u)?,
+                deletion: None,
             });
     }
     if u.ratio(1, 8)? {
@@ -276,6 +278,8 @@ fn vary_shape(
                     class: "gpu".into(),
                     infrastructure,
                     bootstrap,
+                    rollout: rollout(u)?,
+                    deletion: None,
                 });
         }
     }
@@ -289,4 +293,30 @@ fn vary_shape(
         });
     }
     Ok(())
+}
+
+/// A pool's rollout bounds, now and then: counts, percentages and nonsense alike.
+fn rollout(u: &mut Unstructured<'_>) -> Result<Option<capw_api::MachineRollout>> {
+    if !u.ratio(1, 4)? {
+        return Ok(None);
+    }
+    let bound = |u: &mut Unstructured<'_>| -> Result<Option<capw_api::IntOrString>> {
+        Ok(match u.int_in_range(0..=3)? {
+            0 => None,
+            1 => Some(capw_api::IntOrString::Int(u.int_in_range(-1..=4)?)),
+            2 => Some(capw_api::IntOrString::String(
+                (*u.choose(&["25%", "100%", "150%", "x%", ""])?).into(),
+            )),
+            _ => Some(capw_api::IntOrString::Int(0)),
+        })
+    };
+    Ok(Some(capw_api::MachineRollout {
+        strategy: Some(capw_api::RolloutStrategy {
+            type_: None,
+            rolling_update: Some(capw_api::RollingUpdate {
+                max_surge: bound(u)?,
+                max_unavailable: bound(u)?,
+            }),
+        }),
+    }))
 }

@@ -3,15 +3,20 @@
 //! (`capw-runtime`). Each is written once here and named for its direction: `core_*` into
 //! the core, `api_*` into the API, `wit_*` into the contract.
 
+use capw_api::DeletionOrder as ApiDeletionOrder;
 use capw_api::{
     ConditionStatus as ApiConditionStatus, MachinePhase as ApiPhase, MachineRole as ApiRole,
 };
-use capw_reconcile::{Hook, MachinePhase as CorePhase, MachineRole as CoreRole, Version};
+use capw_reconcile::{
+    DeletionOrder as CoreDeletionOrder, Hook, MachinePhase as CorePhase, MachineRole as CoreRole,
+    Rollout, Version,
+};
 use capw_runtime::infrastructure::MachinePhase as WitPhase;
 use capw_runtime::lifecycle_hooks::Hook as WitHook;
 use capw_runtime::types::{
     AddressKind, ConditionStatus as WitConditionStatus, KubernetesVersion, MachineRole as WitRole,
 };
+use capw_topology::PoolRollout;
 
 /// A version as the API spells it, `v1.34.1` or `1.34.1`, as the core's; `None` when it is
 /// not three numbers.
@@ -31,6 +36,24 @@ pub(crate) fn wit_version(v: Version) -> KubernetesVersion {
         major: v.major,
         minor: v.minor,
         patch: v.patch,
+    }
+}
+
+/// A pool's resolved rollout as the core's.
+pub(crate) fn core_rollout(r: PoolRollout) -> Rollout {
+    Rollout {
+        on_delete: r.on_delete,
+        max_surge: r.max_surge,
+        max_unavailable: r.max_unavailable,
+    }
+}
+
+/// A pool's deletion order as the core's.
+pub(crate) fn core_deletion_order(order: ApiDeletionOrder) -> CoreDeletionOrder {
+    match order {
+        ApiDeletionOrder::Random => CoreDeletionOrder::Random,
+        ApiDeletionOrder::Newest => CoreDeletionOrder::Newest,
+        ApiDeletionOrder::Oldest => CoreDeletionOrder::Oldest,
     }
 }
 

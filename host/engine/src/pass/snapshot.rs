@@ -9,7 +9,7 @@ use capw_runtime::types::Endpoint;
 use capw_topology::DesiredState;
 use capw_workload::ClusterId;
 
-use super::convert::{core_phase, core_role, core_version};
+use super::convert::{core_deletion_order, core_phase, core_role, core_rollout, core_version};
 use crate::objects::kubeconfig::StoredKubeconfig;
 use crate::objects::{InfrastructureRecord, SecretItems};
 
@@ -85,6 +85,8 @@ impl Snapshot {
                             name: p.name.clone(),
                             replicas: p.replicas,
                             failure_domain: p.failure_domain.clone(),
+                            rollout: core_rollout(p.rollout),
+                            deletion_order: core_deletion_order(p.deletion_order),
                         })
                         .collect()
                 })
@@ -106,7 +108,9 @@ impl Snapshot {
             }),
             workload: workload.clone(),
             plan: None,
-            machines: self.machines.iter().filter_map(machine_view).collect(),
+            machines: (self.machines.iter())
+                .filter_map(|m| machine_view(m, desired))
+                .collect(),
             orphans: None,
             hooks: HooksView {
                 configured: desired.is_some_and(|d| !d.hooks.is_empty()),
@@ -124,8 +128,8 @@ impl Snapshot {
     }
 }
 
-/// `v1.34.1` (or `1.34.1`) as a [`Version`].
-pub(crate) fn machine_view(m: &Machine) -> Option<MachineView> {
+/// What the core is told of Machine `m`; `None` when its version is not three numbers.
+pub(crate) fn machine_view(m: &Machine, desired: Option<&DesiredState>) -> Option<MachineView> {
     let phase = core_phase(m.status.as_ref().map(|s| s.phase).unwrap_or_default());
     Some(MachineView {
         name: m.metadata.name.clone()?,
@@ -141,5 +145,20 @@ pub(crate) fn machine_view(m: &Machine) -> Option<MachineView> {
         phase,
         deleting: m.metadata.deletion_timestamp.is_some(),
         provider_id: m.status.as_ref().and_then(|s| s.provider_id.clone()),
+        changed: changed_inputs(m, desired),
     })
+}
+
+/// The inputs that shaped worker `m` differently from its pool's current ones. A machine
+/// that recorded no shape (made before capw recorded it) is taken as up to date; a
+/// control-plane machine's are left to its provider.
+pub(crate) fn changed_inputs(m: &Machine, desired: Option<&DesiredState>) -> Vec<String> {
+    if m.spec.role != capw_api::MachineRole::Worker {
+        return Vec::new();
+    }
+    let pool = desired.and_then(|d| d.pools.iter().find(|p| p.name == m.spec.pool));
+    match (&m.spec.shape, pool) {
+        (Some(made), Some(pool)) => made.changed_inputs(&pool.shape),
+        _ => Vec::new(),
+    }
 }

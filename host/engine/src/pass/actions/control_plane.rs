@@ -26,7 +26,7 @@ pub(crate) async fn plan(env: &Env, s: &Snapshot) -> Result<PlanView, ActionNote
         .iter()
         .filter(|m| m.spec.role != capw_api::MachineRole::Worker)
         .filter_map(|m| {
-            let view = machine_view(m)?;
+            let view = machine_view(m, None)?;
             Some(Member {
                 machine: MachineRef {
                     name: view.name.clone(),

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use capw_api::{
-    Condition, ConditionStatus, Machine, MachineAddress, MachinePhase, MachineSpec, MachineStatus,
-    NodeRef, ObjectMeta, set_condition,
+    Condition, ConditionStatus, Machine, MachineAddress, MachinePhase, MachineShape, MachineSpec,
+    MachineStatus, NodeRef, ObjectMeta, set_condition,
 };
 use capw_reconcile::MachineIntent;
 use capw_runtime::bootstrap::{BootstrapRequest, ControlPlaneMember, SecretItem};
@@ -105,6 +105,16 @@ fn condition(type_: &str, ok: bool, reason: &str, message: impl Into<String>) ->
     Condition::new(type_, status, reason, message, now())
 }
 
+/// What shapes a new machine of `intent`'s pool now (the control plane's for its machines).
+fn shape_of(s: &Snapshot, intent: &MachineIntent) -> Option<MachineShape> {
+    let desired = s.desired.as_ref().ok()?;
+    if intent.role.is_control_plane() {
+        return desired.control_plane.machine_shape.clone();
+    }
+    let pool = desired.pools.iter().find(|p| p.name == intent.pool)?;
+    Some(pool.shape.clone())
+}
+
 /// `CreateMachine`: the Machine object with its name and idempotency key is stored first;
 /// only then is any provider asked to create anything.
 pub(crate) async fn create(env: &Env, s: &Snapshot, intent: &MachineIntent) -> ActionNote {
@@ -124,6 +134,7 @@ pub(crate) async fn create(env: &Env, s: &Snapshot, intent: &MachineIntent) -> A
             version: intent.version.to_string(),
             failure_domain: intent.failure_domain.clone(),
             idempotency_key: machine_key(&s.uid, &name),
+            shape: shape_of(s, intent),
         },
         status: Some(MachineStatus::default()),
     };
