@@ -100,6 +100,17 @@ fn machine_conditions(m: &Machine) -> &[Condition] {
     conditions(m.status.as_ref().map(|s| &s.conditions))
 }
 
+/// The condition a Machine's row shows: `InfrastructureReady`, unless that is fine and the
+/// machine is out of date: then `UpToDate`, which names what changed.
+fn machine_row_condition(m: &Machine) -> (String, String, String) {
+    let infrastructure = cond(machine_conditions(m), "InfrastructureReady");
+    let up_to_date = cond(machine_conditions(m), "UpToDate");
+    if infrastructure.0 != "False" && up_to_date.0 == "False" {
+        return up_to_date;
+    }
+    infrastructure
+}
+
 /// The tree of Cluster `namespace/name`.
 ///
 /// # Errors
@@ -186,13 +197,19 @@ pub async fn render(
     let pools = status.map_or(&[][..], |s| s.workers.as_slice());
     for (i, pool) in pools.iter().enumerate() {
         let last_pool = i + 1 == pools.len();
+        let counters = &pool.counters;
+        let outdated = if counters.up_to_date_replicas < counters.replicas {
+            format!(", {} up to date", counters.up_to_date_replicas)
+        } else {
+            String::new()
+        };
         tree.row(
             format!(
-                "  {}Pool/{} {}/{}",
+                "  {}Pool/{} {}/{}{outdated}",
                 if last_pool { "└─" } else { "├─" },
                 printable(&pool.name),
-                pool.counters.ready_replicas,
-                pool.counters.desired_replicas
+                counters.ready_replicas,
+                counters.desired_replicas
             ),
             ("".into(), String::new(), String::new()),
         );
@@ -209,7 +226,7 @@ pub async fn render(
             };
             tree.row(
                 format!("  {stem}{branch}{}", machine_line(m)),
-                cond(machine_conditions(m), "InfrastructureReady"),
+                machine_row_condition(m),
             );
         }
     }
@@ -302,6 +319,59 @@ mod tests {
         assert!(!out.contains("TopologyReconciled"), "{out}");
         assert_eq!(out.matches("InfrastructureReady").count(), 0, "{out}");
         assert_eq!(out.matches("Booting says why").count(), 1, "{out}");
+    }
+
+    /// A machine that will be replaced says which input changed, on its pool's row too.
+    #[tokio::test]
+    async fn an_out_of_date_machine_names_what_changed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state.redb")).unwrap();
+        let condition = |type_: &str, status: &str, reason: &str, message: &str| json!({"type": type_, "status": status, "reason": reason, "message": message, "lastTransitionTime": "2026-12-02T00:00:00Z"});
+        let counters = json!({"name": "md-0", "desiredReplicas": 2, "replicas": 2,
+            "readyReplicas": 2, "upToDateReplicas": 1});
+        store
+            .create(json!({
+                "apiVersion": "capw.dev/v1alpha1", "kind": "Cluster",
+                "metadata": {"name": "alpha", "namespace": "default"},
+                "spec": {"topology": {"classRef": {"name": "none"}, "version": "v1.34.4"}},
+                "status": {"phase": "Provisioning", "workers": [counters]},
+            }))
+            .unwrap();
+        for (name, up_to_date) in [
+            (
+                "old",
+                condition(
+                    "UpToDate",
+                    "False",
+                    "NotUpToDate",
+                    "changed: infrastructure.config/instanceType; to be replaced",
+                ),
+            ),
+            ("new", condition("UpToDate", "True", "UpToDate", "")),
+        ] {
+            store
+                .create(json!({
+                    "apiVersion": "capw.dev/v1alpha1", "kind": "Machine",
+                    "metadata": {"name": name, "namespace": "default"},
+                    "spec": {"clusterName": "alpha", "role": "Worker", "pool": "md-0",
+                        "version": "v1.34.4", "idempotencyKey": name},
+                    "status": {"phase": "Running", "conditions": [
+                        condition("InfrastructureReady", "True", "Running", ""), up_to_date]},
+                }))
+                .unwrap();
+        }
+
+        let out = render(&store, "default", "alpha").await.unwrap();
+
+        assert!(out.contains("Pool/md-0 2/2, 1 up to date"), "{out}");
+        let old = out.lines().find(|l| l.contains("Machine/old")).unwrap();
+        assert!(old.contains("NotUpToDate"), "{out}");
+        assert!(old.contains("infrastructure.config/instanceType"), "{out}");
+        let new = out.lines().find(|l| l.contains("Machine/new")).unwrap();
+        assert!(
+            new.contains("Running") && !new.contains("UpToDate"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -55,6 +55,7 @@ mod tests {
             cluster: "c".into(),
             role: Role::ControlPlane,
             zone: None,
+            instance_type: None,
             tags: BTreeMap::new(),
             bootstrap_data: String::new(),
         };

@@ -27,19 +27,29 @@ pub const MAX_REQUEST_TIMEOUT_MS: u32 = 600_000;
 pub struct SimInfraConfig {
     /// Base URL of the simcloud API, e.g. `http://127.0.0.1:8080`. Its authority must be
     /// granted to the provider in its WasmProvider.
+    #[schemars(extend("x-capw-shapes-machine" = false))]
     pub endpoint: String,
     /// Name of the secret grant holding simcloud's bearer token.
     #[serde(default = "default_token_secret")]
+    #[schemars(extend("x-capw-shapes-machine" = false))]
     pub token_secret: String,
     /// Zones the cluster may use as failure domains, in simcloud's order; empty (the default)
     /// means every zone simcloud offers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-capw-shapes-machine" = false))]
     pub zones: Vec<String>,
     /// Longest wait for one simcloud request, in milliseconds; never more than what is left of
     /// the call's deadline.
     #[serde(default = "default_request_timeout_ms")]
     #[schemars(range(min = 1, max = 600_000))]
+    #[schemars(extend("x-capw-shapes-machine" = false))]
     pub request_timeout_ms: u32,
+    /// The size of the machines, a simcloud instance type such as `small` (simcloud's
+    /// default when absent). It shapes a machine: changing it in a worker class replaces that
+    /// pool's machines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-capw-shapes-machine" = true))]
+    pub instance_type: Option<String>,
 }
 
 fn default_token_secret() -> String {
@@ -58,6 +68,7 @@ impl SimInfraConfig {
             token_secret: default_token_secret(),
             zones: Vec::new(),
             request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
+            instance_type: None,
         }
     }
 
@@ -104,6 +115,19 @@ impl SimInfraConfig {
                     format!("zone `{zone}` is listed twice"),
                 ));
             }
+        }
+        if let Some(instance_type) = &self.instance_type
+            && (instance_type.is_empty()
+                || !instance_type
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'))
+        {
+            errors.push(FieldError::new(
+                "/instanceType",
+                format!(
+                    "must be a name of lower-case letters, digits and `-`, such as `small`; got `{instance_type}`"
+                ),
+            ));
         }
         if !(1..=MAX_REQUEST_TIMEOUT_MS).contains(&self.request_timeout_ms) {
             errors.push(FieldError::new(
@@ -223,6 +247,27 @@ mod tests {
                 "/requestTimeoutMs",
             ],
         );
+    }
+
+    #[test]
+    fn the_instance_type_is_a_plain_name() {
+        assert_accepted::<SimInfra>(r#"{"endpoint": "http://sim", "instanceType": "large-2"}"#);
+        for bad in ["", "Large", "a b", "a/b"] {
+            let json = format!(r#"{{"endpoint": "http://sim", "instanceType": "{bad}"}}"#);
+            assert_refused_at::<SimInfra>(&json, &["/instanceType"]);
+        }
+    }
+
+    /// The schema tells the host what replaces a machine: its size does, how it talks to
+    /// simcloud does not.
+    #[test]
+    fn only_the_instance_type_shapes_a_machine() {
+        let schema = serde_json::to_value(schemars::schema_for!(SimInfraConfig)).unwrap();
+        let marked = |field: &str| schema["properties"][field]["x-capw-shapes-machine"].clone();
+        assert_eq!(marked("instanceType"), true);
+        for field in ["endpoint", "tokenSecret", "zones", "requestTimeoutMs"] {
+            assert_eq!(marked(field), false, "{field}");
+        }
     }
 
     #[test]

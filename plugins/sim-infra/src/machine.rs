@@ -53,7 +53,13 @@ pub fn reconcile(
         .failure_domain
         .as_deref()
         .or(ctx.config.zones.first().map(String::as_str));
-    let body = create_request(&cluster, ctx.idempotency_key(), spec, zone);
+    let body = create_request(
+        &cluster,
+        ctx.idempotency_key(),
+        spec,
+        zone,
+        ctx.config.instance_type.as_deref(),
+    );
     match client.post::<_, Instance>("/v1/instances", &body) {
         Ok(instance) => {
             log::info(
@@ -130,12 +136,14 @@ fn find(client: &Client<'_>, cluster: &str, key: &str) -> Result<Option<Instance
     Ok(found.instances.into_iter().next())
 }
 
-/// The create request for `spec`, keyed by `key`, in `zone` (simcloud's first when none).
+/// The create request for `spec`, keyed by `key`, in `zone` (simcloud's first when none), of
+/// `instance_type` (simcloud's default when none).
 pub fn create_request(
     cluster: &str,
     key: &str,
     spec: &MachineSpec,
     zone: Option<&str>,
+    instance_type: Option<&str>,
 ) -> CreateInstance {
     let tags = BTreeMap::from([
         (naming::TAG_CLUSTER.to_owned(), cluster.to_owned()),
@@ -148,6 +156,7 @@ pub fn create_request(
         cluster: cluster.to_owned(),
         role: role(spec.role),
         zone: zone.map(str::to_owned),
+        instance_type: instance_type.map(str::to_owned),
         tags,
         bootstrap_data: BASE64.encode(&spec.bootstrap_data),
     }
@@ -267,6 +276,7 @@ mod tests {
             client_token: "key-3".into(),
             name: "c1-md-0-x".into(),
             zone: "zone-b".into(),
+            instance_type: "standard".into(),
             addresses: vec![
                 api::Address {
                     kind: "private-ip".into(),
@@ -362,7 +372,13 @@ mod tests {
     #[test]
     fn create_request_is_keyed_tagged_and_encoded() {
         let spec = spec(MachineRole::JoinControlPlane);
-        let req = create_request("c1", "key-9", &spec, spec.failure_domain.as_deref());
+        let req = create_request(
+            "c1",
+            "key-9",
+            &spec,
+            spec.failure_domain.as_deref(),
+            Some("large"),
+        );
         let json = serde_json::to_value(&req).unwrap_or_default();
         assert_eq!(
             json,
@@ -372,6 +388,7 @@ mod tests {
                 "cluster": "c1",
                 "role": "control-plane",
                 "zone": "zone-a",
+                "instance_type": "large",
                 "tags": {
                     "capw.dev/cluster": "c1",
                     "capw.dev/machine": "c1-cp-0",

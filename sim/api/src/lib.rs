@@ -57,6 +57,9 @@ pub struct Address {
     pub address: String,
 }
 
+/// The instance type of an instance created without one.
+pub const DEFAULT_INSTANCE_TYPE: &str = "standard";
+
 /// `POST /v1/instances`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -72,6 +75,9 @@ pub struct CreateInstance {
     /// One of `GET /v1/zones`; the first zone when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone: Option<String>,
+    /// The instance's size, a name such as `small`; [`DEFAULT_INSTANCE_TYPE`] when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<String>,
     /// Free-form key/value tags; `GET /v1/instances?tag=key=value` filters on them.
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
@@ -91,6 +97,9 @@ pub struct Instance {
     pub cluster: String,
     pub role: Role,
     pub zone: String,
+    /// The instance's size.
+    #[serde(default)]
+    pub instance_type: String,
     pub network_id: String,
     pub addresses: Vec<Address>,
     pub state: InstanceState,

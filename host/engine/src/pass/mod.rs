@@ -26,6 +26,7 @@ pub(crate) mod workload;
 
 use self::actions::{
     control_plane, finalizer, hooks, infrastructure, kubeconfig, machines, nodes, secrets,
+    up_to_date,
 };
 use self::env::Env;
 use self::note::ActionNote;
@@ -217,6 +218,7 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
     let (workload, workload_note) = workload::observe(env.cluster_cache.as_deref(), &s).await;
     let mut notes: Vec<ActionNote> = workload_note.into_iter().collect();
     notes.extend(nodes::record_nodes(env, &s, &workload).await);
+    notes.extend(up_to_date::record_up_to_date(env, &s).await);
 
     // Observe what the core asks to observe, then decide again.
     let mut view = s.view(&workload);

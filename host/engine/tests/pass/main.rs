@@ -4,4 +4,5 @@
 
 mod bad_input;
 mod hooks;
+mod rollout;
 mod support;

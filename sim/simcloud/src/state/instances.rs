@@ -64,6 +64,9 @@ impl CloudState {
         for key in req.tags.keys() {
             validate_name("tags", key)?;
         }
+        if let Some(instance_type) = &req.instance_type {
+            validate_name("instance_type", instance_type)?;
+        }
         let data = BASE64
             .decode(&req.bootstrap_data)
             .map_err(|e| StateError::InvalidField {
@@ -139,6 +142,8 @@ impl CloudState {
             cluster: req.cluster,
             role: req.role,
             zone,
+            instance_type: (req.instance_type)
+                .unwrap_or_else(|| capw_sim_api::DEFAULT_INSTANCE_TYPE.to_owned()),
             network_id,
             address,
             tags: req.tags,
@@ -219,6 +224,7 @@ pub(super) fn instance_view(i: &InstanceRecord) -> Instance {
         cluster: i.cluster.clone(),
         role: i.role,
         zone: i.zone.clone(),
+        instance_type: i.instance_type.clone(),
         network_id: Kind::Network.id(i.network_id),
         addresses: vec![Address {
             kind: "private-ip".into(),

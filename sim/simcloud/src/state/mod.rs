@@ -276,6 +276,9 @@ struct InstanceRecord {
     cluster: String,
     role: Role,
     zone: String,
+    /// Its size; records stored before sizes existed read as the default.
+    #[serde(default = "default_instance_type")]
+    instance_type: String,
     network_id: u64,
     address: Ipv4Addr,
     tags: BTreeMap<String, String>,
@@ -506,4 +509,8 @@ fn validate_token(field: &'static str, token: &str) -> Result<(), StateError> {
 
 fn validate_optional_token(token: Option<&str>) -> Result<(), StateError> {
     token.map_or(Ok(()), |t| validate_token("client_token", t))
+}
+
+fn default_instance_type() -> String {
+    capw_sim_api::DEFAULT_INSTANCE_TYPE.to_owned()
 }

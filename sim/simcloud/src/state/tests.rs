@@ -24,6 +24,7 @@ fn settings() -> CloudSettings {
 
 fn instance_req(token: &str, cluster: &str, role: Role, data: &str) -> CreateInstance {
     CreateInstance {
+        instance_type: None,
         client_token: token.into(),
         name: format!("m-{token}"),
         cluster: cluster.into(),

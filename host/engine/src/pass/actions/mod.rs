@@ -13,3 +13,4 @@ pub(crate) mod kubeconfig;
 pub(crate) mod machines;
 pub(crate) mod nodes;
 pub(crate) mod secrets;
+pub(crate) mod up_to_date;

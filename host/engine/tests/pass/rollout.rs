@@ -1,0 +1,172 @@
+//! Rollouts of a change that shapes a machine: a worker class's `instanceType` replaces only
+//! its pool's machines, within the pool's surge and unavailability; a change the provider marks
+//! as not shaping a machine (`requestTimeoutMs`) replaces nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use capw_engine::PassOutcome;
+use capw_engine::store::ObjectKey;
+use serde_json::{Value, json};
+
+use crate::support::{ClusterOutcome, condition};
+use crate::support::{Env, cluster, first_of_kind, inventory, machines, manifests, settle};
+
+/// The quickstart's class with two worker classes, `a` and `b`, and a Cluster `roll` with a
+/// pool of each; the quickstart's own Clusters left out.
+fn objects(env: &Env) -> Vec<Value> {
+    let mut objects: Vec<Value> = manifests(&env.sim, "")
+        .into_iter()
+        .filter(|o| o["kind"] != "Cluster")
+        .collect();
+    let mut class = first_of_kind(&objects, "ClusterClass");
+    let worker = class["spec"]["workers"]["machineDeployments"][0].clone();
+    let mut a = worker.clone();
+    a["class"] = "a".into();
+    a["rollout"] = json!({"strategy": {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}});
+    let mut b = worker;
+    b["class"] = "b".into();
+    class["metadata"]["name"] = "two-pools".into();
+    class["spec"]["workers"]["machineDeployments"] = json!([a, b]);
+    objects.push(class);
+    objects.push(json!({
+        "apiVersion": "capw.dev/v1alpha1", "kind": "Cluster",
+        "metadata": {"name": "roll", "namespace": "default"},
+        "spec": {"topology": {
+            "classRef": {"name": "two-pools"}, "version": "v1.34.4",
+            "controlPlane": {"replicas": 1},
+            "workers": {"machineDeployments": [
+                {"class": "a", "name": "md-a", "replicas": 3},
+                {"class": "b", "name": "md-b", "replicas": 2},
+            ]},
+        }},
+    }));
+    objects
+}
+
+fn pool_of(m: &Value) -> &str {
+    m["spec"]["pool"].as_str().unwrap_or_default()
+}
+
+fn names(ms: &[Value], pool: &str) -> BTreeSet<String> {
+    ms.iter()
+        .filter(|m| pool_of(m) == pool)
+        .map(|m| m["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// simcloud's instance type of each machine, by the Machine's name.
+async fn instance_types(env: &Env) -> BTreeMap<String, String> {
+    let inventory = inventory(&env.sim).await;
+    (inventory.clusters.values())
+        .flat_map(|c| c.instances.iter())
+        .map(|i| (i.tags["capw.dev/machine"].clone(), i.instance_type.clone()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_instance_type_rolls_only_its_pool_within_its_bounds() {
+    let env = Env::start(Duration::from_millis(5)).await;
+    env.apply(objects(&env));
+    let executor = env.executor().await;
+    let report = settle(&executor).await;
+    assert_eq!(report.outcomes["default/roll"], ClusterOutcome::Converged);
+    let before = machines(&env.store, "roll");
+    let (old_a, old_b) = (names(&before, "md-a"), names(&before, "md-b"));
+    assert_eq!((old_a.len(), old_b.len()), (3, 2));
+    let types = instance_types(&env).await;
+    assert!(old_a.iter().all(|n| types[n] == "standard"), "{types:?}");
+
+    // Pool a's machines get bigger; pool b's requests get a longer timeout.
+    env.store
+        .update(
+            &ObjectKey::namespaced("ClusterClass", "default", "two-pools"),
+            |c| {
+                let mds = &mut c["spec"]["workers"]["machineDeployments"];
+                mds[0]["infrastructure"]["config"]["instanceType"] = "large".into();
+                mds[1]["infrastructure"]["config"]["requestTimeoutMs"] = 9000.into();
+                Ok(())
+            },
+        )
+        .unwrap();
+
+    let key = ObjectKey::namespaced("Cluster", "default", "roll");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    let mut first = true;
+    loop {
+        let outcome = executor.reconcile(&key).await.unwrap();
+        let now = machines(&env.store, "roll");
+        if first {
+            // The first pass names what changed on every old machine of pool a before any
+            // replacement boots, and nothing on pool b's.
+            for m in now
+                .iter()
+                .filter(|m| old_a.contains(m["metadata"]["name"].as_str().unwrap()))
+            {
+                let c = condition(m, "UpToDate");
+                assert_eq!(c["status"], "False", "{m:#}");
+                let message = c["message"].as_str().unwrap();
+                assert!(
+                    message.contains("infrastructure.config/instanceType"),
+                    "{message}"
+                );
+                assert!(!message.contains("requestTimeoutMs"), "{message}");
+            }
+            for m in now.iter().filter(|m| pool_of(m) == "md-b") {
+                assert_eq!(condition(m, "UpToDate")["status"], "True", "{m:#}");
+            }
+            first = false;
+        }
+        let of_a: Vec<&Value> = now.iter().filter(|m| pool_of(m) == "md-a").collect();
+        assert!(
+            of_a.len() <= 3 + 1,
+            "more than maxSurge extra: {}",
+            of_a.len()
+        );
+        let running = of_a
+            .iter()
+            .filter(|m| {
+                m["metadata"]["deletionTimestamp"].is_null() && m["status"]["phase"] == "Running"
+            })
+            .count();
+        assert!(
+            running >= 3,
+            "fewer than replicas - maxUnavailable running: {running}"
+        );
+        assert_eq!(names(&now, "md-b"), old_b, "pool b rolled");
+        match outcome {
+            PassOutcome::Converged(_) => break,
+            PassOutcome::Blocked(why) => panic!("blocked: {why}"),
+            PassOutcome::Gone => panic!("gone"),
+            PassOutcome::Progress { .. } => {}
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no convergence: {now:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let after = machines(&env.store, "roll");
+    let new_a = names(&after, "md-a");
+    assert_eq!(new_a.len(), 3);
+    assert!(
+        new_a.is_disjoint(&old_a),
+        "every machine of pool a replaced"
+    );
+    assert_eq!(names(&after, "md-b"), old_b);
+    let types = instance_types(&env).await;
+    assert!(new_a.iter().all(|n| types[n] == "large"), "{types:?}");
+    assert!(
+        old_a.iter().all(|n| !types.contains_key(n)),
+        "old instances deleted"
+    );
+    let c = cluster(&env.store, "roll").unwrap();
+    let pools = c["status"]["workers"].as_array().unwrap();
+    for pool in pools {
+        assert_eq!(
+            pool["upToDateReplicas"], pool["desiredReplicas"],
+            "{pool:#}"
+        );
+    }
+}
