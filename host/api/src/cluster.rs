@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::condition::Condition;
+use crate::health::MachineHealthCheck;
 use crate::rollout::{MachineDeletion, MachineRollout};
 
 /// A cluster built from a ClusterClass.
@@ -119,6 +120,9 @@ pub struct MachineDeploymentTopology {
     /// Overrides the worker class's `deletion`, field by field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion: Option<MachineDeletion>,
+    /// Overrides the worker class's `healthCheck`, field by field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_check: Option<MachineHealthCheck>,
 }
 
 /// Per-pool variable values.

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::condition::Condition;
+use crate::health::MachineHealthCheck;
 use crate::json::JsonObject;
 use crate::patch::ClusterClassPatch;
 use crate::rollout::{MachineDeletion, MachineRollout};
@@ -114,6 +115,10 @@ pub struct MachineDeploymentClass {
     /// How machines are deleted; a Cluster may override it per pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion: Option<MachineDeletion>,
+    /// When a machine is unhealthy and what is done about it; a Cluster may override it per
+    /// pool. No health check when neither says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_check: Option<MachineHealthCheck>,
 }
 
 /// A variable a Cluster sets to shape its configs.

@@ -18,6 +18,7 @@ mod cluster;
 mod cluster_class;
 mod condition;
 mod crds;
+mod health;
 mod infrastructure;
 mod json;
 mod machine;
@@ -40,6 +41,9 @@ pub use cluster_class::{
 };
 pub use condition::{Condition, ConditionStatus, get_condition, is_condition_true, set_condition};
 pub use crds::{CrdYamlError, crds, crds_yaml};
+pub use health::{
+    HealthChecks, HealthRemediation, MachineHealthCheck, RemediationTrigger, UnhealthyNodeCondition,
+};
 pub use infrastructure::{
     ClusterInfrastructure, ClusterInfrastructureSpec, ClusterInfrastructureStatus,
 };

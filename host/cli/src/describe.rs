@@ -10,6 +10,7 @@ use capw_engine::store::{ObjectStore, TypedObjects as _};
 
 use crate::cli::{DescribeArgs, GlobalArgs, Resource};
 use crate::get::{cell, conditions, printable};
+use capw_engine::CONTROL_PLANE_PROVIDER_PREFIX as PROVIDER_CONDITION_PREFIX;
 
 /// A condition's (status, reason, message), `("-", "", "")` when absent.
 fn cond(conditions: &[Condition], type_: &str) -> (String, String, String) {
@@ -151,6 +152,7 @@ pub async fn render(
     for condition in cluster_conditions {
         if condition.status == ConditionStatus::False
             && !TREE_CONDITIONS.contains(&condition.type_.as_str())
+            && !condition.type_.starts_with(PROVIDER_CONDITION_PREFIX)
         {
             tree.row(
                 format!("├─{}", printable(&condition.type_)),
@@ -182,6 +184,23 @@ pub async fn render(
         .iter()
         .filter(|m| m.spec.role != MachineRole::Worker)
         .collect();
+    // What the control-plane provider says of it, each of its conditions on a row.
+    let provided: Vec<&Condition> = cluster_conditions
+        .iter()
+        .filter(|c| c.type_.starts_with(PROVIDER_CONDITION_PREFIX))
+        .collect();
+    for (i, c) in provided.iter().enumerate() {
+        let branch = if i + 1 == provided.len() && cp.is_empty() {
+            "└─"
+        } else {
+            "├─"
+        };
+        let type_ = c.type_.trim_start_matches(PROVIDER_CONDITION_PREFIX);
+        tree.row(
+            format!("│ {branch}{}", printable(&format!("Provider {type_}"))),
+            shown(c),
+        );
+    }
     for (i, m) in cp.iter().enumerate() {
         let branch = if i + 1 == cp.len() {
             "└─"
@@ -319,6 +338,42 @@ mod tests {
         assert!(!out.contains("TopologyReconciled"), "{out}");
         assert_eq!(out.matches("InfrastructureReady").count(), 0, "{out}");
         assert_eq!(out.matches("Booting says why").count(), 1, "{out}");
+    }
+
+    /// The control-plane provider's conditions have rows of their own under the control
+    /// plane, true or false, and are not taken for what holds the cluster.
+    #[tokio::test]
+    async fn the_control_plane_providers_conditions_show_under_the_control_plane() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state.redb")).unwrap();
+        let condition = |type_: &str, status: &str, reason: &str| json!({"type": type_, "status": status, "reason": reason, "message": format!("{reason} says why"), "lastTransitionTime": "2026-12-02T00:00:00Z"});
+        store
+            .create(json!({
+                "apiVersion": "capw.dev/v1alpha1", "kind": "Cluster",
+                "metadata": {"name": "alpha", "namespace": "default"},
+                "spec": {"topology": {"classRef": {"name": "none"}, "version": "v1.34.4"}},
+                "status": {"phase": "Provisioned", "conditions": [
+                    condition("Ready", "True", "Ready"),
+                    condition("ControlPlaneReady", "True", "Ready"),
+                    condition("controlplane.capw.dev/Available", "True", "QuorumReady"),
+                    condition("controlplane.capw.dev/ScalingUp", "False", "NotScalingUp"),
+                ]},
+            }))
+            .unwrap();
+
+        let out = render(&store, "default", "alpha").await.unwrap();
+
+        let lines: Vec<&str> = out.lines().collect();
+        let cp = lines
+            .iter()
+            .position(|l| l.contains("├─ControlPlane"))
+            .unwrap();
+        assert!(lines[cp + 1].contains("├─Provider Available"), "{out}");
+        assert!(lines[cp + 1].contains("QuorumReady says why"), "{out}");
+        assert!(lines[cp + 2].contains("└─Provider ScalingUp"), "{out}");
+        assert!(lines[cp + 2].contains("False"), "{out}");
+        let rows = out.lines().filter(|l| l.contains("ScalingUp")).count();
+        assert_eq!(rows, 1, "not also a row of its own: {out}");
     }
 
     /// A machine that will be replaced says which input changed, on its pool's row too.

@@ -244,7 +244,9 @@ async fn plan_problems(
         Err(e) => return vec![format!("Cluster: reading what it has: {}", chain(&e))],
     };
     snapshot.desired = Ok(desired);
-    match plan(env, &snapshot).await {
+    // Admission reads no workload cluster: members count by their machines' phase here; only
+    // the provider's refusal of the desired state matters.
+    match plan(env, &snapshot, &capw_reconcile::WorkloadView::Off).await {
         // Only the provider's own verdict on the input: not a call that failed on the way.
         Err(note)
             if note.permanent

@@ -68,8 +68,8 @@ pub use objects::kubeconfig::{
     KUBECONFIG_KEY, KUBECONFIG_SECRET_TYPE, kubeconfig_secret_name, kubeconfig_value,
 };
 pub use objects::{
-    CLUSTER_FINALIZER, MACHINE_FINALIZER, SECRET_KIND, SecretItems, cluster_secret_name,
-    stored_secret_items,
+    CLUSTER_FINALIZER, CONTROL_PLANE_PROVIDER_PREFIX, MACHINE_FINALIZER, SECRET_KIND, SecretItems,
+    cluster_secret_name, stored_secret_items,
 };
 pub use pass::PassOutcome;
 pub use providers::secrets::FileSecrets;

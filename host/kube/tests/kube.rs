@@ -861,13 +861,21 @@ async fn register_ready_nodes(
     use kube::api::{Patch, PatchParams, PostParams};
 
     for m in machines {
+        if !m["status"]["providerId"].is_string() {
+            continue;
+        }
         let name = format!("{prefix}-{}", m["metadata"]["name"].as_str().unwrap());
         let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(json!({
             "metadata": {"name": name},
             "spec": {"providerID": m["status"]["providerId"]},
         }))
         .unwrap();
-        nodes.create(&PostParams::default(), &node).await.unwrap();
+        match nodes.create(&PostParams::default(), &node).await {
+            Ok(_) => {}
+            // Registered on an earlier round.
+            Err(kube::Error::Api(e)) if e.code == 409 => continue,
+            Err(e) => panic!("registering Node {name}: {e}"),
+        }
         let ready = json!({"status": {"conditions": [{
             "type": "Ready", "status": "True", "reason": "KubeletReady", "message": "",
             "lastHeartbeatTime": "2026-01-01T00:00:00Z",
@@ -953,12 +961,15 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
     // The stand-in API: alpha's Secret names it, and it has a Ready Node per Machine.
     let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(w.client.clone(), &ns);
     point_alpha_kubeconfig_at(&secrets, &stand_in.kubeconfig()).await;
-    let machines = wait("alpha's machines running", || async {
+    // Nodes register as the machines come up: a control-plane member counts as ready only
+    // once its Node is Ready, so the workers wait for the first member's.
+    let nodes: Api<Node> = Api::all(stand_in.client().await);
+    let machines = wait("alpha's machines running, each with its Node", || async {
         let ms = w.machines("alpha").await;
+        register_ready_nodes(&nodes, &ms, "node").await;
         (ms.len() == 3 && ms.iter().all(|m| m["status"]["providerId"].is_string())).then_some(ms)
     })
     .await;
-    let nodes: Api<Node> = Api::all(stand_in.client().await);
     register_ready_nodes(&nodes, &machines, "node").await;
     let c = w.wait_ready("alpha").await;
     assert_eq!(condition(&c, "ControlPlaneAvailable")["status"], "True");

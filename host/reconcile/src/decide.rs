@@ -1,5 +1,6 @@
 //! The decision: from a [`ClusterView`] to the next actions.
 
+use crate::health;
 use crate::hooks::Hook;
 use crate::status::{ConditionView, StatusView, status};
 use crate::view::{
@@ -305,6 +306,15 @@ fn workers(
         };
         let have = machines.len();
         let want = pool.replicas as usize;
+        // Unhealthy machines are replaced before anything else of the pool moves, unless
+        // more are unhealthy than the pool's trigger allows (then nothing is, and the
+        // status says why).
+        let sick = health::unhealthy(view, pool);
+        if !sick.is_empty() && health::allowed(pool, sick.len()) {
+            pool_view.remediate(&sick, actions);
+            rollout_slot = false;
+            continue;
+        }
         if rolling && rollout_slot {
             pool_view.roll(actions);
         } else if have < want {
@@ -397,6 +407,23 @@ impl<'a> PoolView<'a> {
                 budget -= 1;
                 actions.push(delete(m));
             }
+        }
+    }
+
+    /// Replaces the `sick` machines: new ones first as the surge allows, each sick one deleted
+    /// once the pool has its replicas ready without it (at once with no surge).
+    fn remediate(&self, sick: &[&MachineView], actions: &mut Vec<Action>) {
+        let want = self.pool.replicas as usize;
+        let surge = self.pool.rollout.max_surge as usize;
+        let total = self.machines.len() + self.deleting;
+        let healthy = self.machines.len() - sick.len();
+        let room = (want + surge).saturating_sub(total);
+        self.create(want.saturating_sub(healthy).min(room), actions);
+        let ready_healthy = (self.machines.iter())
+            .filter(|m| self.ready(m) && !sick.iter().any(|s| s.name == m.name))
+            .count();
+        if surge == 0 || ready_healthy >= want {
+            actions.extend(sick.iter().map(|m| delete(m)));
         }
     }
 

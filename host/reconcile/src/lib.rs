@@ -33,6 +33,7 @@
 //!   through [`Action::DeleteMachine`] of that Machine.
 
 mod decide;
+mod health;
 mod hooks;
 mod status;
 mod view;
@@ -42,6 +43,10 @@ mod workload;
 mod tests;
 
 pub use decide::{Action, Decision, HOOKS_PASSED, MachineIntent, decide};
+pub use health::{
+    HEALTH_CHECK_SUCCEEDED, Health, HealthCheck, REMEDIATION_ALLOWED, UnhealthyCondition,
+    machine_health,
+};
 pub use hooks::{Hook, HooksView};
 pub use status::{ClusterPhase, ConditionView, PoolStatus, StatusView};
 pub use view::{
@@ -49,6 +54,7 @@ pub use view::{
     PlanView, PoolSpec, Rollout, Version,
 };
 pub use workload::{
-    CONTROL_PLANE_AVAILABLE, NODE_HEALTHY, NodeCondition, NodeHealth, NodeRefUpdate, NodeView,
-    WORKLOAD_NOT_CONNECTED, WORKLOAD_UNREACHABLE, WorkloadView, node_health,
+    CONTROL_PLANE_AVAILABLE, NODE_HEALTHY, NodeCondition, NodeConditionSince, NodeHealth,
+    NodeRefUpdate, NodeView, WORKLOAD_NOT_CONNECTED, WORKLOAD_UNREACHABLE, WorkloadView,
+    node_health, node_ready,
 };

@@ -1,5 +1,6 @@
 //! The status the core derives for a cluster: phase, counters and conditions.
 
+use crate::health;
 use crate::view::{ClusterView, InfraView, MachinePhase, MachineView, PoolSpec};
 use crate::workload::{
     CONTROL_PLANE_AVAILABLE, WORKLOAD_NOT_CONNECTED, WORKLOAD_UNREACHABLE, WorkloadView, node_ready,
@@ -207,6 +208,9 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
             String::new(),
         ),
     ];
+    if let Some(c) = remediation(view) {
+        conditions.insert(conditions.len() - 1, c);
+    }
     if let Some(c) = availability(&view.workload) {
         // Before `Ready`, so the conditions read in the order a cluster comes up.
         conditions.insert(conditions.len() - 1, c);
@@ -217,6 +221,38 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
         workers,
         conditions,
     }
+}
+
+/// `RemediationAllowed`, when a pool has health checks: false naming each pool with more
+/// unhealthy machines than its trigger allows.
+fn remediation(view: &ClusterView) -> Option<ConditionView> {
+    if view.deleting || !view.pools.iter().any(|p| p.health.is_some()) {
+        return None;
+    }
+    let held: Vec<String> = (view.pools.iter())
+        .filter_map(|pool| {
+            let sick = health::unhealthy(view, pool);
+            let max = pool.health.as_ref()?.max_unhealthy?;
+            (!health::allowed(pool, sick.len())).then(|| {
+                format!(
+                    "{}: {} unhealthy machines, more than the {max} its trigger \
+                     (unhealthyLessThanOrEqualTo) allows; none is replaced",
+                    pool.name,
+                    sick.len()
+                )
+            })
+        })
+        .collect();
+    Some(ConditionView {
+        type_: health::REMEDIATION_ALLOWED,
+        status: held.is_empty(),
+        reason: if held.is_empty() {
+            "Allowed"
+        } else {
+            "TooManyUnhealthy"
+        },
+        message: held.join("; "),
+    })
 }
 
 /// `ControlPlaneAvailable`, when workload cluster access is on.

@@ -46,6 +46,7 @@ impl Sim {
                         failure_domain: None,
                         rollout: Rollout::default(),
                         deletion_order: DeletionOrder::Oldest,
+                        health: None,
                     })
                     .collect(),
                 ..ClusterView::default()
@@ -586,6 +587,7 @@ fn nodes_for(sim: &Sim, not_ready: &[&str]) -> WorkloadView {
                 reason: String::new(),
                 message: String::new(),
             }),
+            conditions: Vec::new(),
         })
         .collect();
     WorkloadView::Available { nodes: Some(nodes) }
@@ -849,4 +851,227 @@ fn a_pool_never_rolls_more_than_its_surge_while_machines_are_being_deleted() {
         .filter(|m| m.pool == "md-0")
         .count();
     assert!(of_pool <= 3, "{:?}", sim.view.machines);
+}
+
+/// The workload cluster at `now`: a Node for every live machine with a provider id, except
+/// those of `missing`; Ready, except the machines of `sick`, whose Ready is `Unknown` since
+/// the time given.
+fn nodes_at(sim: &Sim, sick: &[(&str, u64)], missing: &[&str]) -> WorkloadView {
+    let nodes = (sim.live().iter())
+        .filter(|m| !missing.contains(&m.name.as_str()))
+        .map(|m| {
+            let since = sick.iter().find(|(n, _)| *n == m.name).map(|(_, t)| *t);
+            NodeView {
+                name: format!("node-{}", m.name),
+                provider_id: m.provider_id.clone(),
+                ready: Some(NodeCondition {
+                    status: if since.is_some() { None } else { Some(true) },
+                    reason: String::new(),
+                    message: String::new(),
+                }),
+                conditions: vec![NodeConditionSince {
+                    type_: "Ready".into(),
+                    status: if since.is_some() { None } else { Some(true) },
+                    since: Some(since.unwrap_or(0)),
+                }],
+            }
+        })
+        .collect();
+    WorkloadView::Available { nodes: Some(nodes) }
+}
+
+fn ready_unknown_for(timeout: u64, max_unhealthy: Option<u32>) -> HealthCheck {
+    HealthCheck {
+        node_startup_timeout: 0,
+        unhealthy_conditions: vec![UnhealthyCondition {
+            type_: "Ready".into(),
+            status: None,
+            timeout,
+        }],
+        max_unhealthy,
+    }
+}
+
+/// Passes with the clock at `now`, the Nodes as `nodes_at` makes them, until converged.
+fn converge_at(sim: &mut Sim, now: u64, sick: &[(&str, u64)]) -> usize {
+    for n in 1..300 {
+        sim.view.now = now;
+        sim.view.workload = nodes_at(sim, sick, &[]);
+        sim.view.kubeconfig_current = true;
+        let decision = sim.pass();
+        let of_pool = sim
+            .view
+            .machines
+            .iter()
+            .filter(|m| m.pool == "md-0")
+            .count();
+        assert!(
+            of_pool <= 4,
+            "more than one surge machine: {:?}",
+            sim.view.machines
+        );
+        if decision.converged() {
+            return n;
+        }
+    }
+    panic!("no convergence: {:?}", sim.log)
+}
+
+#[test]
+fn an_unhealthy_worker_is_replaced_its_replacement_first() {
+    let mut sim = Sim::new(1, &[("md-0", 3)]);
+    sim.view.pools[0].health = Some(ready_unknown_for(300, None));
+    converge_at(&mut sim, 1_000, &[]);
+    sim.take_log();
+    let sick = sim
+        .live()
+        .iter()
+        .find(|m| m.pool == "md-0")
+        .unwrap()
+        .name
+        .clone();
+    // Unknown since 1000: at 1200 it is not yet past its 300 s.
+    sim.view.now = 1_200;
+    sim.view.workload = nodes_at(&sim, &[(&sick, 1_000)], &[]);
+    let decision = sim.pass();
+    assert!(decision.actions.is_empty(), "{:?}", decision.actions);
+    let m = sim.view.machines.iter().find(|m| m.name == sick).unwrap();
+    assert_eq!(
+        machine_health(m, &ready_unknown_for(300, None), &sim.view.workload, 1_200),
+        Health::Healthy
+    );
+    // At 1400 it is: replaced, the new machine first.
+    converge_at(&mut sim, 1_400, &[(&sick, 1_000)]);
+    let log = sim.take_log();
+    let created = log
+        .iter()
+        .position(|l| l.starts_with("create md-0"))
+        .unwrap();
+    let deleted = log
+        .iter()
+        .position(|l| *l == format!("delete {sick}"))
+        .unwrap();
+    assert!(created < deleted, "{log:?}");
+    assert_eq!(sim.count("md-0"), 3);
+    assert!(sim.live().iter().all(|m| m.name != sick));
+}
+
+#[test]
+fn past_the_trigger_nothing_is_remediated_and_the_cluster_says_why() {
+    let mut sim = Sim::new(1, &[("md-0", 3)]);
+    sim.view.pools[0].health = Some(ready_unknown_for(60, Some(1)));
+    converge_at(&mut sim, 1_000, &[]);
+    sim.take_log();
+    let names: Vec<String> = (sim.live().iter())
+        .filter(|m| m.pool == "md-0")
+        .map(|m| m.name.clone())
+        .collect();
+    let two = [(names[0].as_str(), 500), (names[1].as_str(), 500)];
+    sim.view.now = 1_000;
+    sim.view.workload = nodes_at(&sim, &two, &[]);
+    for _ in 0..5 {
+        let decision = sim.pass();
+        assert!(decision.actions.is_empty(), "{:?}", decision.actions);
+        let c = (decision.status.conditions.iter())
+            .find(|c| c.type_ == REMEDIATION_ALLOWED)
+            .unwrap();
+        assert!(!c.status);
+        assert_eq!(c.reason, "TooManyUnhealthy");
+        assert!(
+            c.message
+                .contains("md-0: 2 unhealthy machines, more than the 1"),
+            "{}",
+            c.message
+        );
+    }
+    // One recovers: the other is within the trigger and is replaced.
+    converge_at(&mut sim, 1_000, &two[..1]);
+    let log = sim.take_log();
+    assert!(log.contains(&format!("delete {}", names[0])), "{log:?}");
+    assert!(!log.contains(&format!("delete {}", names[1])), "{log:?}");
+    let status = decide(&sim.view).status;
+    let c = status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == REMEDIATION_ALLOWED)
+        .unwrap();
+    assert!(c.status, "{c:?}");
+}
+
+#[test]
+fn a_machine_whose_node_never_registers_is_replaced_after_its_startup_time() {
+    let mut sim = Sim::new(1, &[("md-0", 1)]);
+    sim.view.pools[0].health = Some(HealthCheck {
+        node_startup_timeout: 600,
+        ..HealthCheck::default()
+    });
+    converge_at(&mut sim, 1_000, &[]);
+    let worker = sim
+        .live()
+        .iter()
+        .find(|m| m.pool == "md-0")
+        .unwrap()
+        .name
+        .clone();
+    let created = sim
+        .live()
+        .iter()
+        .find(|m| m.name == worker)
+        .unwrap()
+        .created_at;
+    let m = sim
+        .view
+        .machines
+        .iter()
+        .find(|m| m.name == worker)
+        .unwrap()
+        .clone();
+    let check = sim.view.pools[0].health.clone().unwrap();
+    let without = nodes_at(&sim, &[], &[&worker]);
+    assert_eq!(
+        machine_health(&m, &check, &without, created + 599),
+        Health::Healthy
+    );
+    assert!(matches!(
+        machine_health(&m, &check, &without, created + 600),
+        Health::Unhealthy {
+            reason: "NodeStartupTimeout",
+            ..
+        }
+    ));
+}
+
+#[test]
+fn nothing_is_judged_where_the_workload_cluster_is_not_seen() {
+    let mut sim = Sim::new(1, &[("md-0", 2)]);
+    sim.view.pools[0].health = Some(ready_unknown_for(0, None));
+    sim.converge();
+    let m = sim.live()[0].clone();
+    let check = sim.view.pools[0].health.clone().unwrap();
+    for workload in [
+        WorkloadView::Off,
+        WorkloadView::Unreachable {
+            message: "timed out".into(),
+        },
+        WorkloadView::Available { nodes: None },
+    ] {
+        assert!(matches!(
+            machine_health(&m, &check, &workload, u64::MAX),
+            Health::Unknown { .. }
+        ));
+    }
+    sim.take_log();
+    sim.view.workload = WorkloadView::Unreachable {
+        message: "timed out".into(),
+    };
+    sim.view.now = u64::MAX;
+    let decision = sim.pass();
+    assert!(
+        !decision
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::DeleteMachine { .. })),
+        "{:?}",
+        decision.actions
+    );
 }

@@ -51,6 +51,9 @@ pub struct ClusterView {
     pub workload: WorkloadView,
     /// The stored admin kubeconfig was made for the cluster's current endpoint.
     pub kubeconfig_current: bool,
+    /// The time of the decision, seconds since the Unix epoch: health checks measure how long
+    /// a Node condition held against it.
+    pub now: u64,
 }
 
 /// A desired worker pool.
@@ -64,6 +67,8 @@ pub struct PoolSpec {
     pub rollout: Rollout,
     /// Which machines go first when it shrinks or rolls.
     pub deletion_order: DeletionOrder,
+    /// When its machines are unhealthy; `None`: never judged.
+    pub health: Option<crate::health::HealthCheck>,
 }
 
 /// How a pool replaces out-of-date machines.

@@ -43,6 +43,18 @@ pub struct NodeView {
     pub provider_id: Option<String>,
     /// Its Ready condition, when it has one.
     pub ready: Option<NodeCondition>,
+    /// Each of its conditions with the time of its last transition, for health checks.
+    pub conditions: Vec<NodeConditionSince>,
+}
+
+/// A Node condition's status and since when it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeConditionSince {
+    pub type_: String,
+    /// `None` for `Unknown`.
+    pub status: Option<bool>,
+    /// Its last transition, seconds since the Unix epoch, when the Node says.
+    pub since: Option<u64>,
 }
 
 /// A Node condition: `status` is `None` for `Unknown`.
@@ -135,7 +147,7 @@ pub fn node_health(provider_id: Option<&str>, workload: &WorkloadView) -> Option
 
 /// Whether the node of the machine with `provider_id` counts as ready: always with access
 /// off, else when its Node is Ready.
-pub(crate) fn node_ready(provider_id: Option<&str>, workload: &WorkloadView) -> bool {
+pub fn node_ready(provider_id: Option<&str>, workload: &WorkloadView) -> bool {
     node_health(provider_id, workload).is_none_or(|h| h.healthy == Some(true))
 }
 
@@ -152,6 +164,7 @@ mod tests {
                 reason: String::new(),
                 message: "kubelet says so".into(),
             }),
+            conditions: Vec::new(),
         }
     }
 

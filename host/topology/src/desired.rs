@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use capw_api::{DeletionOrder, JsonObject, MachineShape};
+use capw_api::{ConditionStatus, DeletionOrder, JsonObject, MachineShape};
 use serde::{Deserialize, Serialize};
 
 use crate::variables::Variables;
@@ -92,6 +92,35 @@ pub struct DesiredPool {
     /// What shapes a machine of the pool now; a machine made with another is out of date.
     #[serde(default)]
     pub shape: MachineShape,
+    /// When a machine of the pool is unhealthy and whether it may be replaced; `None`: no
+    /// health check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_check: Option<PoolHealthCheck>,
+}
+
+/// A pool's health check, resolved.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolHealthCheck {
+    /// How long a machine may exist without its Node, in seconds; 0 for no limit.
+    pub node_startup_timeout_seconds: u32,
+    /// Node conditions that make a machine unhealthy once they held long enough.
+    pub unhealthy_node_conditions: Vec<UnhealthyCondition>,
+    /// Unhealthy machines are replaced only while there are at most this many.
+    pub max_unhealthy: Option<u32>,
+}
+
+/// A Node condition that makes its machine unhealthy once it held for `timeout_seconds`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnhealthyCondition {
+    /// The Node condition's type.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// The unhealthy status.
+    pub status: ConditionStatus,
+    /// How long it must have held, in seconds.
+    pub timeout_seconds: u32,
 }
 
 /// How a pool replaces out-of-date machines, resolved to counts.

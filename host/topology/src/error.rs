@@ -52,6 +52,8 @@ pub enum TopologyErrorKind {
     InvalidConfig,
     /// A pool's `rollout` bound is neither a count nor a percentage.
     InvalidRollout,
+    /// A pool's `healthCheck` has a negative time, an empty condition type or a bad trigger.
+    InvalidHealthCheck,
 }
 
 /// One problem, with the path of the field at fault.

@@ -15,6 +15,7 @@ mod compute;
 mod configs;
 mod desired;
 mod error;
+mod health;
 mod patches;
 mod path;
 mod rollout;
@@ -28,8 +29,10 @@ pub use checks::{MAX_CONTROL_PLANE_REPLICAS, MAX_POOL_REPLICAS};
 pub use compute::{check_class, compute_desired_state};
 pub use configs::ProviderSchemas;
 pub use desired::{
-    ConfigOrigin, DesiredControlPlane, DesiredPool, DesiredState, PoolRollout, ProviderConfig,
+    ConfigOrigin, DesiredControlPlane, DesiredPool, DesiredState, PoolHealthCheck, PoolRollout,
+    ProviderConfig, UnhealthyCondition,
 };
 pub use error::{Subject, TopologyError, TopologyErrorKind, TopologyErrors};
+pub use health::DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS;
 pub use shape::SHAPES_MACHINE;
 pub use variables::{BUILTIN, Variables};

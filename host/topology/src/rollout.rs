@@ -18,7 +18,7 @@ pub(crate) struct Layers<'a, T> {
 
 impl<'a, T> Layers<'a, T> {
     /// The Cluster's value of a field, else the class's, with the object and path it is at.
-    fn pick<V: 'a>(
+    pub(crate) fn pick<V: 'a>(
         &self,
         field: &str,
         get: impl Fn(&'a T) -> Option<V>,
@@ -89,8 +89,9 @@ pub(crate) fn deletion_order(layers: &Layers<'_, MachineDeletion>) -> DeletionOr
         .unwrap_or_default()
 }
 
-/// A count or a percentage of `replicas` (rounded up or down) as a count.
-fn resolve(value: &IntOrString, replicas: u32, round_up: bool) -> Result<u32, String> {
+/// A count or a percentage of `replicas` (rounded up or down, as Cluster API scales each
+/// field) as a count.
+pub(crate) fn resolve(value: &IntOrString, replicas: u32, round_up: bool) -> Result<u32, String> {
     match value {
         IntOrString::Int(n) => {
             u32::try_from(*n).map_err(|_| format!("must not be negative; got {n}"))

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::checks::{MAX_POOL_REPLICAS, check_pool_name, check_replicas};
 use crate::desired::{ConfigOrigin, DesiredControlPlane, DesiredPool, ProviderConfig};
 use crate::error::{Errors, TopologyErrorKind as Kind};
+use crate::health::pool_health_check;
 use crate::patches::{Patcher, Selected};
 use crate::path::at;
 use crate::rollout::{Layers, deletion_order, pool_rollout};
@@ -236,6 +237,16 @@ impl Stamper<'_> {
             cluster: md.deletion.as_ref(),
             cluster_path: &format!("{path}.deletion"),
         });
+        let health_check = pool_health_check(
+            &Layers {
+                class: class.health_check.as_ref(),
+                class_path: &format!("{class_path}.healthCheck"),
+                cluster: md.health_check.as_ref(),
+                cluster_path: &format!("{path}.healthCheck"),
+            },
+            replicas,
+            &mut self.errors,
+        );
         Some(DesiredPool {
             name: md.name.clone(),
             class: md.class.clone(),
@@ -248,6 +259,7 @@ impl Stamper<'_> {
             rollout,
             deletion_order,
             shape: MachineShape::default(),
+            health_check,
         })
     }
 

@@ -15,7 +15,8 @@ use kube::{Client, ResourceExt as _};
 use crate::config::ClusterCacheConfig;
 use crate::error::ClusterCacheError;
 use crate::observation::{
-    NodeReadiness, ObservedNode, ReadyStatus, sanitize_message, sanitize_reason,
+    MAX_NODE_CONDITIONS, NodeReadiness, ObservedCondition, ObservedNode, ReadyStatus,
+    sanitize_message, sanitize_reason,
 };
 
 /// A task aborted when its handle drops: a connection's watch ends with it.
@@ -213,18 +214,36 @@ fn observed_node(node: &Node) -> ObservedNode {
         .and_then(|s| s.conditions.as_ref())
         .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
         .map(|c| NodeReadiness {
-            status: match c.status.as_str() {
-                "True" => ReadyStatus::True,
-                "False" => ReadyStatus::False,
-                _ => ReadyStatus::Unknown,
-            },
+            status: status_of(&c.status),
             reason: sanitize_reason(c.reason.as_deref().unwrap_or_default()),
             message: sanitize_message(c.message.as_deref().unwrap_or_default()),
         });
+    let conditions = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .into_iter()
+        .flatten()
+        .take(MAX_NODE_CONDITIONS)
+        .map(|c| ObservedCondition {
+            type_: sanitize_reason(&c.type_),
+            status: status_of(&c.status),
+            since: c.last_transition_time.as_ref().map(|t| t.0.as_second()),
+        })
+        .collect();
     ObservedNode {
         name: node.metadata.name.clone().unwrap_or_default(),
         provider_id: node.spec.as_ref().and_then(|s| s.provider_id.clone()),
         ready,
+        conditions,
+    }
+}
+
+fn status_of(status: &str) -> ReadyStatus {
+    match status {
+        "True" => ReadyStatus::True,
+        "False" => ReadyStatus::False,
+        _ => ReadyStatus::Unknown,
     }
 }
 

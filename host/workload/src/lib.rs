@@ -28,6 +28,6 @@ pub use cache::{ClusterCache, ClusterId};
 pub use config::ClusterCacheConfig;
 pub use error::ClusterCacheError;
 pub use observation::{
-    ApiAvailability, NodeReadiness, ObservedNode, ReadyStatus, WorkloadObservation,
-    sanitize_message, sanitize_reason,
+    ApiAvailability, MAX_NODE_CONDITIONS, NodeReadiness, ObservedCondition, ObservedNode,
+    ReadyStatus, WorkloadObservation, sanitize_message, sanitize_reason,
 };

@@ -39,6 +39,22 @@ pub struct ObservedNode {
     pub provider_id: Option<String>,
     /// Its `Ready` condition; `None` when it has none yet.
     pub ready: Option<NodeReadiness>,
+    /// Its conditions (at most [`MAX_NODE_CONDITIONS`]), each with its status and last
+    /// transition, for health checks.
+    pub conditions: Vec<ObservedCondition>,
+}
+
+/// Most conditions taken from one Node.
+pub const MAX_NODE_CONDITIONS: usize = 16;
+
+/// One Node condition, sanitized: its type, status and the time of its last transition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObservedCondition {
+    /// A valid condition type (may be empty).
+    pub type_: String,
+    pub status: ReadyStatus,
+    /// The last transition, seconds since the Unix epoch, when the Node says.
+    pub since: Option<i64>,
 }
 
 /// A Node's `Ready` condition, sanitized.

@@ -314,6 +314,24 @@ pub struct Inventory {
     pub clusters: BTreeMap<String, ClusterInventory>,
 }
 
+/// `PUT /v1/admin/instances/{id}/faults`: faults of one instance of a real-boot cloud.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstanceFaults {
+    /// Whether the instance's kubelet runs: `stopped` stops its heartbeats (its Node turns
+    /// NotReady through the cluster's node lifecycle controller, as when a kubelet dies);
+    /// `running` resumes them.
+    pub kubelet: KubeletState,
+}
+
+/// The kubelet of an instance, as a fault sets it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KubeletState {
+    Running,
+    Stopped,
+}
+
 /// The body of every error response.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {

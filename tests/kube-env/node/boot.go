@@ -280,7 +280,7 @@ func startControlPlaneNode(ctx context.Context, m machine, s clusterSettings, kc
 	if err != nil {
 		return nil, err
 	}
-	node := &kubeletStandIn{client: client, name: m.Name, providerID: m.ProviderID, address: m.Address, version: version}
+	node := &kubeletStandIn{client: client, name: m.Name, providerID: m.ProviderID, address: m.Address, version: version, stopFile: m.kubeletStopFile()}
 	if err := node.register(ctx); err != nil {
 		return nil, err
 	}
@@ -319,7 +319,7 @@ func bootWorker(ctx context.Context, m machine, docs []kubeadmDoc, version strin
 	if err != nil {
 		return nil, err
 	}
-	node := &kubeletStandIn{client: client, name: m.Name, providerID: m.ProviderID, address: m.Address, version: version}
+	node := &kubeletStandIn{client: client, name: m.Name, providerID: m.ProviderID, address: m.Address, version: version, stopFile: m.kubeletStopFile()}
 	if err := node.register(ctx); err != nil {
 		return nil, err
 	}

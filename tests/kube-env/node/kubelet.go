@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -38,6 +39,11 @@ type kubeletStandIn struct {
 	providerID string
 	address    string
 	version    string
+	// stopFile, when it exists, stops the heartbeats (simcloud's per-instance fault "the
+	// kubelet stopped"): the Node then goes NotReady through the cluster's node lifecycle
+	// controller, as when a real kubelet dies. Removing it resumes them.
+	stopFile   string
+	wasStopped bool
 }
 
 // tlsBootstrap is the kubelet's TLS bootstrap, with the kubelet's own code: with the bootstrap
@@ -102,11 +108,28 @@ func (k *kubeletStandIn) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if k.stopped() {
+				continue
+			}
 			if err := k.heartbeat(ctx); err != nil && ctx.Err() == nil {
 				log.Printf("node %s heartbeat: %v", k.name, err)
 			}
 		}
 	}
+}
+
+// stopped reports whether the kubelet-stopped fault is in force, logging each change.
+func (k *kubeletStandIn) stopped() bool {
+	if k.stopFile == "" {
+		return false
+	}
+	_, err := os.Stat(k.stopFile)
+	stopped := err == nil
+	if stopped != k.wasStopped {
+		log.Printf("node %s: heartbeats stopped by fault: %v", k.name, stopped)
+		k.wasStopped = stopped
+	}
+	return stopped
 }
 
 func (k *kubeletStandIn) heartbeat(ctx context.Context) error {

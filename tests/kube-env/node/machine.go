@@ -52,8 +52,11 @@ func (m machine) etcdDataDir() string       { return m.rootfs("/var/lib/etcd") }
 func (m machine) kubeletPKIDir() string     { return m.rootfs("/var/lib/kubelet/pki") }
 func (m machine) agentDir() string          { return filepath.Join(m.Root, "agent") }
 func (m machine) logsDir() string           { return filepath.Join(m.Root, "logs") }
-func (m machine) bin(name string) string    { return filepath.Join(m.BinDir, name) }
-func (m machine) pki(name string) string    { return filepath.Join(m.pkiDir(), name) }
+
+// kubeletStopFile is the fault simcloud sets to stop the kubelet stand-in's heartbeats.
+func (m machine) kubeletStopFile() string { return filepath.Join(m.Root, "faults", "kubelet-stopped") }
+func (m machine) bin(name string) string  { return filepath.Join(m.BinDir, name) }
+func (m machine) pki(name string) string  { return filepath.Join(m.pkiDir(), name) }
 
 func (m machine) etcdClientURL() string { return "https://" + net.JoinHostPort(m.Address, "2379") }
 func (m machine) etcdPeerURL() string   { return "https://" + net.JoinHostPort(m.Address, "2380") }

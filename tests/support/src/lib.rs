@@ -87,6 +87,25 @@ pub async fn simcloud_inventory<T: serde::de::DeserializeOwned>(base_url: &str, 
         .expect("simcloud's inventory is JSON")
 }
 
+/// Stops (`stopped`) or resumes the kubelet of instance `id` of the real-boot simcloud at
+/// `base_url`: `PUT /v1/admin/instances/{id}/faults`.
+///
+/// # Panics
+///
+/// When simcloud does not answer or refuses.
+pub async fn simcloud_kubelet(base_url: &str, token: &str, id: &str, stopped: bool) {
+    let kubelet = if stopped { "stopped" } else { "running" };
+    reqwest::Client::new()
+        .put(format!("{base_url}/v1/admin/instances/{id}/faults"))
+        .bearer_auth(token)
+        .json(&serde_json::json!({ "kubelet": kubelet }))
+        .send()
+        .await
+        .expect("simcloud answers")
+        .error_for_status()
+        .expect("simcloud sets the instance's fault");
+}
+
 /// Installs ring as the process's rustls crypto provider, as the capw binary does at start:
 /// the workspace enables both of rustls's providers (aws-lc through reqwest, ring through kube
 /// and wasmtime-wasi-http), and then rustls cannot pick one on its own.

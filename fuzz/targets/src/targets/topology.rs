@@ -260,6 +260,7 @@ fn vary_shape(
                 variables: None,
                 rollout: rollout(u)?,
                 deletion: None,
+                health_check: None,
             });
     }
     if u.ratio(1, 8)? {
@@ -280,6 +281,7 @@ fn vary_shape(
                     bootstrap,
                     rollout: rollout(u)?,
                     deletion: None,
+                    health_check: None,
                 });
         }
     }

@@ -16,6 +16,11 @@ pub use capw_api::{CLUSTER_FINALIZER, CLUSTER_LABEL, MACHINE_FINALIZER};
 /// Kind of the Secret-like object holding a cluster's secrets.
 pub const SECRET_KIND: &str = "Secret";
 
+/// The prefix of the control-plane provider's condition types on a Cluster: the host's own
+/// conditions never hold a `/`, so the provider's cannot collide with them (its `Available` is
+/// `controlplane.capw.dev/Available`, beside the host's `ControlPlaneAvailable`).
+pub const CONTROL_PLANE_PROVIDER_PREFIX: &str = "controlplane.capw.dev/";
+
 /// Name of the Secret holding the cluster secrets of cluster `cluster`.
 pub fn cluster_secret_name(cluster: &str) -> String {
     format!("{cluster}-cluster-secrets")

@@ -8,15 +8,15 @@ use capw_api::{
     ConditionStatus as ApiConditionStatus, MachinePhase as ApiPhase, MachineRole as ApiRole,
 };
 use capw_reconcile::{
-    DeletionOrder as CoreDeletionOrder, Hook, MachinePhase as CorePhase, MachineRole as CoreRole,
-    Rollout, Version,
+    DeletionOrder as CoreDeletionOrder, HealthCheck, Hook, MachinePhase as CorePhase,
+    MachineRole as CoreRole, Rollout, UnhealthyCondition, Version,
 };
 use capw_runtime::infrastructure::MachinePhase as WitPhase;
 use capw_runtime::lifecycle_hooks::Hook as WitHook;
 use capw_runtime::types::{
     AddressKind, ConditionStatus as WitConditionStatus, KubernetesVersion, MachineRole as WitRole,
 };
-use capw_topology::PoolRollout;
+use capw_topology::{PoolHealthCheck, PoolRollout};
 
 /// A version as the API spells it, `v1.34.1` or `1.34.1`, as the core's; `None` when it is
 /// not three numbers.
@@ -45,6 +45,25 @@ pub(crate) fn core_rollout(r: PoolRollout) -> Rollout {
         on_delete: r.on_delete,
         max_surge: r.max_surge,
         max_unavailable: r.max_unavailable,
+    }
+}
+
+/// A pool's resolved health check as the core's.
+pub(crate) fn core_health_check(h: &PoolHealthCheck) -> HealthCheck {
+    HealthCheck {
+        node_startup_timeout: u64::from(h.node_startup_timeout_seconds),
+        unhealthy_conditions: (h.unhealthy_node_conditions.iter())
+            .map(|c| UnhealthyCondition {
+                type_: c.type_.clone(),
+                status: match c.status {
+                    ApiConditionStatus::True => Some(true),
+                    ApiConditionStatus::False => Some(false),
+                    ApiConditionStatus::Unknown => None,
+                },
+                timeout: u64::from(c.timeout_seconds),
+            })
+            .collect(),
+        max_unhealthy: h.max_unhealthy,
     }
 }
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use capw_api::{Machine, MachineStatus};
+use capw_api::{Condition, ConditionStatus, Machine, MachineStatus, set_condition};
 use capw_runtime::types::{CallContext, ClusterRef};
 use capw_text::error_chain as chain;
 use capw_topology::ProviderConfig;
@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::note::ActionNote;
 use super::snapshot::Snapshot;
 use crate::config::EngineConfig;
+use crate::objects::now;
 use crate::providers::{LoadedProvider, ProviderRegistry};
 use crate::store::{ObjectKey, ObjectStore, StoreError, key_of};
 
@@ -153,10 +154,46 @@ impl Env {
         Ok(())
     }
 
+    /// Sets Machine `m`'s condition `type_` unless it already says the same (status, reason,
+    /// message); a Machine deleted meanwhile is left alone. A failure is a note on `type_`.
+    pub async fn write_machine_condition(
+        &self,
+        s: &Snapshot,
+        m: &Machine,
+        type_: &'static str,
+        (status, reason, message): (ConditionStatus, &str, String),
+    ) -> Result<(), ActionNote> {
+        let same = machine_condition(m, type_)
+            .is_some_and(|o| o.status == status && o.reason == reason && o.message == message);
+        if same {
+            return Ok(());
+        }
+        let c = Condition::new(type_, status, reason, message, now());
+        let name = m.metadata.name.clone().unwrap_or_default();
+        let written = self
+            .write_machine_status(s, &name, |st| {
+                set_condition(&mut st.conditions, c.clone());
+            })
+            .await;
+        match written {
+            Ok(()) | Err(StoreError::NotFound(_)) => Ok(()),
+            Err(e) => Err(Env::store_failed(type_, &e)),
+        }
+    }
+
     /// A store failure as a note on `condition`.
     pub fn store_failed(condition: &'static str, e: &StoreError) -> ActionNote {
         ActionNote::host_failed(condition, "StoreError", chain(e))
     }
+}
+
+/// Machine `m`'s condition of `type_`, when it has one.
+pub(crate) fn machine_condition<'m>(m: &'m Machine, type_: &str) -> Option<&'m Condition> {
+    let conditions = m.status.as_ref().map(|st| st.conditions.as_slice());
+    conditions
+        .unwrap_or_default()
+        .iter()
+        .find(|c| c.type_ == type_)
 }
 
 /// The bootstrap config that makes the cluster's secrets: the control plane's, else the

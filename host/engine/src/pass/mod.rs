@@ -25,7 +25,7 @@ pub(crate) mod validate;
 pub(crate) mod workload;
 
 use self::actions::{
-    control_plane, finalizer, hooks, infrastructure, kubeconfig, machines, nodes, secrets,
+    control_plane, finalizer, health, hooks, infrastructure, kubeconfig, machines, nodes, secrets,
     up_to_date,
 };
 use self::env::Env;
@@ -206,7 +206,7 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
         return Ok(PassOutcome::Gone);
     };
     if let Err(problems) = &s.desired {
-        status::write(env, &s, None, &[]).await?;
+        status::write(env, &s, None, &[], None).await?;
         return Ok(PassOutcome::Blocked(problems.join("; ")));
     }
     if !s.deleting() {
@@ -222,11 +222,16 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
 
     // Observe what the core asks to observe, then decide again.
     let mut view = s.view(&workload);
+    notes.extend(health::record_health(env, &s, &workload, view.now).await);
     let mut orphan_names = BTreeMap::new();
+    let mut provider_status = None;
     for action in decide(&view).actions {
         match action {
-            Action::PlanControlPlane => match control_plane::plan(env, &s).await {
-                Ok(plan) => view.plan = Some(plan),
+            Action::PlanControlPlane => match control_plane::plan(env, &s, &workload).await {
+                Ok((plan, status)) => {
+                    view.plan = Some(plan);
+                    provider_status = Some(status);
+                }
                 Err(note) => notes.push(note),
             },
             Action::ListMachines => match machines::unnamed(env, &s).await {
@@ -247,7 +252,14 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
         .filter(|a| !matches!(a, Action::PlanControlPlane | Action::ListMachines))
         .collect();
     if todo.is_empty() && notes.is_empty() && decision.converged() {
-        status::write(env, &s, Some(&decision.status), &[]).await?;
+        status::write(
+            env,
+            &s,
+            Some(&decision.status),
+            &[],
+            provider_status.as_ref(),
+        )
+        .await?;
         return Ok(PassOutcome::Converged(decision.status));
     }
     if !todo.is_empty() {
@@ -264,7 +276,7 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
         return Ok(PassOutcome::Gone);
     };
     let status = decide(&after.view(&workload)).status;
-    status::write(env, &after, Some(&status), &notes).await?;
+    status::write(env, &after, Some(&status), &notes, provider_status.as_ref()).await?;
     if let Some(p) = notes.iter().find(|n| n.permanent) {
         let (_, reason, message) = p.condition.clone().unwrap_or_default();
         return Ok(PassOutcome::Blocked(format!("{reason}: {message}")));

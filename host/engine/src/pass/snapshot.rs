@@ -9,7 +9,9 @@ use capw_runtime::types::Endpoint;
 use capw_topology::DesiredState;
 use capw_workload::ClusterId;
 
-use super::convert::{core_deletion_order, core_phase, core_role, core_rollout, core_version};
+use super::convert::{
+    core_deletion_order, core_health_check, core_phase, core_role, core_rollout, core_version,
+};
 use crate::objects::kubeconfig::StoredKubeconfig;
 use crate::objects::{InfrastructureRecord, SecretItems};
 
@@ -87,6 +89,7 @@ impl Snapshot {
                             failure_domain: p.failure_domain.clone(),
                             rollout: core_rollout(p.rollout),
                             deletion_order: core_deletion_order(p.deletion_order),
+                            health: p.health_check.as_ref().map(core_health_check),
                         })
                         .collect()
                 })
@@ -107,6 +110,7 @@ impl Snapshot {
                     .is_some_and(|endpoint| endpoint == k.endpoint)
             }),
             workload: workload.clone(),
+            now: u64::try_from(jiff::Timestamp::now().as_second()).unwrap_or(0),
             plan: None,
             machines: (self.machines.iter())
                 .filter_map(|m| machine_view(m, desired))

@@ -7,11 +7,13 @@ use capw_api::{
 };
 use capw_reconcile::{ClusterPhase as CorePhase, StatusView};
 
+use super::actions::control_plane::ProviderStatus;
 use super::actions::machines::{MACHINES_LISTED_OWN, ORPHANS_DELETED};
+use super::convert::api_condition_status;
 use super::env::Env;
 use super::note::ActionNote;
 use super::snapshot::Snapshot;
-use crate::objects::now;
+use crate::objects::{CONTROL_PLANE_PROVIDER_PREFIX as PROVIDER_CONDITION_PREFIX, now};
 use crate::store::{StoreError, key_of};
 
 /// Condition type saying whether the topology and every provider config are valid.
@@ -32,12 +34,15 @@ const HOST_CONDITIONS: &[&str] = &[ORPHANS_DELETED, MACHINES_LISTED_OWN];
 
 /// Writes the status of `s`'s Cluster: the core's `status` (absent when the cluster is
 /// blocked on invalid topology) with `notes` overlaid on the conditions the core reports as
-/// false. A write that changes nothing is skipped by the store.
+/// false, and what the control-plane provider said in this pass's plan (`provider`; the last
+/// answer's stays when the plan was not asked). A write that changes nothing is skipped by the
+/// store.
 pub(crate) async fn write(
     env: &Env,
     s: &Snapshot,
     status: Option<&StatusView>,
     notes: &[ActionNote],
+    provider: Option<&ProviderStatus>,
 ) -> Result<(), StoreError> {
     let generation = s.cluster.metadata.generation;
     let mut out: ClusterStatus = s.cluster.status.clone().unwrap_or_default();
@@ -90,10 +95,23 @@ pub(crate) async fn write(
             .conditions
             .iter()
             .any(|c| c.type_ == "ControlPlaneInitialized" && c.status);
+        let kept_version = (out.control_plane.as_ref()).and_then(|cp| cp.version.clone());
+        // The version the control plane runs: the provider's word when it gives one (the
+        // oldest during an upgrade), else the desired version once a member runs it.
+        let version = match provider {
+            Some(p) => p
+                .version
+                .as_ref()
+                .map(|v| format!("v{}.{}.{}", v.major, v.minor, v.patch)),
+            None => kept_version,
+        }
+        .or_else(|| {
+            Some(s.cluster.spec.topology.version.clone())
+                .filter(|_| view.control_plane.up_to_date > 0)
+        });
         out.control_plane = Some(ControlPlaneStatus {
             counters: counters(&view.control_plane),
-            version: Some(s.cluster.spec.topology.version.clone())
-                .filter(|_| view.control_plane.up_to_date > 0),
+            version,
         });
         out.set_workers(
             view.workers
@@ -125,6 +143,25 @@ pub(crate) async fn write(
                 }
                 None => out.conditions.retain(|c| c.type_ != type_),
             }
+        }
+    }
+    if let Some(p) = provider {
+        // The provider's conditions replace its previous ones as a set: one it no longer
+        // reports goes; one whose status stays keeps its transition time.
+        out.conditions.retain(|c| {
+            c.type_
+                .strip_prefix(PROVIDER_CONDITION_PREFIX)
+                .is_none_or(|type_| p.conditions.iter().any(|r| r.type_ == type_))
+        });
+        for c in &p.conditions {
+            let condition = Condition::new(
+                format!("{PROVIDER_CONDITION_PREFIX}{}", c.type_),
+                api_condition_status(c.status),
+                c.reason.clone(),
+                c.message.clone(),
+                now(),
+            );
+            set_condition(&mut out.conditions, condition.observed(generation));
         }
     }
     out.control_plane_endpoint = s

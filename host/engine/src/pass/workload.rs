@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use capw_reconcile::{NodeCondition, NodeView, WorkloadView};
+use capw_reconcile::{NodeCondition, NodeConditionSince, NodeView, WorkloadView};
 use capw_text::error_chain as chain;
 use capw_workload::{ApiAvailability, ClusterCache, ReadyStatus, WorkloadObservation};
 
@@ -56,6 +56,15 @@ pub(crate) async fn observe(
     }
 }
 
+/// A Node condition's status as the core spells it: `None` for `Unknown`.
+fn status_of(status: ReadyStatus) -> Option<bool> {
+    match status {
+        ReadyStatus::True => Some(true),
+        ReadyStatus::False => Some(false),
+        ReadyStatus::Unknown => None,
+    }
+}
+
 fn from_observation(o: WorkloadObservation) -> (WorkloadView, Option<ActionNote>) {
     match o.api {
         ApiAvailability::Unreachable { error } => (
@@ -72,14 +81,17 @@ fn from_observation(o: WorkloadObservation) -> (WorkloadView, Option<ActionNote>
                         name: n.name,
                         provider_id: n.provider_id,
                         ready: n.ready.map(|r| NodeCondition {
-                            status: match r.status {
-                                ReadyStatus::True => Some(true),
-                                ReadyStatus::False => Some(false),
-                                ReadyStatus::Unknown => None,
-                            },
+                            status: status_of(r.status),
                             reason: r.reason,
                             message: r.message,
                         }),
+                        conditions: (n.conditions.into_iter())
+                            .map(|c| NodeConditionSince {
+                                type_: c.type_,
+                                status: status_of(c.status),
+                                since: c.since.and_then(|s| u64::try_from(s).ok()),
+                            })
+                            .collect(),
                     })
                     .collect()
             });

@@ -7,5 +7,6 @@ mod hung;
 mod lifecycle;
 mod orphans;
 mod quickstart;
+mod remediation;
 mod support;
 mod workload;

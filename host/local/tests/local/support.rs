@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use capw_engine::Executor;
 use capw_engine::store::ObjectKey;
+use capw_engine::{ClusterCacheConfig, Executor, WorkloadClusterAccess};
 use capw_local::{LocalConfig, Progress, SettleReport};
-use capw_simcloud::SimCloudHandle;
 use capw_simcloud::model::Inventory;
+use capw_simcloud::{FaultConfig, RealBoot, SimCloud, SimCloudConfig, SimCloudHandle, Timings};
 use capw_store::Store;
+use capw_test_support::real_boot::{KUBE_VERSIONS, kube_binaries};
 pub use capw_test_support::{condition, first_of_kind};
 use serde_json::Value;
 
@@ -132,4 +133,71 @@ pub async fn delete_and_settle(executor: &Executor, store: &Store, name: &str) -
     );
     assert!(cluster(store, name).is_none());
     report
+}
+
+/// An [`Env`] whose simcloud has `faults` and, with `machines`, boots its instances for real
+/// under that directory.
+pub async fn env_with(faults: FaultConfig, machines: Option<&Path>) -> Env {
+    capw_test_support::init_tracing();
+    let tmp = tempfile::tempdir().unwrap();
+    let state_dir = tmp.path().join(".capw");
+    std::fs::create_dir_all(state_dir.join("secrets/simcloud")).unwrap();
+    std::fs::write(state_dir.join("secrets/simcloud/token"), TOKEN).unwrap();
+    let mut sim_config = SimCloudConfig::new(TOKEN)
+        .with_timings(Timings::uniform(Duration::from_millis(20)))
+        .with_faults(faults);
+    if let Some(dir) = machines {
+        sim_config = sim_config.with_real_boot(RealBoot {
+            kube_binaries: kube_binaries(),
+            machines_dir: dir.to_owned(),
+        });
+    }
+    let sim = SimCloud::start(sim_config).await.unwrap();
+    let mut config = test_config(&state_dir);
+    if machines.is_some() {
+        config.engine.workload_clusters =
+            WorkloadClusterAccess::Connect(ClusterCacheConfig::default());
+    }
+    let store = Store::open(&config.state_file()).unwrap();
+    Env {
+        _tmp: tmp,
+        config,
+        sim,
+        store,
+    }
+}
+
+/// `kubectl get nodes` in the workload cluster `name`, through the kubeconfig the host stored.
+pub fn nodes(store: &Store, name: &str, dir: &Path) -> Vec<Value> {
+    let secret = store
+        .get(&ObjectKey::namespaced(
+            "Secret",
+            "default",
+            &format!("{name}-kubeconfig"),
+        ))
+        .unwrap()
+        .unwrap_or_else(|| panic!("no Secret {name}-kubeconfig"));
+    let kubeconfig = dir.join(format!("{name}.kubeconfig"));
+    std::fs::write(&kubeconfig, capw_engine::kubeconfig_value(&secret).unwrap()).unwrap();
+    let kubectl = kube_binaries().join(KUBE_VERSIONS[0]).join("bin/kubectl");
+    let out = std::process::Command::new(kubectl)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["--request-timeout=60s", "get", "nodes", "-o", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "kubectl get nodes: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    list["items"].as_array().cloned().unwrap_or_default()
+}
+
+pub fn ready(node: &Value) -> bool {
+    node["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+    })
 }

@@ -77,18 +77,40 @@ fn point_at(store: &Store, name: &str, env: &KubeEnv) {
         .unwrap();
 }
 
-/// A Ready Node for every Machine of `name` in `env`, named `node-<machine>`.
+/// A Ready Node, named `node-<machine>`, for every Machine of `name` that has a provider id
+/// and no Node in `env` yet: what the machines' kubelets would do as they come up.
 async fn register_nodes(store: &Store, name: &str, env: &KubeEnv) {
     let api: Api<Node> = Api::all(env.client().await);
     for m in machines(store, name) {
+        if !m["status"]["providerId"].is_string() {
+            continue;
+        }
         let node_name = format!("node-{}", m["metadata"]["name"].as_str().unwrap());
         let node: Node = serde_json::from_value(json!({
             "metadata": {"name": node_name},
             "spec": {"providerID": m["status"]["providerId"]},
         }))
         .unwrap();
-        api.create(&PostParams::default(), &node).await.unwrap();
-        set_ready(env, &node_name, "True", "KubeletReady").await;
+        match api.create(&PostParams::default(), &node).await {
+            Ok(_) => set_ready(env, &node_name, "True", "KubeletReady").await,
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(e) => panic!("registering {node_name}: {e}"),
+        }
+    }
+}
+
+/// Passes over `name`, registering the Nodes of its new machines in `env`, until it is Ready.
+async fn grow_until_ready(executor: &Executor, store: &Store, name: &str, env: &KubeEnv) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while condition(&cluster(store, name).unwrap(), "Ready")["status"] != "True" {
+        assert!(
+            Instant::now() < deadline,
+            "{name} never got Ready: {:#}",
+            cluster(store, name).unwrap_or_default()["status"]
+        );
+        register_nodes(store, name, env).await;
+        executor.reconcile(&key(name)).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -128,10 +150,21 @@ async fn nodes_of_a_real_workload_api_drive_node_refs_health_and_readiness() {
             &executor,
             store,
             name,
-            "a kubeconfig and running machines",
-            |s| kubeconfig_secret(s, name).is_some() && machines_running(s, name, machines_wanted),
+            "a kubeconfig and its first machine running",
+            |s| kubeconfig_secret(s, name).is_some() && machines_running(s, name, 1),
         )
         .await;
+        // A member counts as ready only once its Node is Ready: while the workload API does
+        // not answer, the control plane's provider is told its first member is not ready, and
+        // nothing joins it.
+        for _ in 0..5 {
+            executor.reconcile(&key(name)).await.unwrap();
+        }
+        assert_eq!(
+            machines(store, name).len(),
+            1,
+            "nothing joined an unseen member"
+        );
         let c = cluster(store, name).unwrap();
         assert_eq!(c["status"]["phase"], "Provisioning");
         let secret = kubeconfig_secret(store, name).unwrap();
@@ -154,11 +187,8 @@ async fn nodes_of_a_real_workload_api_drive_node_refs_health_and_readiness() {
         );
 
         point_at(store, name, api);
-        register_nodes(store, name, api).await;
-        pass_until(&executor, store, name, "Ready", |s| {
-            condition(&cluster(s, name).unwrap(), "Ready")["status"] == "True"
-        })
-        .await;
+        grow_until_ready(&executor, store, name, api).await;
+        assert_eq!(machines(store, name).len(), machines_wanted);
         let c = cluster(store, name).unwrap();
         assert_eq!(c["status"]["phase"], "Provisioned");
         assert_eq!(condition(&c, "ControlPlaneAvailable")["status"], "True");
@@ -289,4 +319,170 @@ async fn nodes_of_a_real_workload_api_drive_node_refs_health_and_readiness() {
     }
     assert!(kubeconfig_secret(store, "alpha").is_none());
     assert!(kubeconfig_secret(store, "beta").is_some());
+}
+
+/// The quickstart's class as `healthy`, whose workers are unhealthy once their Node's Ready has
+/// been Unknown for 5 s, replaced while at most one is.
+fn class_with_health_check(objects: &[Value]) -> Value {
+    let mut class = objects
+        .iter()
+        .find(|o| o["kind"] == "ClusterClass")
+        .unwrap()
+        .clone();
+    class["metadata"]["name"] = "healthy".into();
+    class["spec"]["workers"]["machineDeployments"][0]["healthCheck"] = json!({
+        "checks": {"unhealthyNodeConditions": [
+            {"type": "Ready", "status": "Unknown", "timeoutSeconds": 5},
+        ]},
+        "remediation": {"triggerIf": {"unhealthyLessThanOrEqualTo": 1}},
+    });
+    class
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_unhealthy_worker_is_replaced_within_its_trigger() {
+    let api = KubeEnv::start();
+    let mut env = Env::start(Duration::from_millis(5)).await;
+    env.config.engine.workload_clusters = WorkloadClusterAccess::Connect(ClusterCacheConfig {
+        probe_timeout: Duration::from_secs(1),
+        ..ClusterCacheConfig::default()
+    });
+    let mut objects: Vec<Value> = manifests(&env.sim, "")
+        .into_iter()
+        .filter(|o| o["kind"] != "Cluster")
+        .collect();
+    objects.push(class_with_health_check(&objects));
+    objects.push(json!({
+        "apiVersion": "capw.dev/v1alpha1", "kind": "Cluster",
+        "metadata": {"name": "gamma", "namespace": "default"},
+        "spec": {"topology": {
+            "classRef": {"name": "healthy"}, "version": "v1.34.4",
+            "controlPlane": {"replicas": 1},
+            "workers": {"machineDeployments": [
+                {"class": "default-worker", "name": "md-0", "replicas": 3},
+            ]},
+        }},
+    }));
+    env.apply(objects);
+    let executor = env.executor().await;
+    let store = &env.store;
+    pass_until(&executor, store, "gamma", "a kubeconfig", |s| {
+        kubeconfig_secret(s, "gamma").is_some()
+    })
+    .await;
+    point_at(store, "gamma", &api);
+    grow_until_ready(&executor, store, "gamma", &api).await;
+    let c = cluster(store, "gamma").unwrap();
+    assert_eq!(condition(&c, "RemediationAllowed")["status"], "True");
+    let workers = || -> Vec<Value> {
+        machines(store, "gamma")
+            .into_iter()
+            .filter(|m| m["spec"]["role"] == "Worker")
+            .collect()
+    };
+    let names: Vec<String> = workers()
+        .iter()
+        .map(|m| m["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    for m in workers() {
+        assert_eq!(
+            machine_condition(&m, "HealthCheckSucceeded")["status"],
+            "True"
+        );
+    }
+
+    // Two Nodes go Unknown (long ago): more than the trigger allows, so none is replaced,
+    // and the Cluster says why.
+    for name in &names[..2] {
+        set_ready(
+            &api,
+            &format!("node-{name}"),
+            "Unknown",
+            "NodeStatusUnknown",
+        )
+        .await;
+    }
+    pass_until(&executor, store, "gamma", "RemediationAllowed=False", |s| {
+        condition(&cluster(s, "gamma").unwrap(), "RemediationAllowed")["status"] == "False"
+    })
+    .await;
+    for _ in 0..10 {
+        executor.reconcile(&key("gamma")).await.unwrap();
+    }
+    let c = cluster(store, "gamma").unwrap();
+    let held = condition(&c, "RemediationAllowed");
+    assert_eq!(held["reason"], "TooManyUnhealthy");
+    assert!(
+        held["message"]
+            .as_str()
+            .unwrap()
+            .contains("md-0: 2 unhealthy machines, more than the 1"),
+        "{held:#}"
+    );
+    assert_eq!(workers().len(), 3, "nothing replaced past the trigger");
+    assert!(
+        workers()
+            .iter()
+            .all(|m| m["metadata"]["deletionTimestamp"].is_null())
+    );
+    let sick = workers()
+        .into_iter()
+        .find(|m| m["metadata"]["name"] == names[0].as_str())
+        .unwrap();
+    let judged = machine_condition(&sick, "HealthCheckSucceeded");
+    assert_eq!(judged["status"], "False", "{sick:#}");
+    assert_eq!(judged["reason"], "UnhealthyNode");
+    assert!(
+        judged["message"]
+            .as_str()
+            .unwrap()
+            .contains("Ready is Unknown"),
+        "{judged:#}"
+    );
+
+    // One recovers: the other is within the trigger and is replaced, its replacement
+    // running before it goes.
+    set_ready(&api, &format!("node-{}", names[1]), "True", "KubeletReady").await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // Other workers running in the last look where the sick one was still live.
+    let mut running_before = 0;
+    loop {
+        register_nodes(store, "gamma", &api).await;
+        executor.reconcile(&key("gamma")).await.unwrap();
+        let now = workers();
+        let sick = now
+            .iter()
+            .find(|m| m["metadata"]["name"] == names[0].as_str());
+        match sick {
+            Some(m) if m["metadata"]["deletionTimestamp"].is_null() => {
+                running_before = now
+                    .iter()
+                    .filter(|m| {
+                        m["metadata"]["name"] != names[0].as_str()
+                            && m["status"]["phase"] == "Running"
+                    })
+                    .count();
+            }
+            _ => {
+                assert_eq!(
+                    running_before, 3,
+                    "the replacement ran before the sick one went"
+                );
+                if sick.is_none()
+                    && condition(&cluster(store, "gamma").unwrap(), "Ready")["status"] == "True"
+                {
+                    break;
+                }
+            }
+        }
+        assert!(Instant::now() < deadline, "never replaced: {now:#?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let after: Vec<String> = workers()
+        .iter()
+        .map(|m| m["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(after.len(), 3);
+    assert!(!after.contains(&names[0]));
+    assert!(after.contains(&names[1]) && after.contains(&names[2]));
 }

@@ -1,9 +1,10 @@
 //! The conditions a plan reports.
 //!
-//! The host prefixes a control-plane provider's condition types with `ControlPlane`, so these
-//! show on the Cluster as `ControlPlaneAvailable`, `ControlPlaneUpgrading`,
-//! `ControlPlaneScalingUp` and `ControlPlaneScalingDown`. All four are always reported, `True`
-//! or `False`, so a condition that stops applying turns `False` rather than lingering.
+//! The host prefixes a control-plane provider's condition types with `controlplane.capw.dev/`,
+//! so these show on the Cluster as `controlplane.capw.dev/Available`, `.../Upgrading`,
+//! `.../ScalingUp` and `.../ScalingDown`, beside the host's own `ControlPlaneAvailable`. All
+//! four are always reported, `True` or `False`, so a condition that stops applying turns `False`
+//! rather than lingering.
 
 use capw_sdk::types::{Condition, ConditionStatus};
 

@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Path, State};
 
 use super::ApiError;
 use super::extract::{ApiJson, ApiQuery};
 use crate::config::{ConfigError, FaultConfig};
-use crate::model::{FaultsView, Inventory};
+use crate::model::{FaultsView, InstanceFaults, Inventory, KubeletState};
 use crate::server::{Access, App, lock};
 
 /// `GET /healthz`: `{"status": "ok"}`, without authentication.
@@ -58,4 +58,25 @@ pub async fn set_faults(
         faults: injector.config().clone(),
         stats: injector.stats(),
     }))
+}
+
+/// `PUT /v1/admin/instances/{id}/faults`: stops or resumes the kubelet of a real-boot
+/// instance. 404 for an unknown instance; 409 `failed_precondition` in a cloud that boots
+/// nothing for real (no kubelet runs there).
+pub async fn set_instance_faults(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiJson(faults): ApiJson<InstanceFaults>,
+) -> Result<Json<InstanceFaults>, ApiError> {
+    let instance = app.run(Access::Read, |s, _, _| s.instance(&id)).await?;
+    let Some(machines) = &app.machines else {
+        return Err(ApiError::failed_precondition(format!(
+            "instance {} is simulated: no kubelet runs in a cloud that boots nothing for real",
+            instance.id
+        )));
+    };
+    machines
+        .set_kubelet_stopped(&instance.id, faults.kubelet == KubeletState::Stopped)
+        .map_err(|e| ApiError::internal(format!("fault of {}: {e}", instance.id)))?;
+    Ok(Json(faults))
 }

@@ -36,6 +36,11 @@ impl ApiError {
         }
     }
 
+    /// 409 `failed_precondition`: the request cannot apply to the resource as it is.
+    pub fn failed_precondition(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::CONFLICT, "failed_precondition", message)
+    }
+
     /// 401 `unauthorized`.
     pub fn unauthorized() -> Self {
         ApiError::new(

@@ -72,6 +72,10 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route(
             "/v1/admin/faults",
             get(admin::get_faults).put(admin::set_faults),
+        )
+        .route(
+            "/v1/admin/instances/{id}/faults",
+            put(admin::set_instance_faults),
         );
     let authenticated = faulty
         .merge(reliable)

@@ -114,6 +114,27 @@ impl Machines {
         lock(&self.locks).entry(id.to_owned()).or_default().clone()
     }
 
+    /// Stops (or resumes) the heartbeats of instance `id`'s kubelet stand-in: the agent looks
+    /// for the file `faults/kubelet-stopped` in the machine's directory before each one.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be written or removed.
+    pub(crate) fn set_kubelet_stopped(&self, id: &str, stopped: bool) -> io::Result<()> {
+        // `id` is the cloud's own (`i-<n>`), looked up in its state: never a path.
+        let faults = self.dir.join(id).join("faults");
+        let file = faults.join("kubelet-stopped");
+        if stopped {
+            std::fs::create_dir_all(&faults)?;
+            std::fs::write(&file, b"stopped by a fault of the sim cloud\n")
+        } else {
+            match std::fs::remove_file(&file) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+                other => other,
+            }
+        }
+    }
+
     /// Forgets the lock of a destroyed machine.
     pub(crate) fn forget(&self, id: &str) {
         lock(&self.locks).remove(id);

@@ -219,3 +219,37 @@ async fn invalid_faults_are_refused() {
     let e = error(r, StatusCode::BAD_REQUEST).await;
     assert_eq!(e.error.field.as_deref(), Some("eror_rate"));
 }
+
+/// An instance's kubelet fault needs a kubelet: a cloud that boots nothing for real refuses
+/// it, naming the instance; an unknown instance and a bad body are refused as such.
+#[tokio::test]
+async fn an_instance_fault_needs_a_real_machine() {
+    let sim = Sim::start().await;
+    sim.setup_cluster("c1").await;
+    let (_, created) = sim.create_instance("k1", "c1", "worker", "").await;
+    let path = format!("/v1/admin/instances/{}/faults", created.id);
+    let r = sim
+        .send(Method::PUT, &path, Some(json!({"kubelet": "stopped"})))
+        .await;
+    let e = error(r, StatusCode::CONFLICT).await;
+    assert_eq!(e.error.code, "failed_precondition");
+    assert!(e.error.message.contains(&created.id), "{}", e.error.message);
+    let r = sim
+        .send(
+            Method::PUT,
+            "/v1/admin/instances/i-999/faults",
+            Some(json!({"kubelet": "stopped"})),
+        )
+        .await;
+    assert_eq!(
+        error(r, StatusCode::NOT_FOUND).await.error.code,
+        "not_found"
+    );
+    let r = sim
+        .send(Method::PUT, &path, Some(json!({"kubelet": "asleep"})))
+        .await;
+    assert_eq!(
+        error(r, StatusCode::BAD_REQUEST).await.error.code,
+        "invalid_request"
+    );
+}

@@ -1,17 +1,37 @@
 //! `PlanControlPlane`: the control-plane provider's next step for the current members, as
 //! the core's [`PlanView`].
 
-use capw_reconcile::{PlanStep, PlanView};
+use capw_reconcile::{PlanStep, PlanView, WorkloadView, node_ready};
 use capw_runtime::control_plane::{Member, PlanInput, Step};
-use capw_runtime::types::MachineRef;
+use capw_runtime::types::{Condition, KubernetesVersion, MachineRef};
 
 use crate::pass::convert::{core_version, wit_version};
 use crate::pass::env::{Env, context};
 use crate::pass::note::ActionNote;
 use crate::pass::snapshot::{Snapshot, machine_view};
 
+/// What the provider said of the control plane beside its step, for the Cluster's status.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ProviderStatus {
+    /// The control plane serves requests, as the provider sees it (`None` from 0.1).
+    pub ready: Option<bool>,
+    /// The version it runs, when the provider knows it; during an upgrade, the oldest.
+    pub version: Option<KubernetesVersion>,
+    /// The provider's conditions, unprefixed.
+    pub conditions: Vec<Condition>,
+}
+
 /// `PlanControlPlane`: the control-plane provider's next step for the current members.
-pub(crate) async fn plan(env: &Env, s: &Snapshot) -> Result<PlanView, ActionNote> {
+///
+/// A member is `ready` when its machine runs and, where the host observes the workload
+/// cluster, its Node is Ready: a NotReady member (or one whose Node is unknown because the
+/// workload cluster does not answer) never counts toward the provider's quorum arithmetic.
+/// With workload cluster access off, the machine's phase is all the host knows.
+pub(crate) async fn plan(
+    env: &Env,
+    s: &Snapshot,
+    workload: &WorkloadView,
+) -> Result<(PlanView, ProviderStatus), ActionNote> {
     const COND: &str = "ControlPlaneReady";
     let Ok(desired) = &s.desired else {
         return Err(ActionNote::done());
@@ -34,7 +54,8 @@ pub(crate) async fn plan(env: &Env, s: &Snapshot) -> Result<PlanView, ActionNote
                 },
                 version: wit_version(view.version),
                 failure_domain: view.failure_domain.clone(),
-                ready: view.phase == capw_reconcile::MachinePhase::Running,
+                ready: view.phase == capw_reconcile::MachinePhase::Running
+                    && node_ready(view.provider_id.as_deref(), workload),
                 created_at: view.created_at,
                 deleting: view.deleting,
             })
@@ -84,11 +105,17 @@ pub(crate) async fn plan(env: &Env, s: &Snapshot) -> Result<PlanView, ActionNote
             ));
         }
     };
-    Ok(PlanView {
+    let view = PlanView {
         step,
         initialized: out.initialized,
         replicas: out.replicas,
         ready_replicas: out.ready_replicas,
         up_to_date_replicas: out.up_to_date_replicas,
-    })
+    };
+    let status = ProviderStatus {
+        ready: out.ready,
+        version: out.version,
+        conditions: out.conditions,
+    };
+    Ok((view, status))
 }

@@ -7,6 +7,7 @@
 
 pub(crate) mod control_plane;
 pub(crate) mod finalizer;
+pub(crate) mod health;
 pub(crate) mod hooks;
 pub(crate) mod infrastructure;
 pub(crate) mod kubeconfig;

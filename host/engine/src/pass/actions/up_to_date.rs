@@ -1,14 +1,13 @@
 //! `RecordUpToDate`: each worker Machine's `UpToDate` condition, naming what differs from its
 //! pool's current inputs (the version, and each input that shapes a machine), so that
-//! `capw describe cluster` shows why a machine will be replaced before it is.
+//! `capw describe cluster` shows why a machine will be replaced before it is. A machine that
+//! was always up to date carries none (absent means up to date).
 
-use capw_api::{Condition, ConditionStatus, Machine, MachineRole, set_condition};
+use capw_api::{ConditionStatus, Machine, MachineRole};
 
-use crate::objects::now;
-use crate::pass::env::Env;
+use crate::pass::env::{Env, machine_condition};
 use crate::pass::note::ActionNote;
 use crate::pass::snapshot::{Snapshot, changed_inputs};
-use crate::store::StoreError;
 
 /// The Machine condition: made for the desired version and with its pool's current inputs.
 pub(crate) const UP_TO_DATE: &str = "UpToDate";
@@ -22,26 +21,14 @@ pub(crate) async fn record_up_to_date(env: &Env, s: &Snapshot) -> Option<ActionN
         let Some(pool) = desired.pools.iter().find(|p| p.name == m.spec.pool) else {
             continue;
         };
-        let (status, reason, message) = judge(m, &pool.version, pool.rollout.on_delete, s);
-        let conditions = m.status.as_ref().map(|st| st.conditions.as_slice());
-        let current = conditions
-            .unwrap_or_default()
-            .iter()
-            .find(|c| c.type_ == UP_TO_DATE);
-        if current.is_some_and(|c| c.status == status && c.reason == reason && c.message == message)
-        {
+        let judged = judge(m, &pool.version, pool.rollout.on_delete, s);
+        // A machine that was never out of date gets no `UpToDate`: a fleet of new machines
+        // costs no extra write each. Once written, it follows the machine both ways.
+        if machine_condition(m, UP_TO_DATE).is_none() && judged.0 == ConditionStatus::True {
             continue;
         }
-        let name = m.metadata.name.clone().unwrap_or_default();
-        let condition = Condition::new(UP_TO_DATE, status, reason, message, now());
-        let written = env
-            .write_machine_status(s, &name, |st| {
-                set_condition(&mut st.conditions, condition.clone());
-            })
-            .await;
-        match written {
-            Ok(()) | Err(StoreError::NotFound(_)) => {}
-            Err(e) => return Some(Env::store_failed(UP_TO_DATE, &e)),
+        if let Err(note) = env.write_machine_condition(s, m, UP_TO_DATE, judged).await {
+            return Some(note);
         }
     }
     None

@@ -1,0 +1,145 @@
+//! Machine health: a worker is unhealthy when its Node never registered, or when one of its
+//! Node's conditions held an unhealthy status too long. The pool replaces unhealthy machines
+//! unless more are unhealthy than its trigger allows.
+
+use crate::view::{ClusterView, MachineView, PoolSpec};
+use crate::workload::WorkloadView;
+
+/// The Machine condition that says whether its health checks pass.
+pub const HEALTH_CHECK_SUCCEEDED: &str = "HealthCheckSucceeded";
+
+/// The Cluster condition, present when a pool has health checks: false while a pool has more
+/// unhealthy machines than its trigger allows, and none of them is replaced.
+pub const REMEDIATION_ALLOWED: &str = "RemediationAllowed";
+
+/// A pool's health check.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HealthCheck {
+    /// How long a machine may exist without its Node, in seconds; 0 for no limit.
+    pub node_startup_timeout: u64,
+    /// Node conditions that make a machine unhealthy once they held long enough.
+    pub unhealthy_conditions: Vec<UnhealthyCondition>,
+    /// Unhealthy machines are replaced only while there are at most this many.
+    pub max_unhealthy: Option<u32>,
+}
+
+/// A Node condition that makes its machine unhealthy once it held for `timeout` seconds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnhealthyCondition {
+    pub type_: String,
+    /// The unhealthy status; `None` for `Unknown`.
+    pub status: Option<bool>,
+    pub timeout: u64,
+}
+
+/// What the checks say of one machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Health {
+    /// Healthy as far as the checks go (a machine still within its startup time included).
+    Healthy,
+    /// Unhealthy: replaced unless the pool's trigger forbids it.
+    Unhealthy {
+        reason: &'static str,
+        message: String,
+    },
+    /// Not judged: the workload cluster is not observed (access off, or it does not answer).
+    /// A machine is never replaced on what cannot be seen.
+    Unknown { message: String },
+}
+
+/// What `check` says of machine `m` at `now` (seconds since the Unix epoch).
+pub fn machine_health(
+    m: &MachineView,
+    check: &HealthCheck,
+    workload: &WorkloadView,
+    now: u64,
+) -> Health {
+    let nodes = match workload {
+        WorkloadView::Off => {
+            return Health::Unknown {
+                message: "workload cluster access is off: Nodes are not observed".into(),
+            };
+        }
+        WorkloadView::NotConnected { message } | WorkloadView::Unreachable { message } => {
+            return Health::Unknown {
+                message: message.clone(),
+            };
+        }
+        WorkloadView::Available { nodes: None } => {
+            return Health::Unknown {
+                message: "the workload cluster's Nodes are not listed yet".into(),
+            };
+        }
+        WorkloadView::Available { nodes: Some(nodes) } => nodes,
+    };
+    let node = m
+        .provider_id
+        .as_deref()
+        .and_then(|id| nodes.iter().find(|n| n.provider_id.as_deref() == Some(id)));
+    let Some(node) = node else {
+        let age = now.saturating_sub(m.created_at);
+        if check.node_startup_timeout > 0 && age >= check.node_startup_timeout {
+            return Health::Unhealthy {
+                reason: "NodeStartupTimeout",
+                message: format!(
+                    "no Node registered within {}s of the machine's creation",
+                    check.node_startup_timeout
+                ),
+            };
+        }
+        return Health::Healthy;
+    };
+    for rule in &check.unhealthy_conditions {
+        let held = node
+            .conditions
+            .iter()
+            .find(|c| c.type_ == rule.type_ && c.status == rule.status)
+            .map(|c| now.saturating_sub(c.since.unwrap_or(now)));
+        if let Some(held) = held
+            && held >= rule.timeout
+        {
+            return Health::Unhealthy {
+                reason: "UnhealthyNode",
+                message: format!(
+                    "Node {}: {} is {} for {held}s (more than {}s)",
+                    node.name,
+                    rule.type_,
+                    status_text(rule.status),
+                    rule.timeout
+                ),
+            };
+        }
+    }
+    Health::Healthy
+}
+
+fn status_text(status: Option<bool>) -> &'static str {
+    match status {
+        Some(true) => "True",
+        Some(false) => "False",
+        None => "Unknown",
+    }
+}
+
+/// The live machines of `pool` its checks judge unhealthy.
+pub(crate) fn unhealthy<'a>(view: &'a ClusterView, pool: &PoolSpec) -> Vec<&'a MachineView> {
+    let Some(check) = &pool.health else {
+        return Vec::new();
+    };
+    view.machines
+        .iter()
+        .filter(|m| m.live() && !m.role.is_control_plane() && m.pool == pool.name)
+        .filter(|m| {
+            matches!(
+                machine_health(m, check, &view.workload, view.now),
+                Health::Unhealthy { .. }
+            )
+        })
+        .collect()
+}
+
+/// Whether `pool` may replace `count` unhealthy machines.
+pub(crate) fn allowed(pool: &PoolSpec, count: usize) -> bool {
+    let max = pool.health.as_ref().and_then(|h| h.max_unhealthy);
+    max.is_none_or(|max| count <= max as usize)
+}
