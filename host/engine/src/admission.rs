@@ -8,8 +8,8 @@
 //! |---|---|
 //! | every kind | the schema (unknown fields, types) and the names (RFC 1123) |
 //! | `WasmProvider` | the OCI reference and digest, each `http` grant, secret grants |
-//! | `ClusterClass` | variable schemas, patch selectors and operations; on update, that every Cluster of the class still computes |
-//! | `Cluster` | its class exists; topology, variables and patches; every config against its provider's schema and `validate-config`; no downgrade and no skipped minor version; the control-plane provider's plan for the desired replicas |
+//! | `ClusterClass` | variable schemas, patch selectors and operations; `controlPlane.machineInfrastructure` against the control-plane provider's shape; on update, that every Cluster of the class still computes |
+//! | `Cluster` | its class exists; topology, variables and patches; every config against its provider's schema and `validate-config`; no downgrade and no skipped minor version; on update, a replica change only for a scalable control plane and a version change only for one that upgrades (the provider's capabilities); the control-plane provider's plan for the desired replicas |
 //!
 //! An update that leaves `spec` as it was (finalizers, labels, annotations) is always
 //! admitted, so that nothing the host writes itself is ever refused, and neither is an object
@@ -19,6 +19,7 @@ use std::collections::BTreeSet;
 
 use capw_api::{Cluster, ClusterClass, Object, ProviderSource, WasmProvider};
 use capw_runtime::HttpGrant;
+use capw_runtime::metadata::{Capabilities, ControlPlaneShape};
 use kube::Resource as _;
 use serde_json::Value;
 
@@ -142,6 +143,10 @@ async fn class_problems(env: &Env, class: &ClusterClass, old: Option<&Value>) ->
     if let Err(errors) = capw_topology::check_class(class) {
         return errors.errors().iter().map(ToString::to_string).collect();
     }
+    let shape = shape_problems(env, class);
+    if !shape.is_empty() {
+        return shape;
+    }
     if old.is_none() {
         return Vec::new();
     }
@@ -196,6 +201,84 @@ async fn cluster_problems(env: &Env, mut cluster: Cluster, old: Option<&Value>) 
     let old_version = old.as_ref().map(|o| o.spec.topology.version.as_str());
     if let Some(why) = old_version.and_then(|from| skew(from, &cluster.spec.topology.version)) {
         problems.push(format!("Cluster spec.topology.version: {why}"));
+    }
+    problems.extend(shape_problems(env, &class));
+    if let Some(old) = &old {
+        problems.extend(change_problems(env, &class, &cluster, old));
+    }
+    problems
+}
+
+/// The capabilities the class's control-plane provider declares, with its name; `None` when
+/// it is not loaded (the pass reports that).
+fn capabilities(env: &Env, class: &ClusterClass) -> Option<(String, Capabilities)> {
+    let name = &class.spec.control_plane.provider;
+    let loaded = env.registry.get(name)?;
+    let declared = loaded.provider.info().metadata.capabilities;
+    Some((name.clone(), declared))
+}
+
+/// `controlPlane.machineInfrastructure` against the shape the control-plane provider declares:
+/// given to a shape without machines, or missing for the machines shape.
+fn shape_problems(env: &Env, class: &ClusterClass) -> Vec<String> {
+    let Some((name, declared)) = capabilities(env, class) else {
+        return Vec::new();
+    };
+    let given = class.spec.control_plane.machine_infrastructure.is_some();
+    let why = match declared.control_plane_shape {
+        Some(ControlPlaneShape::Machines) if !given => format!(
+            "required: the control-plane provider {name} declares control-plane-shape machines, \
+             whose machines need an infrastructure config"
+        ),
+        Some(shape @ (ControlPlaneShape::Hosted | ControlPlaneShape::Managed)) if given => {
+            format!(
+                "the control-plane provider {name} declares control-plane-shape {}, which has no \
+                 machines: leave machineInfrastructure out",
+                shape_name(shape)
+            )
+        }
+        _ => return Vec::new(),
+    };
+    vec![format!(
+        "ClusterClass spec.controlPlane.machineInfrastructure: {why}"
+    )]
+}
+
+fn shape_name(shape: ControlPlaneShape) -> &'static str {
+    match shape {
+        ControlPlaneShape::Machines => "machines",
+        ControlPlaneShape::Hosted => "hosted",
+        ControlPlaneShape::Managed => "managed",
+    }
+}
+
+/// What the control-plane provider's capabilities refuse of a change from `old`: the replica
+/// count of a control plane that does not scale, the version of one that does not upgrade.
+fn change_problems(
+    env: &Env,
+    class: &ClusterClass,
+    cluster: &Cluster,
+    old: &Cluster,
+) -> Vec<String> {
+    let Some((name, declared)) = capabilities(env, class) else {
+        return Vec::new();
+    };
+    let mut problems = Vec::new();
+    let replicas = |c: &Cluster| c.spec.topology.control_plane.replicas.unwrap_or(1);
+    let (from, to) = (replicas(old), replicas(cluster));
+    if from != to && !declared.control_plane_scalable {
+        problems.push(format!(
+            "Cluster spec.topology.controlPlane.replicas: the control-plane provider {name} \
+             declares control-plane-scalable false: the replica count cannot change from {from} \
+             to {to}"
+        ));
+    }
+    let (from, to) = (&old.spec.topology.version, &cluster.spec.topology.version);
+    if from != to && !declared.version_upgrades {
+        problems.push(format!(
+            "Cluster spec.topology.version: the control-plane provider {name} declares \
+             version-upgrades false: the version cannot change from {from} to {to}"
+        ));
     }
     problems
 }

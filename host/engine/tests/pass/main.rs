@@ -3,6 +3,7 @@
 //! first with `make plugins`). No mode is involved: what these tests show holds in both.
 
 mod bad_input;
+mod capabilities;
 mod control_plane;
 mod hooks;
 mod rollout;

@@ -46,23 +46,25 @@ type createInstance struct {
 	Cluster       string            `json:"cluster"`
 	Role          string            `json:"role"`
 	Zone          string            `json:"zone,omitempty"`
+	InstanceType  string            `json:"instance_type,omitempty"`
 	Tags          map[string]string `json:"tags"`
 	BootstrapData string            `json:"bootstrap_data"`
 }
 
 type instance struct {
-	ID          string            `json:"id"`
-	ProviderID  string            `json:"provider_id"`
-	ClientToken string            `json:"client_token"`
-	Name        string            `json:"name"`
-	Cluster     string            `json:"cluster"`
-	Role        string            `json:"role"`
-	Zone        string            `json:"zone"`
-	NetworkID   string            `json:"network_id"`
-	Addresses   []apiAddress      `json:"addresses"`
-	State       string            `json:"state"`
-	Reason      string            `json:"reason"`
-	Tags        map[string]string `json:"tags"`
+	ID           string            `json:"id"`
+	ProviderID   string            `json:"provider_id"`
+	ClientToken  string            `json:"client_token"`
+	Name         string            `json:"name"`
+	Cluster      string            `json:"cluster"`
+	Role         string            `json:"role"`
+	Zone         string            `json:"zone"`
+	InstanceType string            `json:"instance_type"`
+	NetworkID    string            `json:"network_id"`
+	Addresses    []apiAddress      `json:"addresses"`
+	State        string            `json:"state"`
+	Reason       string            `json:"reason"`
+	Tags         map[string]string `json:"tags"`
 }
 
 type instanceList struct {

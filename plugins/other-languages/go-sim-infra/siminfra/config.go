@@ -36,6 +36,9 @@ type Config struct {
 	Zones []string `json:"zones,omitempty"`
 	// RequestTimeoutMs is the longest wait for one request, in milliseconds.
 	RequestTimeoutMs uint32 `json:"requestTimeoutMs"`
+	// InstanceType is the size of the machines (simcloud's default when ""). The schema marks
+	// it as the one field that shapes a machine: changing it replaces a pool's machines.
+	InstanceType string `json:"instanceType,omitempty"`
 }
 
 // SetDefaults sets the defaults the schema states.
@@ -54,8 +57,8 @@ func (c Config) RequestTimeout() time.Duration {
 
 // Validate reports every rule violation, each at its field's JSON Pointer: endpoint an
 // absolute http or https URL with a host and no user info, query, fragment or whitespace;
-// tokenSecret not empty; every zone non-empty and named once; requestTimeoutMs from 1 to
-// [MaxRequestTimeoutMs].
+// tokenSecret not empty; every zone non-empty and named once; instanceType a plain name;
+// requestTimeoutMs from 1 to [MaxRequestTimeoutMs].
 func (c Config) Validate() []capw.FieldError {
 	var errs []capw.FieldError
 	if reason := checkEndpoint(c.Endpoint); reason != "" {
@@ -72,6 +75,12 @@ func (c Config) Validate() []capw.FieldError {
 			errs = append(errs, capw.FieldError{Path: path, Message: fmt.Sprintf("zone `%s` is listed twice", zone)})
 		}
 	}
+	if c.InstanceType != "" && !plainName(c.InstanceType) {
+		errs = append(errs, capw.FieldError{
+			Path:    "/instanceType",
+			Message: fmt.Sprintf("must be a name of lower-case letters, digits and `-`, such as `small`; got `%s`", c.InstanceType),
+		})
+	}
 	if c.RequestTimeoutMs < 1 || c.RequestTimeoutMs > MaxRequestTimeoutMs {
 		errs = append(errs, capw.FieldError{
 			Path:    "/requestTimeoutMs",
@@ -79,6 +88,13 @@ func (c Config) Validate() []capw.FieldError {
 		})
 	}
 	return errs
+}
+
+// plainName reports whether s holds only lower-case letters, digits and '-'.
+func plainName(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-'
+	})
 }
 
 // checkEndpoint is why endpoint cannot serve as simcloud's base URL; "" when it can.

@@ -1,6 +1,7 @@
 package siminfra
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -48,6 +49,24 @@ func TestReportsEveryProblem(t *testing.T) {
 		`{"endpoint": "sim", "tokenSecret": " ", "zones": ["a", "", "a"], "requestTimeoutMs": 5}`,
 		"/endpoint", "/tokenSecret", "/zones/1", "/zones/2")
 	capwtest.AssertRefusedAt[Config](t, Provider{}, `{"endpoint": "http://sim", "requestTimeoutMs": 0}`, "/requestTimeoutMs")
+}
+
+func TestTheInstanceTypeIsAPlainNameAndTheOnlyFieldThatShapesAMachine(t *testing.T) {
+	capwtest.AssertAccepted[Config](t, Provider{}, `{"endpoint": "http://sim", "instanceType": "large-2"}`)
+	for _, bad := range []string{"Large", "a b", "a/b"} {
+		capwtest.AssertRefusedAt[Config](t, Provider{}, fmt.Sprintf(`{"endpoint": "http://sim", "instanceType": %q}`, bad), "/instanceType")
+	}
+	var schema struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	if err := json.Unmarshal([]byte(configSchema), &schema); err != nil {
+		t.Fatal(err)
+	}
+	for field, property := range schema.Properties {
+		if shapes := property["x-capw-shapes-machine"]; shapes != (field == "instanceType") {
+			t.Errorf("%s: x-capw-shapes-machine is %v", field, shapes)
+		}
+	}
 }
 
 func TestTypeErrorsAndUnknownFieldsAreRefused(t *testing.T) {

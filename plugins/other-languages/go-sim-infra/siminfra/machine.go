@@ -41,7 +41,7 @@ func ReconcileMachine(c *Client, ctx *capw.Context[Config], spec capw.MachineSpe
 		zone = ctx.Config.Zones[0]
 	}
 	var created instance
-	err = c.Post("/v1/instances", createRequest(cluster, key, spec, zone), &created)
+	err = c.Post("/v1/instances", createRequest(cluster, key, spec, zone, ctx.Config.InstanceType), &created)
 	switch {
 	case err == nil:
 		capw.Log.Info("instance created", "cluster", cluster, "machine", spec.Machine.Name,
@@ -103,14 +103,15 @@ func find(c *Client, cluster, key string) (*instance, error) {
 }
 
 // createRequest is the create request for spec, keyed by key, in zone (simcloud's first
-// when "").
-func createRequest(cluster, key string, spec capw.MachineSpec, zone string) createInstance {
+// when "") and of instanceType (simcloud's default when "").
+func createRequest(cluster, key string, spec capw.MachineSpec, zone, instanceType string) createInstance {
 	return createInstance{
-		ClientToken: key,
-		Name:        spec.Machine.Name,
-		Cluster:     cluster,
-		Role:        Role(spec.Role),
-		Zone:        zone,
+		ClientToken:  key,
+		Name:         spec.Machine.Name,
+		Cluster:      cluster,
+		Role:         Role(spec.Role),
+		Zone:         zone,
+		InstanceType: instanceType,
 		Tags: map[string]string{
 			TagCluster: cluster,
 			TagMachine: spec.Machine.Name,

@@ -59,14 +59,15 @@ func TestAFailedInstanceSaysWhyAndARefusedCreateIsFinal(t *testing.T) {
 func TestCreateRequestIsKeyedTaggedAndEncoded(t *testing.T) {
 	spec := capw.MachineSpec{Machine: capwtest.Machine("c1-cp-0"), Role: capw.RoleJoinControlPlane, Pool: "control-plane",
 		Version: capwtest.Version(35), FailureDomain: "zone-a", BootstrapData: []byte("#cloud-config\n")}
-	got, _ := json.Marshal(createRequest("c1", "key-9", spec, spec.FailureDomain))
-	want := `{"client_token":"key-9","name":"c1-cp-0","cluster":"c1","role":"control-plane","zone":"zone-a",` +
+	got, _ := json.Marshal(createRequest("c1", "key-9", spec, spec.FailureDomain, "large"))
+	want := `{"client_token":"key-9","name":"c1-cp-0","cluster":"c1","role":"control-plane","zone":"zone-a","instance_type":"large",` +
 		`"tags":{"capw.dev/cluster":"c1","capw.dev/machine":"c1-cp-0","capw.dev/pool":"control-plane"},` +
 		`"bootstrap_data":"I2Nsb3VkLWNvbmZpZwo="}`
 	if string(got) != want {
 		t.Fatalf("%s", got)
 	}
-	if noZone, _ := json.Marshal(createRequest("c1", "k", spec, "")); strings.Contains(string(noZone), "zone") {
+	if noZone, _ := json.Marshal(createRequest("c1", "k", spec, "", "")); strings.Contains(string(noZone), "zone") ||
+		strings.Contains(string(noZone), "instance_type") {
 		t.Fatalf("%s", noZone)
 	}
 }
