@@ -17,6 +17,11 @@ pub(crate) async fn record_health(
     workload: &WorkloadView,
     now_seconds: u64,
 ) -> Option<ActionNote> {
+    // With access off nothing is observed, so nothing is written either: a fleet the host
+    // cannot see carries no condition that would only say so on every machine.
+    if matches!(workload, WorkloadView::Off) {
+        return None;
+    }
     let desired = s.desired.as_ref().ok()?;
     for m in (s.machines.iter())
         .filter(|m| m.metadata.deletion_timestamp.is_none() && m.spec.role == MachineRole::Worker)
