@@ -986,10 +986,15 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
         .as_str()
         .unwrap()
         .to_owned();
+    // Turned NotReady now: the quickstart's health check (five minutes) does not replace it
+    // within this test.
+    let now = k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
     let not_ready = json!({"status": {"conditions": [{
         "type": "Ready", "status": "False", "reason": "KubeletNotReady", "message": "down",
-        "lastHeartbeatTime": "2026-01-01T00:00:00Z",
-        "lastTransitionTime": "2026-01-01T00:00:00Z",
+        "lastHeartbeatTime": now,
+        "lastTransitionTime": now,
     }]}});
     let flipped = Instant::now();
     nodes

@@ -114,11 +114,16 @@ async fn grow_until_ready(executor: &Executor, store: &Store, name: &str, env: &
     }
 }
 
+/// Sets Node `node`'s Ready condition, its transition now (as a kubelet or the node lifecycle
+/// controller would), so that health checks count from this moment.
 async fn set_ready(env: &KubeEnv, node: &str, status: &str, reason: &str) {
     let api: Api<Node> = Api::all(env.client().await);
+    let now = k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
     let patch = json!({"status": {"conditions": [{
         "type": "Ready", "status": status, "reason": reason, "message": format!("{reason} says so"),
-        "lastHeartbeatTime": "2026-01-01T00:00:00Z", "lastTransitionTime": "2026-01-01T00:00:00Z",
+        "lastHeartbeatTime": now, "lastTransitionTime": now,
     }]}});
     api.patch_status(node, &PatchParams::default(), &Patch::Merge(&patch))
         .await
