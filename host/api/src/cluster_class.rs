@@ -87,6 +87,31 @@ pub struct ControlPlaneClass {
     /// Bootstrap provider and config for control-plane machines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bootstrap: Option<ProviderConfigRef>,
+    /// How the host reaches the control plane's etcd to keep its membership (remove a member
+    /// before its machine goes, remove members no machine has). Without it, a member leaves
+    /// etcd only as its machine's own bootstrap takes it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etcd: Option<EtcdAccess>,
+}
+
+/// Where the control plane's etcd listens and which of the cluster's secret items (those
+/// the bootstrap provider's `cluster-secrets` returned) hold its certificate authority; the
+/// host mints a short-lived client certificate from it for each membership call.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EtcdAccess {
+    /// The port of etcd's client URL on each control-plane machine's address.
+    #[serde(default = "default_etcd_port")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub client_port: u16,
+    /// The secret item holding the etcd CA certificate (PEM).
+    pub ca_certificate_item: String,
+    /// The secret item holding the etcd CA private key (PKCS#8 PEM).
+    pub ca_key_item: String,
+}
+
+fn default_etcd_port() -> u16 {
+    2379
 }
 
 /// Worker classes.

@@ -37,7 +37,8 @@ pub use cluster::{
 };
 pub use cluster_class::{
     ClusterClass, ClusterClassSpec, ClusterClassStatus, ClusterClassVariable, ControlPlaneClass,
-    InfrastructureConfig, MachineDeploymentClass, ProviderConfigRef, VariableSchema, WorkersClass,
+    EtcdAccess, InfrastructureConfig, MachineDeploymentClass, ProviderConfigRef, VariableSchema,
+    WorkersClass,
 };
 pub use condition::{Condition, ConditionStatus, get_condition, is_condition_true, set_condition};
 pub use crds::{CrdYamlError, crds, crds_yaml};

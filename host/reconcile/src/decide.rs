@@ -27,6 +27,11 @@ pub enum Action {
     ReconcileMachine { machine: String },
     /// Mark the machine deleted, call `delete-machine` until it is gone, then remove it.
     DeleteMachine { machine: String },
+    /// Mark the control-plane machine deleted and take its member out of etcd (moving
+    /// leadership off it first); its [`Action::DeleteMachine`] follows in a later pass.
+    RemoveEtcdMember { machine: String },
+    /// Remove an etcd member that no Machine has (by etcd's id; `name` for messages).
+    RemoveEtcdOrphan { member: u64, name: String },
     /// Call `list-machines` and record the keys no Machine has.
     ListMachines,
     /// Call `delete-machine` for a machine the infrastructure has and no Machine object names.
@@ -71,6 +76,7 @@ impl Decision {
 
 /// The next actions for `view`, and its status.
 pub fn decide(view: &ClusterView) -> Decision {
+    let mut etcd = None;
     let actions = if view.paused {
         Vec::new()
     } else if view.deleting {
@@ -85,9 +91,12 @@ pub fn decide(view: &ClusterView) -> Decision {
             _ => teardown(view),
         }
     } else {
-        build(view)
+        let (actions, progress) = crate::etcd::route(view, build(view));
+        etcd = progress.condition(&view.etcd);
+        dedup(actions)
     };
     let mut status = status(view);
+    status.conditions.extend(etcd);
     if view.hooks.configured {
         let waiting: Vec<&str> = actions
             .iter()
@@ -120,7 +129,8 @@ fn delete(m: &MachineView) -> Action {
     }
 }
 
-/// The path of a live cluster.
+/// The path of a live cluster, as if no machine were an etcd member (the caller routes its
+/// deletions through etcd).
 fn build(view: &ClusterView) -> Vec<Action> {
     // Deletions under way continue whatever else happens.
     let mut actions: Vec<Action> = view

@@ -33,6 +33,7 @@
 //!   through [`Action::DeleteMachine`] of that Machine.
 
 mod decide;
+mod etcd;
 mod health;
 mod hooks;
 mod status;
@@ -43,6 +44,7 @@ mod workload;
 mod tests;
 
 pub use decide::{Action, Decision, HOOKS_PASSED, MachineIntent, decide};
+pub use etcd::{ETCD_MEMBER, ETCD_MEMBERSHIP, EtcdMemberView, EtcdView};
 pub use health::{
     HEALTH_CHECK_SUCCEEDED, Health, HealthCheck, REMEDIATION_ALLOWED, UnhealthyCondition,
     machine_health,

@@ -30,6 +30,12 @@ struct Sim {
     finalized: bool,
     /// Hook points the simulated hook provider holds.
     hold: BTreeSet<Hook>,
+    /// etcd, when the host keeps its membership: member id → (name, machine).
+    etcd: Option<std::collections::BTreeMap<u64, (String, Option<String>)>>,
+    /// Whether etcd answers.
+    etcd_reachable: bool,
+    /// A crash after a `RemoveEtcdMember` marked the machine deleted, before etcd heard.
+    crash_in_removal: bool,
 }
 
 impl Sim {
@@ -58,7 +64,24 @@ impl Sim {
             peak: 0,
             finalized: false,
             hold: BTreeSet::new(),
+            etcd: None,
+            etcd_reachable: true,
+            crash_in_removal: false,
         }
+    }
+
+    /// The same, with the host keeping etcd membership.
+    fn with_etcd(cp: u32, pools: &[(&str, u32)]) -> Sim {
+        Sim {
+            etcd: Some(Default::default()),
+            ..Sim::new(cp, pools)
+        }
+    }
+
+    /// The etcd members' machines (`None` for a member no machine has), in id order.
+    fn members(&self) -> Vec<Option<String>> {
+        let etcd = self.etcd.as_ref().unwrap();
+        etcd.values().map(|(_, m)| m.clone()).collect()
     }
 
     fn live(&self) -> Vec<&MachineView> {
@@ -114,6 +137,22 @@ impl Sim {
     fn pass(&mut self) -> Decision {
         self.view.plan = None;
         self.view.orphans = None;
+        self.view.etcd = match &self.etcd {
+            None => self.view.etcd.clone(),
+            Some(_) if !self.etcd_reachable => EtcdView::Unreachable {
+                message: "10.0.0.1:2379: connect: connection refused".into(),
+            },
+            Some(members) => EtcdView::Observed {
+                members: members
+                    .iter()
+                    .map(|(id, (name, machine))| EtcdMemberView {
+                        id: *id,
+                        name: name.clone(),
+                        machine: machine.clone(),
+                    })
+                    .collect(),
+            },
+        };
         for action in decide(&self.view).actions {
             match action {
                 Action::PlanControlPlane => self.view.plan = Some(self.plan()),
@@ -159,15 +198,45 @@ impl Sim {
                 });
             }
             Action::ReconcileMachine { machine } => {
+                let clock = self.clock;
                 let m = self.machine(machine);
                 m.phase = match m.phase {
                     MachinePhase::Pending => MachinePhase::Provisioning,
                     _ => MachinePhase::Running,
                 };
+                // A control-plane machine adds its member as it boots.
+                let joins = m.role.is_control_plane() && m.phase == MachinePhase::Provisioning;
+                let name = m.name.clone();
+                if joins && let Some(etcd) = &mut self.etcd {
+                    etcd.insert(clock, (name.clone(), Some(name)));
+                }
+            }
+            Action::RemoveEtcdMember { machine } => {
+                self.machine(machine).deleting = true;
+                if std::mem::take(&mut self.crash_in_removal) {
+                    self.log.push(format!("crash removing {machine}"));
+                    return;
+                }
+                let etcd = self.etcd.as_mut().expect("etcd kept by the host");
+                etcd.retain(|_, (_, m)| m.as_deref() != Some(machine.as_str()));
+                self.log.push(format!("remove member {machine}"));
+            }
+            Action::RemoveEtcdOrphan { member, name } => {
+                let etcd = self.etcd.as_mut().expect("etcd kept by the host");
+                assert!(etcd.remove(member).is_some(), "no member {member}");
+                self.log.push(format!("remove orphan member {name}"));
             }
             Action::DeleteMachine { machine } => {
+                let is_member = (self.etcd.as_ref()).is_some_and(|e| {
+                    e.values()
+                        .any(|(_, m)| m.as_deref() == Some(machine.as_str()))
+                });
                 let m = self.machine(machine);
                 if m.deleting {
+                    assert!(
+                        !is_member || !self.etcd_reachable,
+                        "{machine} deleted while an etcd member"
+                    );
                     self.view.machines.retain(|m| &m.name != machine);
                 } else {
                     m.deleting = true;
@@ -1074,4 +1143,178 @@ fn nothing_is_judged_where_the_workload_cluster_is_not_seen() {
         "{:?}",
         decision.actions
     );
+}
+
+fn etcd_condition(decision: &Decision) -> Option<&ConditionView> {
+    (decision.status.conditions.iter()).find(|c| c.type_ == ETCD_MEMBERSHIP)
+}
+
+/// The control plane's machines by name, sorted.
+fn control_plane_names(sim: &Sim) -> Vec<Option<String>> {
+    let mut names: Vec<Option<String>> = (sim.view.machines.iter())
+        .filter(|m| m.role.is_control_plane())
+        .map(|m| Some(m.name.clone()))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_member_leaves_etcd_before_its_machine_is_deleted_and_members_follow_machines() {
+    let mut sim = Sim::with_etcd(3, &[]);
+    sim.converge();
+    let mut members = sim.members();
+    members.sort();
+    assert_eq!(members, control_plane_names(&sim));
+    sim.take_log();
+    sim.view.control_plane_replicas = 1;
+    for _ in 0..200 {
+        let decision = sim.pass();
+        // Whenever no step is in flight, the members are the control-plane machines.
+        let in_flight = sim.view.machines.iter().any(|m| m.deleting);
+        if !in_flight {
+            let mut members = sim.members();
+            members.sort();
+            assert_eq!(members, control_plane_names(&sim), "{:?}", sim.log);
+        }
+        if decision.converged() {
+            break;
+        }
+    }
+    assert_eq!(sim.members().len(), 1);
+    // Each member removal comes before its machine's deletion, never the other way.
+    let log = sim.take_log();
+    let removals: Vec<&String> = log
+        .iter()
+        .filter(|l| l.starts_with("remove member"))
+        .collect();
+    assert_eq!(removals.len(), 2, "{log:?}");
+    assert!(!log.iter().any(|l| l.starts_with("delete ")), "{log:?}");
+    let d = decide(&sim.view);
+    assert!(d.converged());
+    let c = etcd_condition(&d).expect("the condition is there where the host keeps etcd");
+    assert!(c.status, "{c:?}");
+}
+
+#[test]
+fn a_crash_between_marking_and_removing_is_finished_by_the_next_pass() {
+    let mut sim = Sim::with_etcd(3, &[]);
+    sim.converge();
+    sim.view.control_plane_replicas = 2;
+    sim.crash_in_removal = true;
+    sim.take_log();
+    sim.converge();
+    let log = sim.take_log();
+    let crash = log
+        .iter()
+        .position(|l| l.starts_with("crash removing"))
+        .unwrap();
+    let machine = log[crash].rsplit(' ').next().unwrap().to_owned();
+    // The next pass takes up the same machine, deleting already, and finishes its removal.
+    assert_eq!(
+        log[crash + 1],
+        format!("remove member {machine}"),
+        "{log:?}"
+    );
+    assert_eq!(sim.members().len(), 2);
+    assert!(!sim.view.machines.iter().any(|m| m.name == machine));
+}
+
+#[test]
+fn where_etcd_does_not_answer_a_member_machine_waits_and_the_cluster_says_why() {
+    let mut sim = Sim::with_etcd(3, &[("md-0", 1)]);
+    sim.converge();
+    sim.etcd_reachable = false;
+    sim.view.control_plane_replicas = 2;
+    for _ in 0..5 {
+        let decision = sim.pass();
+        assert!(
+            !decision.actions.iter().any(|a| matches!(
+                a,
+                Action::DeleteMachine { .. } | Action::RemoveEtcdMember { .. }
+            )),
+            "{:?}",
+            decision.actions
+        );
+    }
+    // A machine chosen earlier (deleting) waits too, and the condition names it and why.
+    sim.etcd_reachable = true;
+    sim.crash_in_removal = true;
+    while !sim
+        .view
+        .machines
+        .iter()
+        .any(|m| m.deleting && m.role.is_control_plane())
+    {
+        sim.pass();
+    }
+    sim.etcd_reachable = false;
+    let decision = sim.pass();
+    let c = etcd_condition(&decision).unwrap();
+    assert!(!c.status);
+    assert_eq!(c.reason, "EtcdUnreachable");
+    assert!(c.message.contains("connection refused"), "{c:?}");
+    sim.etcd_reachable = true;
+    sim.converge();
+    assert_eq!(sim.members().len(), 2);
+}
+
+#[test]
+fn a_member_without_a_machine_goes_once_no_machine_is_joining() {
+    let mut sim = Sim::with_etcd(1, &[]);
+    sim.converge();
+    // A control-plane machine starts to join...
+    sim.view.control_plane_replicas = 2;
+    sim.pass();
+    // ...and etcd lists a member nothing runs (its machine was deleted behind the host's
+    // back). While the machine joins, the member stays (it may be the joiner's).
+    sim.etcd
+        .as_mut()
+        .unwrap()
+        .insert(9_999, ("ghost".into(), None));
+    let mut saw_wait = false;
+    loop {
+        let joining = sim
+            .view
+            .machines
+            .iter()
+            .any(|m| m.role.is_control_plane() && m.phase != MachinePhase::Running);
+        let decision = sim.pass();
+        let removes = decision
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::RemoveEtcdOrphan { .. }));
+        if joining {
+            assert!(!removes, "{:?}", decision.actions);
+            let c = etcd_condition(&decision).unwrap();
+            saw_wait |= c.reason == "Waiting" && c.message.contains("ghost");
+        }
+        if removes {
+            break;
+        }
+    }
+    assert!(saw_wait);
+    sim.converge();
+    assert!(!sim.members().contains(&None), "{:?}", sim.members());
+    assert_eq!(sim.members().len(), 2);
+}
+
+#[test]
+fn without_etcd_access_deletions_go_as_before() {
+    for skipped in [false, true] {
+        let mut sim = Sim::new(3, &[]);
+        sim.converge();
+        if skipped {
+            sim.view.etcd = EtcdView::Skipped {
+                reason: "workload cluster access is off".into(),
+            };
+        }
+        sim.view.control_plane_replicas = 1;
+        sim.take_log();
+        let decision = sim.converge();
+        assert!(decision > 0);
+        let log = sim.take_log();
+        assert_eq!(log.iter().filter(|l| l.starts_with("delete ")).count(), 2);
+        assert!(etcd_condition(&decide(&sim.view)).is_none());
+    }
 }

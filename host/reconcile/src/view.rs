@@ -54,6 +54,8 @@ pub struct ClusterView {
     /// The time of the decision, seconds since the Unix epoch: health checks measure how long
     /// a Node condition held against it.
     pub now: u64,
+    /// The control plane's etcd membership, where the host keeps it.
+    pub etcd: crate::etcd::EtcdView,
 }
 
 /// A desired worker pool.

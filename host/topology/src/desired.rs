@@ -61,6 +61,9 @@ pub struct DesiredControlPlane {
     /// What shapes a control-plane machine (machine-based only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_shape: Option<MachineShape>,
+    /// How the host reaches the control plane's etcd, when the class says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etcd: Option<capw_api::EtcdAccess>,
 }
 
 /// One desired worker pool.

@@ -134,6 +134,7 @@ impl Stamper<'_> {
             machine_infrastructure,
             bootstrap,
             machine_shape: None,
+            etcd: cp.etcd.clone(),
         }
     }
 

@@ -22,11 +22,13 @@ mod cache;
 mod config;
 mod connection;
 mod error;
+mod etcd;
 mod observation;
 
 pub use cache::{ClusterCache, ClusterId};
 pub use config::ClusterCacheConfig;
 pub use error::ClusterCacheError;
+pub use etcd::{EtcdAccess, EtcdError, EtcdMember, EtcdMembership};
 pub use observation::{
     ApiAvailability, MAX_NODE_CONDITIONS, NodeReadiness, ObservedCondition, ObservedNode,
     ReadyStatus, WorkloadObservation, sanitize_message, sanitize_reason,

@@ -125,22 +125,69 @@ impl EtcdClient {
     ///
     /// When etcdctl fails, with its output.
     pub fn members(&self, address: &str) -> Vec<String> {
+        self.member_list(address)
+            .into_iter()
+            .map(|m| m.name)
+            .collect()
+    }
+
+    /// The members (name, peer URLs, id), asked of the etcd at `address` (port 2379).
+    ///
+    /// # Panics
+    ///
+    /// When etcdctl fails, with its output.
+    pub fn member_list(&self, address: &str) -> Vec<EtcdMemberEntry> {
+        let out = self.etcdctl(address, &["member", "list", "-w", "simple"]);
+        // `id, status, name, peer URLs, client URLs, is learner`
+        String::from_utf8_lossy(&out)
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(", ").collect();
+                Some(EtcdMemberEntry {
+                    id: f.first()?.to_string(),
+                    name: f.get(2)?.to_string(),
+                    peer_urls: f.get(3)?.split(',').map(str::to_owned).collect(),
+                })
+            })
+            .collect()
+    }
+
+    /// Adds a member that never starts (`name` at `peer_url`), as a machine that died after
+    /// `member add` leaves one behind.
+    ///
+    /// # Panics
+    ///
+    /// When etcdctl fails, with its output.
+    pub fn add_member(&self, address: &str, name: &str, peer_url: &str) {
+        self.etcdctl(
+            address,
+            &["member", "add", name, &format!("--peer-urls={peer_url}")],
+        );
+    }
+
+    fn etcdctl(&self, address: &str, args: &[&str]) -> Vec<u8> {
         let file = |name: &str| self.dir.path().join(name).display().to_string();
         let bin = kube_binaries().join(KUBE_VERSIONS[0]).join("bin/etcdctl");
-        let out = crate::output_ok(
+        crate::output_ok(
             std::process::Command::new(bin)
                 .arg(format!("--endpoints=https://{address}:2379"))
                 .arg(format!("--cacert={}", file("ca.crt")))
                 .arg(format!("--cert={}", file("client.crt")))
                 .arg(format!("--key={}", file("client.key")))
-                .args(["member", "list", "-w", "simple"]),
-            &format!("etcdctl member list through {address}"),
-        );
-        String::from_utf8_lossy(&out)
-            .lines()
-            .filter_map(|l| l.split(", ").nth(2).map(str::to_owned))
-            .collect()
+                .args(args),
+            &format!("etcdctl {args:?} through {address}"),
+        )
     }
+}
+
+/// One etcd member as `etcdctl member list` prints it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EtcdMemberEntry {
+    /// Its id, in hex.
+    pub id: String,
+    /// Its name; empty for a member that never started.
+    pub name: String,
+    pub peer_urls: Vec<String>,
 }
 
 /// The TCP sockets listening on any of `addresses` (IPv4), as `address:port`, read from

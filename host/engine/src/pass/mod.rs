@@ -25,8 +25,8 @@ pub(crate) mod validate;
 pub(crate) mod workload;
 
 use self::actions::{
-    control_plane, finalizer, health, hooks, infrastructure, kubeconfig, machines, nodes, secrets,
-    up_to_date,
+    control_plane, etcd, finalizer, health, hooks, infrastructure, kubeconfig, machines, nodes,
+    secrets, up_to_date,
 };
 use self::env::Env;
 use self::note::ActionNote;
@@ -220,8 +220,12 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
     notes.extend(nodes::record_nodes(env, &s, &workload).await);
     notes.extend(up_to_date::record_up_to_date(env, &s).await);
 
+    let etcd = etcd::observe(&s, &workload).await;
+    notes.extend(etcd::record_members(env, &s, &etcd).await);
+
     // Observe what the core asks to observe, then decide again.
     let mut view = s.view(&workload);
+    view.etcd = etcd.view.clone();
     notes.extend(health::record_health(env, &s, &workload, view.now).await);
     let mut orphan_names = BTreeMap::new();
     let mut provider_status = None;
@@ -268,14 +272,20 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
     // Nothing to act on but not converged: something is under way elsewhere (a plan that
     // waits); look again later rather than at once.
     let idle = todo.is_empty().then_some(env.config.requeue.max);
-    let results = join_all(todo.into_iter().map(|a| run(env, &s, a, &orphan_names))).await;
+    let results = join_all(
+        todo.into_iter()
+            .map(|a| run(env, &s, a, &orphan_names, &etcd)),
+    )
+    .await;
     notes.extend(results);
 
     // The status after the actions.
     let Some(after) = snapshot(env, key).await? else {
         return Ok(PassOutcome::Gone);
     };
-    let status = decide(&after.view(&workload)).status;
+    let mut after_view = after.view(&workload);
+    after_view.etcd = etcd.view;
+    let status = decide(&after_view).status;
     status::write(env, &after, Some(&status), &notes, provider_status.as_ref()).await?;
     if let Some(p) = notes.iter().find(|n| n.permanent) {
         let (_, reason, message) = p.condition.clone().unwrap_or_default();
@@ -294,6 +304,7 @@ async fn run(
     s: &Snapshot,
     action: &Action,
     orphans: &BTreeMap<String, String>,
+    etcd: &etcd::EtcdObservation,
 ) -> ActionNote {
     match action {
         Action::ReconcileInfrastructure => infrastructure::reconcile_infrastructure(env, s).await,
@@ -308,6 +319,13 @@ async fn run(
             Some(m) => machines::delete(env, s, m).await,
             None => ActionNote::done(),
         },
+        Action::RemoveEtcdMember { machine } => match s.machine(machine) {
+            Some(m) => etcd::remove_member(env, s, m, etcd).await,
+            None => ActionNote::done(),
+        },
+        Action::RemoveEtcdOrphan { member, name } => {
+            etcd::remove_orphan(s, *member, name, etcd).await
+        }
         Action::DeleteOrphan { key } => {
             let name = orphans.get(key).cloned().unwrap_or_default();
             machines::delete_orphan(env, s, key, &name).await

@@ -116,6 +116,7 @@ impl Snapshot {
                 .filter_map(|m| machine_view(m, desired))
                 .collect(),
             orphans: None,
+            etcd: capw_reconcile::EtcdView::Unmanaged,
             hooks: HooksView {
                 configured: desired.is_some_and(|d| !d.hooks.is_empty()),
                 passed: self

@@ -169,6 +169,14 @@ pub async fn env_with(faults: FaultConfig, machines: Option<&Path>) -> Env {
 
 /// `kubectl get nodes` in the workload cluster `name`, through the kubeconfig the host stored.
 pub fn nodes(store: &Store, name: &str, dir: &Path) -> Vec<Value> {
+    let out = kubectl(store, name, dir, &["get", "nodes", "-o", "json"]);
+    let list: Value = serde_json::from_slice(&out).unwrap();
+    list["items"].as_array().cloned().unwrap_or_default()
+}
+
+/// Runs kubectl against workload cluster `name` with its stored admin kubeconfig (written
+/// under `dir`); its standard output.
+pub fn kubectl(store: &Store, name: &str, dir: &Path, args: &[&str]) -> Vec<u8> {
     let secret = store
         .get(&ObjectKey::namespaced(
             "Secret",
@@ -183,16 +191,29 @@ pub fn nodes(store: &Store, name: &str, dir: &Path) -> Vec<Value> {
     let out = std::process::Command::new(kubectl)
         .arg("--kubeconfig")
         .arg(&kubeconfig)
-        .args(["--request-timeout=60s", "get", "nodes", "-o", "json"])
+        .arg("--request-timeout=60s")
+        .args(args)
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "kubectl get nodes: {}",
+        "kubectl {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
-    list["items"].as_array().cloned().unwrap_or_default()
+    out.stdout
+}
+
+/// The items of cluster `name`'s Secret of cluster secrets.
+pub fn secret_items(store: &Store, name: &str) -> Vec<(String, Vec<u8>)> {
+    let secret = store
+        .get(&ObjectKey::namespaced(
+            "Secret",
+            "default",
+            &capw_engine::cluster_secret_name(name),
+        ))
+        .unwrap()
+        .unwrap_or_else(|| panic!("no cluster secrets of {name}"));
+    capw_engine::stored_secret_items(&secret).expect("the cluster Secret's items")
 }
 
 pub fn ready(node: &Value) -> bool {

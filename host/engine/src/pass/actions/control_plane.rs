@@ -90,11 +90,17 @@ pub(crate) async fn plan(
         },
         Step::DeleteMachine(m) => PlanStep::Delete { machine: m.name },
         Step::Wait(_) => PlanStep::Wait,
-        Step::RemoveEtcdMember(_) => {
+        // The host takes a member out of etcd before it deletes its machine, whichever step
+        // chose the machine; it can only where the class says how to reach etcd.
+        Step::RemoveEtcdMember(m) if cp.etcd.is_some() => PlanStep::Delete { machine: m.name },
+        Step::RemoveEtcdMember(m) => {
             return Err(ActionNote::host_failed(
                 COND,
                 "Unsupported",
-                "removing a member from etcd (remove-etcd-member) is not served by this host yet; no machine was deleted".into(),
+                format!(
+                    "the provider asks to remove {} from etcd (remove-etcd-member), and the class does not say how the host reaches etcd (spec.controlPlane.etcd); no machine was deleted",
+                    m.name
+                ),
             ));
         }
         Step::ApplyManifests(_) => {
