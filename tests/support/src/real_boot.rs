@@ -157,24 +157,38 @@ impl EtcdClient {
     ///
     /// # Panics
     ///
-    /// When etcdctl fails, with its output.
+    /// When etcdctl fails for a minute, with its output. etcd refuses a change of membership
+    /// while a member joined less than five seconds ago ("unhealthy cluster"): that is
+    /// retried.
     pub fn add_member(&self, address: &str, name: &str, peer_url: &str) {
-        self.etcdctl(
-            address,
-            &["member", "add", name, &format!("--peer-urls={peer_url}")],
-        );
+        let peer = format!("--peer-urls={peer_url}");
+        let args = ["member", "add", name, &peer];
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while std::time::Instant::now() < deadline {
+            let out = self.command(address, &args).output().unwrap();
+            if out.status.success() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+        self.etcdctl(address, &args);
+    }
+
+    fn command(&self, address: &str, args: &[&str]) -> std::process::Command {
+        let file = |name: &str| self.dir.path().join(name).display().to_string();
+        let bin = kube_binaries().join(KUBE_VERSIONS[0]).join("bin/etcdctl");
+        let mut c = std::process::Command::new(bin);
+        c.arg(format!("--endpoints=https://{address}:2379"))
+            .arg(format!("--cacert={}", file("ca.crt")))
+            .arg(format!("--cert={}", file("client.crt")))
+            .arg(format!("--key={}", file("client.key")))
+            .args(args);
+        c
     }
 
     fn etcdctl(&self, address: &str, args: &[&str]) -> Vec<u8> {
-        let file = |name: &str| self.dir.path().join(name).display().to_string();
-        let bin = kube_binaries().join(KUBE_VERSIONS[0]).join("bin/etcdctl");
         crate::output_ok(
-            std::process::Command::new(bin)
-                .arg(format!("--endpoints=https://{address}:2379"))
-                .arg(format!("--cacert={}", file("ca.crt")))
-                .arg(format!("--cert={}", file("client.crt")))
-                .arg(format!("--key={}", file("client.key")))
-                .args(args),
+            &mut self.command(address, args),
             &format!("etcdctl {args:?} through {address}"),
         )
     }

@@ -38,6 +38,15 @@ async fn members_follow_the_control_plane_machines_through_a_scale_down() {
         .into_iter()
         .filter(|o| o["metadata"]["name"] != "beta")
         .collect();
+    // kubeadm's etcd listens on 2379 of each machine; kubeadm-bootstrap stores its CA under
+    // these items of the cluster's secrets.
+    for o in objects.iter_mut().filter(|o| o["kind"] == "ClusterClass") {
+        o["spec"]["controlPlane"]["etcd"] = serde_json::json!({
+            "clientPort": 2379,
+            "caCertificateItem": "etcd/ca.crt",
+            "caKeyItem": "etcd/ca.key",
+        });
+    }
     for o in objects.iter_mut().filter(|o| o["kind"] == "Cluster") {
         o["spec"]["topology"]["controlPlane"]["replicas"] = 3.into();
         o["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = 0.into();
