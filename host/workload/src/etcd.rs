@@ -74,8 +74,6 @@ pub struct EtcdMembership {
     pub members: Vec<EtcdMember>,
     /// The leader's id, as the answering member knows it (`None` with no leader).
     pub leader: Option<u64>,
-    /// The host (address) that answered.
-    pub answered_by: String,
 }
 
 fn url_host(url: &str) -> Option<&str> {
@@ -215,7 +213,6 @@ impl EtcdAccess {
                 .as_deref()
                 .and_then(|l| l.parse().ok())
                 .filter(|l| *l != 0),
-            answered_by: host.to_owned(),
         })
     }
 

@@ -37,6 +37,14 @@ fn host_of(m: &Machine) -> Option<String> {
     status.addresses.first().map(|a| a.address.clone())
 }
 
+/// Whether `member` is `m`'s: it has the machine's name, or its peer URL names the machine's
+/// address (a member added and never started has no name yet).
+fn runs_on(member: &capw_workload::EtcdMember, m: &Machine) -> bool {
+    let name = m.metadata.name.as_deref();
+    (!member.name.is_empty() && name == Some(member.name.as_str()))
+        || host_of(m).is_some_and(|h| member.peer_hosts().any(|p| p == h))
+}
+
 fn control_plane(s: &Snapshot) -> impl Iterator<Item = &Machine> {
     s.machines
         .iter()
@@ -102,13 +110,8 @@ pub(crate) async fn observe(s: &Snapshot, workload: &WorkloadView) -> EtcdObserv
                 .map(|member| EtcdMemberView {
                     id: member.id,
                     name: member.name.clone(),
-                    machine: machines
-                        .iter()
-                        .find(|m| {
-                            let name = m.metadata.name.as_deref();
-                            (!member.name.is_empty() && name == Some(member.name.as_str()))
-                                || host_of(m).is_some_and(|h| member.peer_hosts().any(|p| p == h))
-                        })
+                    machine: (machines.iter())
+                        .find(|m| runs_on(member, m))
                         .and_then(|m| m.metadata.name.clone()),
                 })
                 .collect();
@@ -189,12 +192,7 @@ pub(crate) async fn remove_member(
         return ActionNote::done();
     };
     let own_host = host_of(m);
-    let Some(member) = (membership.members.iter()).find(|x| {
-        x.name == name
-            || own_host
-                .as_deref()
-                .is_some_and(|h| x.peer_hosts().any(|p| p == h))
-    }) else {
+    let Some(member) = (membership.members.iter()).find(|x| runs_on(x, m)) else {
         return ActionNote::done();
     };
     // Another member, one whose machine stays, to lead and to take the request.
@@ -203,7 +201,7 @@ pub(crate) async fn remove_member(
             && s.machines.iter().any(|o| {
                 o.metadata.deletion_timestamp.is_none()
                     && o.metadata.name.as_deref() != Some(name.as_str())
-                    && host_of(o).is_some_and(|h| x.peer_hosts().any(|p| p == h))
+                    && runs_on(x, o)
             })
     };
     let Some(other) = membership.members.iter().find(stays) else {
