@@ -2,7 +2,8 @@
 //!
 //! The host owns the machines and applies one step at a time; the provider decides which step
 //! is safe. Machine-based providers answer create and delete steps (and
-//! [`Step::RemoveEtcdMember`] for a member that still belongs to etcd), hosted ones
+//! [`Step::RemoveEtcdMember`] for a member etcd still lists: [`Member::etcd`] is
+//! [`EtcdMembership::Member`]), hosted ones
 //! `apply-manifests`, managed ones drive their cloud API and answer `wait` until it is done.
 //! Every plan carries the control plane's [`ControlPlaneStatus`]: for the hosted and managed
 //! shapes, where no machines exist, it is all the host knows.
@@ -14,7 +15,7 @@ use crate::types::{CallContext, KubernetesVersion, ProviderError};
 use crate::{Context, Provider};
 
 pub use crate::__bindings::exports::capw::provider::control_plane::{
-    ControlPlaneStatus, MachineToCreate, Member, PlanInput, Step,
+    ControlPlaneStatus, EtcdMembership, MachineToCreate, Member, PlanInput, Step,
 };
 
 /// The plan, the counts and the control plane's [`ControlPlaneStatus`] the host shows in the
@@ -69,6 +70,11 @@ pub trait ControlPlane: Provider {
 
     /// Whether it can move a control plane to another Kubernetes version.
     const VERSION_UPGRADES: bool = false;
+
+    /// Whether it takes a change of more than one minor version in one step of the spec and
+    /// carries it out one minor at a time (chained upgrades). Without it the host refuses a
+    /// skipped minor at admission, naming this capability.
+    const CHAINS_UPGRADES: bool = false;
 
     /// The single next step toward `input`, and the counts. Pure and deterministic for the
     /// same input: the host may call it as often as it likes.

@@ -27,7 +27,7 @@
 ///
 /// The component exports exist on `wasm32` targets only. Elsewhere (a provider's native unit
 /// tests) the macro writes just the trait implementations: the contract's export names, such
-/// as `capw:provider/metadata@0.2.0#describe`, cannot be linked into a native library, and
+/// as `capw:provider/metadata@0.3.0#describe`, cannot be linked into a native library, and
 /// there is no host to call them. Native tests call the traits, or
 /// [`metadata::describe`](crate::metadata::describe) and
 /// [`metadata::validate_config`](crate::metadata::validate_config), directly.

@@ -1,7 +1,7 @@
 //! Write capw providers in Rust.
 //!
 //! A capw provider is a WebAssembly component the capw host calls through the
-//! `capw:provider@0.2.0` contract (the `wit/` folder of the capw repository). This crate turns
+//! `capw:provider@0.3.0` contract, a draft (the `wit/` folder of the capw repository). This crate turns
 //! that contract into ordinary Rust: one trait for who the provider is ([`Provider`]), one trait
 //! per extension point ([`Infrastructure`], [`Bootstrap`], [`ControlPlane`],
 //! [`LifecycleHooks`]) whose methods all have a default that answers `unsupported`, a typed,
@@ -78,11 +78,16 @@
 //!
 //! # Contract versions
 //!
-//! This SDK builds components of `capw:provider@0.2.0`. A host serves 0.1 and 0.2 components
-//! side by side, so a component built with an earlier SDK keeps working unchanged; rebuilding
-//! it with this one needs the changes in [`Context`]'s migration note and, for a control
-//! plane, the plan's [`ControlPlaneStatus`](control_plane::ControlPlaneStatus) (the fields
-//! `initialized`, `endpoint` and `conditions` of the 0.1 plan moved into `status`).
+//! This SDK builds components of `capw:provider@0.3.0`, the contract's draft: what it adds
+//! (a control-plane member's [`etcd`](control_plane::Member::etcd) and
+//! [`out_of_date`](control_plane::Member::out_of_date), the
+//! [`CHAINS_UPGRADES`](ControlPlane::CHAINS_UPGRADES) capability) may still change until the
+//! draft is released, and a component built now is rebuilt then. A host serves 0.1, 0.2 and
+//! 0.3 components side by side, so a component built with an earlier SDK keeps working
+//! unchanged. From 0.1, rebuilding needs the changes in [`Context`]'s migration note and, for
+//! a control plane, the plan's [`ControlPlaneStatus`](control_plane::ControlPlaneStatus) (the
+//! fields `initialized`, `endpoint` and `conditions` of the 0.1 plan moved into `status`);
+//! from 0.2, a control plane's members carry the two new fields.
 //!
 //! # Host capabilities
 //!
@@ -130,7 +135,7 @@ pub mod prelude {
         SecretsState,
     };
     pub use crate::control_plane::{
-        ControlPlaneStatus, MachineToCreate, Member, Plan, PlanInput, Step,
+        ControlPlaneStatus, EtcdMembership, MachineToCreate, Member, Plan, PlanInput, Step,
     };
     pub use crate::infrastructure::{
         ClusterInfrastructure, ClusterState, FailureDomain, ListedMachine, MachinePhase,

@@ -73,12 +73,14 @@ fn capabilities<P: ControlPlane>() -> Capabilities {
             control_plane_shape: Some(P::SHAPE),
             control_plane_scalable: P::SCALABLE,
             version_upgrades: P::VERSION_UPGRADES,
+            chains_upgrades: P::CHAINS_UPGRADES,
         }
     } else {
         Capabilities {
             control_plane_shape: None,
             control_plane_scalable: false,
             version_upgrades: false,
+            chains_upgrades: false,
         }
     }
 }

@@ -501,6 +501,7 @@ pub fn describe(c: &Ctx<'_>, m: &Describe) -> metadata::ProviderMetadata {
             control_plane_shape: None,
             control_plane_scalable: false,
             version_upgrades: false,
+            chains_upgrades: false,
         },
         requested_grants: metadata::RequestedGrants {
             http_hosts: names(c, &m.http_hosts, MAX_LIST_ENTRIES),

@@ -49,6 +49,7 @@ pub async fn run(global: &GlobalArgs, args: InspectArgs) -> anyhow::Result<()> {
                     "controlPlaneShape": m.capabilities.control_plane_shape.map(|s| format!("{s:?}").to_lowercase()),
                     "controlPlaneScalable": m.capabilities.control_plane_scalable,
                     "versionUpgrades": m.capabilities.version_upgrades,
+                    "chainsUpgrades": m.capabilities.chains_upgrades,
                 },
                 "requestedGrants": {
                     "httpHosts": m.requested_grants.http_hosts,
@@ -84,8 +85,10 @@ pub async fn run(global: &GlobalArgs, args: InspectArgs) -> anyhow::Result<()> {
             println!("  extension points:  {}", points.join(", "));
             if let Some(shape) = m.capabilities.control_plane_shape {
                 println!(
-                    "  control plane:     {shape:?} (scalable: {}, upgrades: {})",
-                    m.capabilities.control_plane_scalable, m.capabilities.version_upgrades
+                    "  control plane:     {shape:?} (scalable: {}, upgrades: {}, chains upgrades: {})",
+                    m.capabilities.control_plane_scalable,
+                    m.capabilities.version_upgrades,
+                    m.capabilities.chains_upgrades
                 );
             }
             println!(

@@ -155,9 +155,9 @@ impl Lang {
     /// Where the contract the starter implements comes from, for its README.
     fn contract(self) -> &'static str {
         match self {
-            Lang::Rust => "`capw:provider@0.2.0`, through capw-sdk",
+            Lang::Rust => "`capw:provider@0.3.0` (the draft), through capw-sdk",
             Lang::C | Lang::Python | Lang::Js | Lang::Go => {
-                "in `wit/` (`capw:provider@0.1.0`, served beside 0.2)"
+                "in `wit/` (`capw:provider@0.1.0`, served beside 0.2 and 0.3)"
             }
         }
     }

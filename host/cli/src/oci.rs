@@ -181,7 +181,7 @@ mod tests {
         let names =
             |key: &str| -> Vec<String> { serde_json::from_value(component[key].clone()).unwrap() };
         assert!(
-            names("exports").contains(&"capw:provider/infrastructure@0.2.0".to_owned()),
+            names("exports").contains(&"capw:provider/infrastructure@0.3.0".to_owned()),
             "{component}"
         );
         let imports = names("imports");
@@ -192,10 +192,10 @@ mod tests {
             "{component}"
         );
         assert!(
-            imports.contains(&"capw:provider/host-log@0.2.0".to_owned()),
+            imports.contains(&"capw:provider/host-log@0.3.0".to_owned()),
             "{component}"
         );
         // The sim provider is built for the world of all four extension points.
-        assert_eq!(component["target"], "capw:provider/provider@0.2.0");
+        assert_eq!(component["target"], "capw:provider/provider@0.3.0");
     }
 }

@@ -135,6 +135,8 @@ rules! {
         "plan's step fits its input: a machine to delete (or to take out of etcd) is one of the members, an init machine only when there are none, a wait with a requeue hint above 0.";
     PLAN_STATUS = "control-plane.plan.status", ControlPlane since "0.2",
         "plan's control-plane status is consistent: ready only when initialised, ready replicas at most the replicas, and a version, when given, one the members or the input name.";
+    PLAN_ETCD_MEMBERS = "control-plane.plan.etcd-members", ControlPlane since "0.3",
+        "plan never answers delete-machine for a member the input says etcd lists: such a member leaves through remove-etcd-member, which the host carries out from another member before it deletes the machine.";
     HOOKS_ANSWER = "lifecycle-hooks.handle.idempotent", LifecycleHooks,
         "handle answers proceed or hold (with a requeue hint above 0) for every hook, and answers again when called a second time with the same key.";
 }
@@ -172,12 +174,19 @@ mod tests {
         assert!(status.applies_to("0.2.0"));
         assert!(status.applies_to("0.3.1"));
         assert!(status.applies_to("1.0.0"));
+        let etcd = rule(id::PLAN_ETCD_MEMBERS).unwrap();
+        assert!(!etcd.applies_to("0.2.0") && etcd.applies_to("0.3.0"));
         let loads = rule(id::LOADS).unwrap();
         assert_eq!(loads.since, "0.1");
         assert!(loads.applies_to("0.1.0") && loads.applies_to("0.2.0"));
         // Every rule names a version the host serves.
         for r in RULES {
-            assert!(["0.1", "0.2"].contains(&r.since), "{}: {}", r.id, r.since);
+            assert!(
+                ["0.1", "0.2", "0.3"].contains(&r.since),
+                "{}: {}",
+                r.id,
+                r.since
+            );
         }
     }
 }

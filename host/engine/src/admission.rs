@@ -199,7 +199,10 @@ async fn cluster_problems(env: &Env, mut cluster: Cluster, old: Option<&Value>) 
         Err(problems) => problems,
     };
     let old_version = old.as_ref().map(|o| o.spec.topology.version.as_str());
-    if let Some(why) = old_version.and_then(|from| skew(from, &cluster.spec.topology.version)) {
+    let chains = capabilities(env, &class).map(|(name, c)| (name, c.chains_upgrades));
+    let chains = chains.as_ref().map(|(name, yes)| (name.as_str(), *yes));
+    let to = &cluster.spec.topology.version;
+    if let Some(why) = old_version.and_then(|from| skew(from, to, chains)) {
         problems.push(format!("Cluster spec.topology.version: {why}"));
     }
     problems.extend(shape_problems(env, &class));
@@ -284,9 +287,11 @@ fn change_problems(
 }
 
 /// Why moving from version `from` to `to` is refused: a downgrade, a major change or a
-/// skipped minor version. `None` when allowed (or when either is not a version, which the
-/// topology reports).
-fn skew(from: &str, to: &str) -> Option<String> {
+/// skipped minor version, unless the control-plane provider (`chains`: its name and whether
+/// it declares `chains-upgrades`; `None` when not loaded) takes several minors in one change
+/// and carries them out one at a time. `None` when allowed (or when either is not a version,
+/// which the topology reports).
+fn skew(from: &str, to: &str, chains: Option<(&str, bool)>) -> Option<String> {
     let (old, new) = (core_version(from)?, core_version(to)?);
     if new < old {
         Some(format!(
@@ -297,8 +302,16 @@ fn skew(from: &str, to: &str) -> Option<String> {
             "{from} to {to} changes the major version, which is not supported"
         ))
     } else if new.minor > old.minor + 1 {
+        let why = match chains {
+            Some((_, true)) => return None,
+            Some((name, false)) => {
+                format!(" (the control-plane provider {name} does not declare chains-upgrades)")
+            }
+            None => String::new(),
+        };
         Some(format!(
-            "{from} to {to} would skip minor version {}.{}: upgrade one minor version at a time",
+            "{from} to {to} would skip minor version {}.{}: upgrade one minor version at a \
+             time{why}",
             old.major,
             old.minor + 1
         ))
@@ -329,7 +342,9 @@ async fn plan_problems(
     snapshot.desired = Ok(desired);
     // Admission reads no workload cluster: members count by their machines' phase here; only
     // the provider's refusal of the desired state matters.
-    match plan(env, &snapshot, &capw_reconcile::WorkloadView::Off).await {
+    // Nor etcd: every member's place in it is unknown to the plan.
+    let etcd = capw_reconcile::EtcdView::Unmanaged;
+    match plan(env, &snapshot, &capw_reconcile::WorkloadView::Off, &etcd).await {
         // Only the provider's own verdict on the input: not a call that failed on the way.
         Err(note)
             if note.permanent
@@ -352,20 +367,31 @@ mod tests {
 
     #[test]
     fn version_changes_allowed_and_refused() {
-        assert_eq!(skew("v1.34.1", "v1.34.1"), None);
-        assert_eq!(skew("v1.34.1", "v1.34.5"), None);
-        assert_eq!(skew("v1.34.1", "v1.35.0"), None);
-        let skipped = skew("v1.33.4", "v1.35.0").expect("refused");
+        let kcp = Some(("kubeadm-control-plane", false));
+        assert_eq!(skew("v1.34.1", "v1.34.1", kcp), None);
+        assert_eq!(skew("v1.34.1", "v1.34.5", kcp), None);
+        assert_eq!(skew("v1.34.1", "v1.35.0", kcp), None);
+        let skipped = skew("v1.33.4", "v1.35.0", kcp).expect("refused");
         assert!(
-            skipped.contains("would skip minor version 1.34"),
+            skipped.contains("would skip minor version 1.34")
+                && skipped.contains(
+                    "the control-plane provider kubeadm-control-plane does not declare \
+                     chains-upgrades"
+                ),
             "{skipped}"
         );
-        let down = skew("v1.35.0", "v1.34.9").expect("refused");
+        // A provider that chains upgrades takes two minors in one change; never a downgrade.
+        let chains = Some(("managed", true));
+        assert_eq!(skew("v1.33.4", "v1.35.0", chains), None);
+        assert!(skew("v1.35.0", "v1.33.0", chains).is_some());
+        let unloaded = skew("v1.33.4", "v1.35.0", None).expect("refused");
+        assert!(!unloaded.contains("chains-upgrades"), "{unloaded}");
+        let down = skew("v1.35.0", "v1.34.9", kcp).expect("refused");
         assert!(down.contains("downgrades are not supported"), "{down}");
-        let patch_down = skew("v1.34.2", "v1.34.1").expect("refused");
+        let patch_down = skew("v1.34.2", "v1.34.1", kcp).expect("refused");
         assert!(patch_down.contains("older than v1.34.2"), "{patch_down}");
-        assert!(skew("v1.34.1", "v2.0.0").is_some());
+        assert!(skew("v1.34.1", "v2.0.0", kcp).is_some());
         // Not a version: the topology says so, with its path.
-        assert_eq!(skew("v1.34.1", "latest"), None);
+        assert_eq!(skew("v1.34.1", "latest", kcp), None);
     }
 }

@@ -48,6 +48,13 @@ pub struct EtcdMemberView {
 }
 
 impl EtcdView {
+    /// Whether etcd lists a member on `machine`: `None` when the host did not observe etcd
+    /// in this pass (unmanaged, skipped or unreachable), which is what a control-plane
+    /// provider is told (contract 0.3's `member.etcd`).
+    pub fn lists(&self, machine: &str) -> Option<bool> {
+        matches!(self, EtcdView::Observed { .. }).then(|| self.is_member(machine))
+    }
+
     /// Whether `machine` is a member, as far as the host knows.
     pub(crate) fn is_member(&self, machine: &str) -> bool {
         match self {

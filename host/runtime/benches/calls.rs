@@ -66,6 +66,8 @@ fn host_input() -> (CallContext, PlanInput) {
             ready: true,
             created_at: 1_700_000_000 + i as u64,
             deleting: false,
+            etcd: capw_runtime::control_plane::EtcdMembership::Unknown,
+            out_of_date: Vec::new(),
         })
         .collect();
     let input = PlanInput {
@@ -134,6 +136,8 @@ fn native_input(
                 ready: m.ready,
                 created_at: m.created_at,
                 deleting: m.deleting,
+                etcd: capw_sdk::control_plane::EtcdMembership::Unknown,
+                out_of_date: Vec::new(),
             })
             .collect(),
         failure_domains: input.failure_domains.clone(),

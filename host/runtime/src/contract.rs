@@ -10,13 +10,13 @@ use wasmtime::component::types::{ComponentExtern, ComponentItem};
 /// The WIT package of the contract.
 pub const CONTRACT_PACKAGE: &str = "capw:provider";
 
-/// The newest contract version this host implements. Components of any `0.1.x` or `0.2.x`
-/// are served, each through its own bindings: for a `0.x` package, the minor version is the
-/// breaking one (Cargo's caret rule).
-pub const CONTRACT_VERSION: &str = "0.2.0";
+/// The newest contract version this host implements, the draft in `wit/`. Components of any
+/// `0.1.x`, `0.2.x` or `0.3.x` are served, each through its own bindings: for a `0.x`
+/// package, the minor version is the breaking one (Cargo's caret rule).
+pub const CONTRACT_VERSION: &str = "0.3.0";
 
 /// The contract versions this host serves, for messages.
-const SERVED: &str = "capw:provider@0.1.x and @0.2.x";
+const SERVED: &str = "capw:provider@0.1.x, @0.2.x and @0.3.x";
 
 /// A contract version this host has bindings for (`crate::bindings`, one module each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +25,8 @@ pub(crate) enum ContractVersion {
     V0_1,
     /// `capw:provider@0.2.x`.
     V0_2,
+    /// `capw:provider@0.3.x`, a draft until it is released (docs/contract.md, "Versions").
+    V0_3,
 }
 
 impl ContractVersion {
@@ -33,6 +35,7 @@ impl ContractVersion {
         match (version.major, version.minor) {
             (0, 1) => Some(ContractVersion::V0_1),
             (0, 2) => Some(ContractVersion::V0_2),
+            (0, 3) => Some(ContractVersion::V0_3),
             _ => None,
         }
     }
@@ -240,12 +243,12 @@ mod tests {
 
     #[test]
     fn other_minor_or_major_is_refused() {
-        for v in ["0.3.0", "0.0.1", "9.0.0", "1.0.0"] {
+        for v in ["0.4.0", "0.0.1", "9.0.0", "1.0.0"] {
             let err =
                 from_export_names(names(&[&format!("capw:provider/metadata@{v}")])).unwrap_err();
             assert!(err.contains(v), "{err}");
             assert!(
-                err.contains("serves capw:provider@0.1.x and @0.2.x"),
+                err.contains("serves capw:provider@0.1.x, @0.2.x and @0.3.x"),
                 "{err}"
             );
         }
@@ -262,6 +265,7 @@ mod tests {
         assert_eq!(version("0.1.4"), ContractVersion::V0_1);
         assert_eq!(version("0.2.0"), ContractVersion::V0_2);
         assert_eq!(version("0.2.3"), ContractVersion::V0_2);
+        assert_eq!(version("0.3.0"), ContractVersion::V0_3);
     }
 
     #[test]

@@ -302,6 +302,7 @@ fn placeholder_metadata() -> metadata::ProviderMetadata {
             control_plane_shape: None,
             control_plane_scalable: false,
             version_upgrades: false,
+            chains_upgrades: false,
         },
         requested_grants: metadata::RequestedGrants {
             http_hosts: Vec::new(),

@@ -263,6 +263,7 @@ fn sandbox_linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     bindings::v0_1::add_to_linker(&mut linker)?;
     bindings::v0_2::add_to_linker(&mut linker)?;
+    bindings::v0_3::add_to_linker(&mut linker)?;
     Ok(linker)
 }
 

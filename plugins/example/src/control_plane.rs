@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use capw_sdk::control_plane::{
-    self, ControlPlaneStatus, MachineToCreate, Member, Plan, PlanInput, Step,
+    self, ControlPlaneStatus, EtcdMembership, MachineToCreate, Member, Plan, PlanInput, Step,
 };
 use capw_sdk::metadata::ControlPlaneShape;
 use capw_sdk::types::{ClusterRef, InProgress, ProviderError};
@@ -41,7 +41,8 @@ impl ControlPlane for ExampleProvider {
 /// 2. a member is not ready: wait;
 /// 3. fewer members than desired: create one (the first initialises the cluster) in the failure
 ///    domain holding the fewest members, the first of equals;
-/// 4. more than desired: delete the oldest (by creation time, then name);
+/// 4. more than desired: remove the oldest (by creation time, then name): out of etcd first
+///    when the host says etcd lists it, else delete its machine;
 /// 5. as many as desired but some out of date: create one more (surge; step 4 then removes the
 ///    oldest once it is ready);
 /// 6. nothing.
@@ -49,7 +50,11 @@ pub fn plan(cluster: &ClusterRef, config: &ExampleConfig, input: &PlanInput) -> 
     let live: Vec<&Member> = input.members.iter().filter(|m| !m.deleting).collect();
     let replicas = count(live.len());
     let ready = count(live.iter().filter(|m| m.ready).count());
-    let up_to_date = count(live.iter().filter(|m| m.version == input.version).count());
+    let up_to_date = count(
+        (live.iter())
+            .filter(|m| m.version == input.version && m.out_of_date.is_empty())
+            .count(),
+    );
 
     let create = |init| {
         Step::CreateMachine(MachineToCreate {
@@ -75,6 +80,9 @@ pub fn plan(cluster: &ClusterRef, config: &ExampleConfig, input: &PlanInput) -> 
         create(replicas == 0)
     } else if replicas > input.replicas {
         match oldest(&live) {
+            Some(member) if member.etcd == EtcdMembership::Member => {
+                Step::RemoveEtcdMember(member.machine.clone())
+            }
             Some(member) => Step::DeleteMachine(member.machine.clone()),
             // Unreachable: more members than desired means at least one member.
             None => Step::None,
@@ -144,6 +152,8 @@ mod tests {
             ready,
             created_at,
             deleting: false,
+            etcd: capw_sdk::control_plane::EtcdMembership::Unknown,
+            out_of_date: Vec::new(),
         }
     }
 
@@ -226,6 +236,30 @@ mod tests {
             panic!("expected delete");
         };
         assert_eq!(machine.name, "m1");
+    }
+
+    #[test]
+    fn a_member_etcd_lists_leaves_etcd_first() {
+        let listed = |name, created_at| Member {
+            etcd: EtcdMembership::Member,
+            ..member(name, 35, "a", true, created_at)
+        };
+        let Step::RemoveEtcdMember(machine) = step(vec![listed("m0", 1), listed("m1", 2)], 1)
+        else {
+            panic!("expected remove-etcd-member");
+        };
+        assert_eq!(machine.name, "m0");
+    }
+
+    #[test]
+    fn a_changed_machine_shaping_input_is_out_of_date() {
+        let changed = Member {
+            out_of_date: vec!["infrastructure.config/instanceType".into()],
+            ..member("m0", 35, "a", true, 1)
+        };
+        let p = plan_for(r#"{"region": "r"}"#, input(1, vec![changed]));
+        assert_eq!(p.up_to_date_replicas, 0);
+        assert!(matches!(p.step, Step::CreateMachine(_)), "{:?}", p.step);
     }
 
     #[test]

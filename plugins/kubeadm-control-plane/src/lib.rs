@@ -94,6 +94,7 @@ mod tests {
                 control_plane_shape: Some(ControlPlaneShape::Machines),
                 control_plane_scalable: true,
                 version_upgrades: true,
+                chains_upgrades: false,
             }
         );
         assert!(m.requested_grants.http_hosts.is_empty());

@@ -101,6 +101,7 @@ impl Describe {
                 }),
                 control_plane_scalable: self.scalable,
                 version_upgrades: self.upgrades,
+                chains_upgrades: false,
             },
             requested_grants: RequestedGrants {
                 http_hosts: self.http_hosts.clone(),

@@ -32,7 +32,7 @@ fn inspect_shows_contract_extension_points_and_schema() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("provider:          example 0.1.0"), "{text}");
     assert!(
-        text.contains("contract:          capw:provider@0.2.0"),
+        text.contains("contract:          capw:provider@0.3.0"),
         "{text}"
     );
     assert!(
@@ -72,7 +72,7 @@ fn inspect_json_is_machine_readable() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["contract"], "0.2.0");
+    assert_eq!(v["contract"], "0.3.0");
     assert_eq!(v["name"], "example");
     assert_eq!(
         v["extensionPoints"],

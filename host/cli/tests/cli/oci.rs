@@ -83,7 +83,7 @@ fn push_then_pull_round_trips_the_component_with_its_annotations() {
         "{pulled}"
     );
     assert!(
-        pulled.contains("dev.capw.contract.version: 0.2.0"),
+        pulled.contains("dev.capw.contract.version: 0.3.0"),
         "{pulled}"
     );
     assert!(
@@ -197,7 +197,7 @@ fn oras_pulls_what_capw_pushed_and_reads_its_component_description() {
             .unwrap_or_else(|e| panic!("component.{key} of {config}: {e}"))
     };
     assert!(
-        names("exports").contains(&"capw:provider/infrastructure@0.2.0".to_owned()),
+        names("exports").contains(&"capw:provider/infrastructure@0.3.0".to_owned()),
         "{config}"
     );
     assert!(
@@ -206,7 +206,7 @@ fn oras_pulls_what_capw_pushed_and_reads_its_component_description() {
             .any(|i| i.starts_with("wasi:io/streams@0.2.")),
         "{config}"
     );
-    assert_eq!(described["target"], "capw:provider/provider@0.2.0");
+    assert_eq!(described["target"], "capw:provider/provider@0.3.0");
 }
 
 #[test]

@@ -50,19 +50,23 @@ fn example_passes_and_writes_junit() {
     );
     assert_success(&out);
     let text = String::from_utf8(out.stdout).unwrap();
-    // Judged at the contract version it implements: the SDK's, 0.2.
+    // Judged at the contract version it implements: the SDK's, the 0.3 draft.
     assert!(
-        text.contains("example 0.1.0 (capw:provider@0.2.0)"),
+        text.contains("example 0.1.0 (capw:provider@0.3.0)"),
         "{text}"
     );
     assert!(
         text.contains("PASS  infrastructure.reconcile-machine.idempotent"),
         "{text}"
     );
-    // Every rule of 0.2, `control-plane.plan.status` among them, but the one about undeclared
-    // points (the example declares all four).
+    // Every rule of 0.3, `control-plane.plan.status` and `control-plane.plan.etcd-members`
+    // among them, but the one about undeclared points (the example declares all four).
     assert!(text.contains("PASS  control-plane.plan.status"), "{text}");
-    assert!(text.contains("26 passed, 0 failed, 1 skipped"), "{text}");
+    assert!(
+        text.contains("PASS  control-plane.plan.etcd-members"),
+        "{text}"
+    );
+    assert!(text.contains("27 passed, 0 failed, 1 skipped"), "{text}");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(
         xml.contains("name=\"capw conformance: example 0.1.0\""),

@@ -2,8 +2,8 @@
 //! that is as desired, one to scale up, one to scale down), each twice. From contract 0.2 on,
 //! the control-plane status the plan carries is checked too.
 
-use capw_runtime::control_plane::{Member, PlanInput, PlanOutput, Step};
-use capw_runtime::types::{Endpoint, KubernetesVersion, MachineRef};
+use capw_runtime::control_plane::{EtcdMembership, Member, PlanInput, PlanOutput, Step};
+use capw_runtime::types::{CallContext, Endpoint, KubernetesVersion, MachineRef};
 
 use super::{Findings, cluster};
 use crate::calls::{Subject, check_hint};
@@ -26,6 +26,8 @@ fn member(n: u64) -> Member {
         ready: true,
         created_at: 1_767_225_600 + n * 60,
         deleting: false,
+        etcd: capw_runtime::control_plane::EtcdMembership::Unknown,
+        out_of_date: Vec::new(),
     }
 }
 
@@ -39,6 +41,30 @@ fn input(replicas: u32, members: u64) -> PlanInput {
             host: "cp.conformance.test".into(),
             port: 6443,
         }),
+    }
+}
+
+/// The same input, with a host that observed etcd list every member (contract 0.3).
+fn in_etcd(mut input: PlanInput) -> PlanInput {
+    for m in &mut input.members {
+        m.etcd = EtcdMembership::Member;
+    }
+    input
+}
+
+/// What is wrong with `out` for a member etcd lists: a `delete-machine` for it.
+fn etcd_problem(input: &PlanInput, out: &PlanOutput) -> Option<String> {
+    match &out.step {
+        Step::DeleteMachine(m)
+            if (input.members.iter())
+                .any(|x| x.machine == *m && x.etcd == EtcdMembership::Member) =>
+        {
+            Some(format!(
+                "the step deletes {:?}, which etcd lists: it must answer remove-etcd-member",
+                m.name
+            ))
+        }
+        _ => None,
     }
 }
 
@@ -136,4 +162,65 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
     f.problems(id::PLAN_DETERMINISTIC, same);
     f.problems(id::PLAN_WELL_FORMED, formed);
     f.problems(id::PLAN_STATUS, status);
+    etcd_members(s, &ctx, f).await;
+}
+
+/// Scale-downs of members etcd lists: whatever the provider answers, never `delete-machine`
+/// for one of them. A refusal is the well-formed rule's business, not this one's.
+async fn etcd_members(s: &Subject<'_>, ctx: &CallContext, f: &mut Findings) {
+    let inputs = [
+        ("3 members in etcd, 1 wanted", in_etcd(input(1, 3))),
+        ("5 members in etcd, 3 wanted", in_etcd(input(3, 5))),
+    ];
+    let mut problems = Vec::new();
+    for (what, input) in &inputs {
+        if let Ok(out) = s.record(s.provider.plan(ctx, input).await)
+            && let Some(problem) = etcd_problem(input, &out)
+        {
+            problems.push(format!("{what}: {problem}"));
+        }
+    }
+    f.problems(id::PLAN_ETCD_MEMBERS, problems);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(step: Step) -> PlanOutput {
+        PlanOutput {
+            step,
+            initialized: true,
+            replicas: 3,
+            ready_replicas: 3,
+            up_to_date_replicas: 3,
+            endpoint: None,
+            conditions: Vec::new(),
+            ready: Some(true),
+            version: None,
+        }
+    }
+
+    #[test]
+    fn deleting_a_member_etcd_lists_is_a_problem_removing_it_is_not() {
+        let listed = in_etcd(input(1, 3));
+        let first = listed.members[0].machine.clone();
+        let problem = etcd_problem(&listed, &answer(Step::DeleteMachine(first.clone())));
+        assert!(
+            problem
+                .as_deref()
+                .is_some_and(|p| p.contains("remove-etcd-member")),
+            "{problem:?}"
+        );
+        assert_eq!(
+            etcd_problem(&listed, &answer(Step::RemoveEtcdMember(first.clone()))),
+            None
+        );
+        // A member the host did not see in etcd may be deleted outright.
+        let unknown = input(1, 3);
+        assert_eq!(
+            etcd_problem(&unknown, &answer(Step::DeleteMachine(first))),
+            None
+        );
+    }
 }

@@ -106,6 +106,11 @@ async fn each_break_fails_the_rule_it_breaks() {
             "creates an init machine although",
         ),
         (
+            "deletes-etcd-members",
+            id::PLAN_ETCD_MEMBERS,
+            "3 members in etcd, 1 wanted: the step deletes \"cp-0\", which etcd lists",
+        ),
+        (
             "broken-bootstrap",
             id::SECRETS_CONVERGE,
             "\"ca.key\" is named twice",

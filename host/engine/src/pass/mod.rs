@@ -231,13 +231,15 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
     let mut provider_status = None;
     for action in decide(&view).actions {
         match action {
-            Action::PlanControlPlane => match control_plane::plan(env, &s, &workload).await {
-                Ok((plan, status)) => {
-                    view.plan = Some(plan);
-                    provider_status = Some(status);
+            Action::PlanControlPlane => {
+                match control_plane::plan(env, &s, &workload, &etcd.view).await {
+                    Ok((plan, status)) => {
+                        view.plan = Some(plan);
+                        provider_status = Some(status);
+                    }
+                    Err(note) => notes.push(note),
                 }
-                Err(note) => notes.push(note),
-            },
+            }
             Action::ListMachines => match machines::unnamed(env, &s).await {
                 Ok(found) => {
                     view.orphans = Some(found.orphans.keys().cloned().collect());

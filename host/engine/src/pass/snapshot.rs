@@ -156,7 +156,7 @@ pub(crate) fn machine_view(m: &Machine, desired: Option<&DesiredState>) -> Optio
 
 /// The inputs that shaped worker `m` differently from its pool's current ones. A machine
 /// that recorded no shape (made before capw recorded it) is taken as up to date; a
-/// control-plane machine's are left to its provider.
+/// control-plane machine's are its provider's to act on ([`control_plane_changes`]).
 pub(crate) fn changed_inputs(m: &Machine, desired: Option<&DesiredState>) -> Vec<String> {
     if m.spec.role != capw_api::MachineRole::Worker {
         return Vec::new();
@@ -166,4 +166,21 @@ pub(crate) fn changed_inputs(m: &Machine, desired: Option<&DesiredState>) -> Vec
         (Some(made), Some(pool)) => made.changed_inputs(&pool.shape),
         _ => Vec::new(),
     }
+}
+
+/// What makes control-plane machine `m` out of date, as its provider is told (contract
+/// 0.3's `member.out-of-date`): `version` when it runs another version than `version`, then
+/// the inputs that shaped it differently from the class's current ones. A machine that
+/// recorded no shape is taken as shaped as desired.
+pub(crate) fn control_plane_changes(
+    m: &Machine,
+    desired: &DesiredState,
+    version: &str,
+) -> Vec<String> {
+    let version = (m.spec.version != version).then(|| "version".to_owned());
+    let shape = match (&m.spec.shape, &desired.control_plane.machine_shape) {
+        (Some(made), Some(current)) => made.changed_inputs(current),
+        _ => Vec::new(),
+    };
+    version.into_iter().chain(shape).collect()
 }

@@ -179,7 +179,7 @@ async fn a_cluster_comes_up_with_a_0_1_provider_beside_0_2_ones() {
         .collect();
     assert_eq!(versions["hooks-v0-1"], "0.1.0", "{versions:?}");
     for sdk_built in ["sim-infra", "kubeadm-bootstrap", "kubeadm-control-plane"] {
-        assert_eq!(versions[sdk_built], "0.2.0", "{sdk_built}: {versions:?}");
+        assert_eq!(versions[sdk_built], "0.3.0", "{sdk_built}: {versions:?}");
     }
 
     // The 0.1 provider holds: its answer, with the cluster's name it read from the 0.1

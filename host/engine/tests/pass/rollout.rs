@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use capw_engine::PassOutcome;
 use capw_engine::store::ObjectKey;
+use capw_engine::{Executor, PassOutcome};
 use serde_json::{Value, json};
 
 use crate::support::{ClusterOutcome, condition};
@@ -64,13 +64,42 @@ async fn instance_types(env: &Env) -> BTreeMap<String, String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_changed_instance_type_rolls_only_its_pool_within_its_bounds() {
+/// The two-pool class and Cluster `roll`, converged.
+async fn converged() -> (Env, Executor) {
     let env = Env::start(Duration::from_millis(5)).await;
     env.apply(objects(&env));
     let executor = env.executor().await;
     let report = settle(&executor).await;
     assert_eq!(report.outcomes["default/roll"], ClusterOutcome::Converged);
+    (env, executor)
+}
+
+/// Runs passes of `roll` until one converges, calling `each` with its Machines after every
+/// pass; panics when a pass blocks, the Cluster goes, or nothing converges in two minutes.
+async fn roll_until_converged(env: &Env, executor: &Executor, mut each: impl FnMut(&[Value])) {
+    let key = ObjectKey::namespaced("Cluster", "default", "roll");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let outcome = executor.reconcile(&key).await.unwrap();
+        let now = machines(&env.store, "roll");
+        each(&now);
+        match outcome {
+            PassOutcome::Converged(_) => return,
+            PassOutcome::Blocked(why) => panic!("blocked: {why}"),
+            PassOutcome::Gone => panic!("gone"),
+            PassOutcome::Progress { .. } => {}
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no convergence: {now:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_instance_type_rolls_only_its_pool_within_its_bounds() {
+    let (env, executor) = converged().await;
     let before = machines(&env.store, "roll");
     let (old_a, old_b) = (names(&before, "md-a"), names(&before, "md-b"));
     assert_eq!((old_a.len(), old_b.len()), (3, 2));
@@ -90,12 +119,8 @@ async fn a_changed_instance_type_rolls_only_its_pool_within_its_bounds() {
         )
         .unwrap();
 
-    let key = ObjectKey::namespaced("Cluster", "default", "roll");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
     let mut first = true;
-    loop {
-        let outcome = executor.reconcile(&key).await.unwrap();
-        let now = machines(&env.store, "roll");
+    roll_until_converged(&env, &executor, |now| {
         if first {
             // The first pass names what changed on every old machine of pool a before any
             // replacement boots, and nothing on pool b's.
@@ -134,19 +159,9 @@ async fn a_changed_instance_type_rolls_only_its_pool_within_its_bounds() {
             running >= 3,
             "fewer than replicas - maxUnavailable running: {running}"
         );
-        assert_eq!(names(&now, "md-b"), old_b, "pool b rolled");
-        match outcome {
-            PassOutcome::Converged(_) => break,
-            PassOutcome::Blocked(why) => panic!("blocked: {why}"),
-            PassOutcome::Gone => panic!("gone"),
-            PassOutcome::Progress { .. } => {}
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no convergence: {now:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        assert_eq!(names(now, "md-b"), old_b, "pool b rolled");
+    })
+    .await;
 
     let after = machines(&env.store, "roll");
     let new_a = names(&after, "md-a");
@@ -170,4 +185,84 @@ async fn a_changed_instance_type_rolls_only_its_pool_within_its_bounds() {
             "{pool:#}"
         );
     }
+}
+
+/// The Machines of `ms` with role `ControlPlane`, by name, live ones only.
+fn control_plane(ms: &[Value]) -> BTreeSet<String> {
+    ms.iter()
+        .filter(|m| m["spec"]["role"] != "Worker" && m["metadata"]["deletionTimestamp"].is_null())
+        .map(|m| m["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Contract 0.3 tells the control-plane provider what makes each member out of date: a
+/// changed `instanceType` of the control plane's machines rolls the control plane through
+/// kubeadm-control-plane's plan (surge, then removal) at the same version, with its
+/// `Upgrading` condition naming the input; a request timeout rolls nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_control_plane_instance_type_rolls_the_control_plane_through_its_provider() {
+    let (env, executor) = converged().await;
+    let old = control_plane(&machines(&env.store, "roll"));
+    assert_eq!(old.len(), 1);
+    let key = ObjectKey::namespaced("Cluster", "default", "roll");
+    let class = ObjectKey::namespaced("ClusterClass", "default", "two-pools");
+
+    // A timeout does not shape a machine: nothing moves.
+    env.store
+        .update(&class, |c| {
+            c["spec"]["controlPlane"]["machineInfrastructure"]["config"]["requestTimeoutMs"] =
+                9000.into();
+            Ok(())
+        })
+        .unwrap();
+    for _ in 0..3 {
+        let outcome = executor.reconcile(&key).await.unwrap();
+        assert!(matches!(outcome, PassOutcome::Converged(_)), "{outcome:?}");
+    }
+    assert_eq!(control_plane(&machines(&env.store, "roll")), old);
+
+    env.store
+        .update(&class, |c| {
+            c["spec"]["controlPlane"]["machineInfrastructure"]["config"]["instanceType"] =
+                "large".into();
+            Ok(())
+        })
+        .unwrap();
+    let mut named = false;
+    roll_until_converged(&env, &executor, |all| {
+        let c = cluster(&env.store, "roll").unwrap();
+        let upgrading = condition(&c, "controlplane.capw.dev/Upgrading");
+        if upgrading["status"] == "True" {
+            let message = upgrading["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("changed: infrastructure.config/instanceType"),
+                "{upgrading:#}"
+            );
+            named = true;
+        }
+        let cp = all.iter().filter(|m| m["spec"]["role"] != "Worker").count();
+        assert!(cp <= 2, "more than one surge machine: {cp}");
+        assert!(
+            all.iter()
+                .filter(|m| m["spec"]["role"] != "Worker")
+                .all(|m| m["spec"]["version"] == "v1.34.4"),
+            "the version moved"
+        );
+    })
+    .await;
+    assert!(named, "the provider never said what changed");
+    let new = control_plane(&machines(&env.store, "roll"));
+    assert_eq!(new.len(), 1);
+    assert!(
+        new.is_disjoint(&old),
+        "the control-plane machine was not replaced"
+    );
+    let types = instance_types(&env).await;
+    assert!(new.iter().all(|n| types[n] == "large"), "{types:?}");
+    let c = cluster(&env.store, "roll").unwrap();
+    assert_eq!(
+        condition(&c, "controlplane.capw.dev/Upgrading")["status"],
+        "False",
+        "{c:#}"
+    );
 }

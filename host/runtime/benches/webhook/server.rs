@@ -199,6 +199,8 @@ fn run_plan(request: wire::PlanRequest) -> Result<cp::Plan, ProviderError> {
                 ready: m.ready,
                 created_at: m.created_at,
                 deleting: m.deleting,
+                etcd: capw_sdk::control_plane::EtcdMembership::Unknown,
+                out_of_date: Vec::new(),
             })
         })
         .collect::<Result<_, ProviderError>>()?;

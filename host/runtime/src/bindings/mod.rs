@@ -23,6 +23,7 @@ use crate::sandbox::CallState;
 mod shared;
 pub(crate) mod v0_1;
 pub(crate) mod v0_2;
+pub(crate) mod v0_3;
 
 /// One function of the contract, version-neutral.
 pub(crate) trait ContractFn {
@@ -43,7 +44,7 @@ pub(crate) trait ContractFn {
 }
 
 /// How one contract function is called at the contract version whose bindings' marker type is
-/// `V` ([`v0_1::Version`], [`v0_2::Version`]).
+/// `V` ([`v0_1::Version`], [`v0_2::Version`], [`v0_3::Version`]).
 pub(crate) trait Binding<V>: ContractFn {
     /// The function's parameters as this version's generated types.
     type Params<'a>: ComponentNamedList + Lower + Send + Sync;
@@ -58,11 +59,43 @@ pub(crate) trait Binding<V>: ContractFn {
 
 /// A contract function every version this host serves has bindings for.
 pub(crate) trait Callable:
-    ContractFn + Binding<v0_1::Version> + Binding<v0_2::Version>
+    ContractFn + Binding<v0_1::Version> + Binding<v0_2::Version> + Binding<v0_3::Version>
 {
 }
 
-impl<F: ContractFn + Binding<v0_1::Version> + Binding<v0_2::Version>> Callable for F {}
+impl<F> Callable for F where
+    F: ContractFn + Binding<v0_1::Version> + Binding<v0_2::Version> + Binding<v0_3::Version>
+{
+}
+
+/// The representation of the one `call-context` a call lends its provider (0.2 on). The
+/// context itself lives in the call's state ([`CallState::call_context`]), set before each
+/// call.
+const CALL_CONTEXT_REP: u32 = 0;
+
+/// The call context lent to the provider for one call, as the resource type `T` of the
+/// version's bindings.
+fn lend<T: 'static>(
+    state: &mut CallState,
+    ctx: &crate::model::types::CallContext,
+) -> wasmtime::component::Resource<T> {
+    state.call_context = Some(ctx.clone());
+    wasmtime::component::Resource::new_borrow(CALL_CONTEXT_REP)
+}
+
+impl CallState {
+    /// The context of the call under way, lent as the resource `rep`; a trap when there is
+    /// none, which only a provider that kept a borrow past its call could cause (the
+    /// component model forbids it).
+    fn lent_context(&self, rep: u32) -> wasmtime::Result<&crate::model::types::CallContext> {
+        match (&self.call_context, rep) {
+            (Some(ctx), CALL_CONTEXT_REP) => Ok(ctx),
+            _ => Err(wasmtime::format_err!(
+                "no call context is lent to this call"
+            )),
+        }
+    }
+}
 
 /// Checks that the export at `index` has `F`'s type at version `V`.
 fn check<V, F: Binding<V>>(
@@ -277,6 +310,7 @@ impl Exports {
                 result = match self.version {
                     ContractVersion::V0_1 => check::<v0_1::Version, F>(store, instance, index),
                     ContractVersion::V0_2 => check::<v0_2::Version, F>(store, instance, index),
+                    ContractVersion::V0_3 => check::<v0_3::Version, F>(store, instance, index),
                 }
                 .map_err(|e| {
                     format!(
@@ -314,6 +348,7 @@ impl Exports {
         match self.version {
             ContractVersion::V0_1 => call::<v0_1::Version, F>(store, instance, index, input).await,
             ContractVersion::V0_2 => call::<v0_2::Version, F>(store, instance, index, input).await,
+            ContractVersion::V0_3 => call::<v0_3::Version, F>(store, instance, index, input).await,
         }
     }
 }

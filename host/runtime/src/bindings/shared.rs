@@ -136,7 +136,6 @@ macro_rules! bind_version {
             types::Condition { type_, status, reason, message }
             types::InProgress { reason, message, requeue_after_ms, conditions }
             types::ProviderError { code, message, retryable, retry_after_ms }
-            metadata::Capabilities { control_plane_shape, control_plane_scalable, version_upgrades }
             metadata::RequestedGrants { http_hosts, secrets }
             metadata::ProviderMetadata {
                 name, version, description, extension_points, config_schema, capabilities,
@@ -156,7 +155,6 @@ macro_rules! bind_version {
                 machine, role, version, endpoint, secrets, control_plane_members,
             }
             bootstrap::BootstrapData { format, data }
-            control_plane::Member { machine, version, failure_domain, ready, created_at, deleting }
             control_plane::PlanInput { version, replicas, members, failure_domains, endpoint }
             control_plane::MachineToCreate { init, version, failure_domain }
             lifecycle_hooks::HookRequest { hook, from_version, to_version }
@@ -183,5 +181,212 @@ macro_rules! bind_version {
             }
             lifecycle_hooks::HookResponse { Proceed, Hold(p) }
         }
+    };
+}
+
+/// The host interfaces of the versions whose call context is a resource (0.2 on): the
+/// context's getters, the log and the secrets, for the version's generated `types`,
+/// `host_log` and `host_secrets`.
+macro_rules! bind_host_interfaces {
+    () => {
+        impl types::Host for CallState {}
+
+        impl types::HostCallContext for CallState {
+            fn cluster(
+                &mut self,
+                handle: Resource<types::CallContext>,
+            ) -> wasmtime::Result<types::ClusterRef> {
+                Ok(self.lent_context(handle.rep())?.cluster.clone().conv())
+            }
+
+            fn config(&mut self, handle: Resource<types::CallContext>) -> wasmtime::Result<String> {
+                Ok(self.lent_context(handle.rep())?.config.clone())
+            }
+
+            fn idempotency_key(
+                &mut self,
+                handle: Resource<types::CallContext>,
+            ) -> wasmtime::Result<String> {
+                Ok(self.lent_context(handle.rep())?.idempotency_key.clone())
+            }
+
+            fn remaining_ms(
+                &mut self,
+                handle: Resource<types::CallContext>,
+            ) -> wasmtime::Result<u32> {
+                self.lent_context(handle.rep())?;
+                let left = self
+                    .deadline()
+                    .saturating_duration_since(std::time::Instant::now());
+                Ok(u32::try_from(left.as_millis()).unwrap_or(u32::MAX))
+            }
+
+            fn drop(&mut self, _handle: Resource<types::CallContext>) -> wasmtime::Result<()> {
+                // Only borrows are ever lent: the host owns the context and clears it after
+                // the call.
+                Ok(())
+            }
+        }
+
+        impl host_log::Host for CallState {
+            fn log(
+                &mut self,
+                level: host_log::Level,
+                message: String,
+                fields: Vec<(String, String)>,
+            ) -> wasmtime::Result<()> {
+                let level = match level {
+                    host_log::Level::Trace => LogLevel::Trace,
+                    host_log::Level::Debug => LogLevel::Debug,
+                    host_log::Level::Info => LogLevel::Info,
+                    host_log::Level::Warn => LogLevel::Warn,
+                    host_log::Level::Error => LogLevel::Error,
+                };
+                self.provider_log(level, message, fields);
+                Ok(())
+            }
+        }
+
+        impl host_secrets::Host for CallState {
+            fn get(
+                &mut self,
+                name: String,
+            ) -> wasmtime::Result<Result<Vec<u8>, host_secrets::SecretError>> {
+                Ok(self.granted_secret(name).map_err(|e| match e {
+                    SecretLookupError::NotGranted => host_secrets::SecretError::NotGranted,
+                    SecretLookupError::NotFound => host_secrets::SecretError::NotFound,
+                }))
+            }
+        }
+
+        /// Adds this version's host interfaces to `linker`.
+        pub(crate) fn add_to_linker(
+            linker: &mut wasmtime::component::Linker<CallState>,
+        ) -> wasmtime::Result<()> {
+            use wasmtime::component::HasSelf;
+            types::add_to_linker::<_, HasSelf<CallState>>(linker, |s| s)?;
+            host_log::add_to_linker::<_, HasSelf<CallState>>(linker, |s| s)?;
+            host_secrets::add_to_linker::<_, HasSelf<CallState>>(linker, |s| s)
+        }
+    };
+}
+
+/// A member and capabilities in a version before 0.3: a member has no `etcd` or
+/// `out-of-date` yet (lifted as `unknown` and up to date), capabilities no `chains-upgrades`
+/// (lifted as `false`).
+macro_rules! member_and_capabilities_before_0_3 {
+    () => {
+        impl Conv<control_plane::Member> for model::control_plane::Member {
+            fn conv(self) -> control_plane::Member {
+                control_plane::Member {
+                    machine: self.machine.conv(),
+                    version: self.version.conv(),
+                    failure_domain: self.failure_domain,
+                    ready: self.ready,
+                    created_at: self.created_at,
+                    deleting: self.deleting,
+                }
+            }
+        }
+
+        impl Conv<model::control_plane::Member> for control_plane::Member {
+            fn conv(self) -> model::control_plane::Member {
+                model::control_plane::Member {
+                    machine: self.machine.conv(),
+                    version: self.version.conv(),
+                    failure_domain: self.failure_domain,
+                    ready: self.ready,
+                    created_at: self.created_at,
+                    deleting: self.deleting,
+                    etcd: model::control_plane::EtcdMembership::Unknown,
+                    out_of_date: Vec::new(),
+                }
+            }
+        }
+
+        impl Conv<metadata::Capabilities> for model::metadata::Capabilities {
+            fn conv(self) -> metadata::Capabilities {
+                metadata::Capabilities {
+                    control_plane_shape: self.control_plane_shape.conv(),
+                    control_plane_scalable: self.control_plane_scalable,
+                    version_upgrades: self.version_upgrades,
+                }
+            }
+        }
+
+        impl Conv<model::metadata::Capabilities> for metadata::Capabilities {
+            fn conv(self) -> model::metadata::Capabilities {
+                model::metadata::Capabilities {
+                    control_plane_shape: self.control_plane_shape.conv(),
+                    control_plane_scalable: self.control_plane_scalable,
+                    version_upgrades: self.version_upgrades,
+                    chains_upgrades: false,
+                }
+            }
+        }
+    };
+}
+
+/// The plan's answer from 0.2 on: its steps, with `remove-etcd-member`, and the control
+/// plane's status as one record, which the model keeps in 0.1's places beside what 0.1 lacks.
+macro_rules! bind_plan_output_0_2_on {
+    () => {
+        cases! {
+            control_plane::Step {
+                None, CreateMachine(m), DeleteMachine(m), RemoveEtcdMember(m), ApplyManifests(m),
+                Wait(p),
+            }
+        }
+
+        impl Conv<model::control_plane::PlanOutput> for control_plane::PlanOutput {
+            fn conv(self) -> model::control_plane::PlanOutput {
+                let status = self.status;
+                model::control_plane::PlanOutput {
+                    step: self.step.conv(),
+                    initialized: status.initialized,
+                    replicas: self.replicas,
+                    ready_replicas: self.ready_replicas,
+                    up_to_date_replicas: self.up_to_date_replicas,
+                    endpoint: status.endpoint.conv(),
+                    conditions: status.conditions.conv(),
+                    ready: Some(status.ready),
+                    version: status.version.conv(),
+                }
+            }
+        }
+    };
+}
+
+/// A version whose call context is a resource the provider borrows for the call (0.2 on):
+/// its generated bindings from the WIT at `$path`, its marker type `Version`, every function's
+/// binding, the plan's answer and the host interfaces. The version's module adds what is its
+/// own (how a member and the capabilities convert).
+macro_rules! resource_context_version {
+    ($path:literal) => {
+        mod generated {
+            wasmtime::component::bindgen!({
+                world: "provider",
+                path: $path,
+                exports: { default: async },
+                // The call context's getters trap on a handle that is not the call's.
+                imports: { default: trappable },
+            });
+        }
+
+        use generated::capw::provider::{host_log, host_secrets, types};
+        use generated::exports::capw::provider::{
+            bootstrap, control_plane, infrastructure, lifecycle_hooks, metadata,
+        };
+
+        /// The marker of this version's bindings: `Binding<Version>` calls a function at
+        /// this version.
+        pub(crate) enum Version {}
+
+        bind_version!(
+            Version,
+            context: Resource<types::CallContext> = |state, ctx| super::lend(state, ctx)
+        );
+        bind_plan_output_0_2_on!();
+        bind_host_interfaces!();
     };
 }

@@ -29,6 +29,8 @@ record! {
     types::CallContext { cluster, config, idempotency_key, deadline_ms }
 }
 
+member_and_capabilities_before_0_3!();
+
 /// 0.1 has no `remove-etcd-member` step: its steps lift one to one.
 impl Conv<model::control_plane::Step> for control_plane::Step {
     fn conv(self) -> model::control_plane::Step {

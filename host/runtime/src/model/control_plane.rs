@@ -19,6 +19,25 @@ pub struct Member {
     pub created_at: u64,
     /// Being deleted already.
     pub deleting: bool,
+    /// Its place in etcd as the host observed it; told to providers from 0.3 on.
+    #[serde(default)]
+    pub etcd: EtcdMembership,
+    /// The inputs that differ from what is desired now (`version`, or a machine-shaping
+    /// input's name); empty when up to date. Told to providers from 0.3 on.
+    #[serde(default)]
+    pub out_of_date: Vec<String>,
+}
+
+/// A member's place in the cluster's etcd, as the host observed it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EtcdMembership {
+    /// The host does not observe etcd for this cluster.
+    #[default]
+    Unknown,
+    /// etcd lists a member on this machine.
+    Member,
+    /// etcd lists no member on this machine.
+    NotMember,
 }
 
 /// The desired control plane and what exists.
@@ -57,8 +76,8 @@ pub enum Step {
     /// Machines shape: delete this machine, which is no longer an etcd member.
     DeleteMachine(MachineRef),
     /// Take this member out of etcd, then delete its machine: the host deletes the machine
-    /// only once the removal is confirmed. Asked for by 0.2 providers only; a host that cannot
-    /// change etcd membership refuses the step and deletes nothing.
+    /// only once the removal is confirmed. Asked for from 0.2 on; a host that cannot change
+    /// etcd membership refuses the step and deletes nothing.
     RemoveEtcdMember(MachineRef),
     /// Hosted shape: apply these manifests (YAML) to the management cluster.
     ApplyManifests(Vec<String>),

@@ -35,6 +35,10 @@ pub struct Capabilities {
     pub control_plane_scalable: bool,
     /// Kubernetes may be upgraded in place.
     pub version_upgrades: bool,
+    /// A change of more than one minor version is taken in one step of the spec and carried
+    /// out one minor at a time (chained upgrades). Declared from 0.3 on; `false` before.
+    #[serde(default)]
+    pub chains_upgrades: bool,
 }
 
 /// What the provider asks to be granted; the operator decides.

@@ -295,6 +295,8 @@ fn member(name: &str, created_at: u64, ready: bool, version: KubernetesVersion) 
         ready,
         created_at,
         deleting: false,
+        etcd: capw_runtime::control_plane::EtcdMembership::Unknown,
+        out_of_date: Vec::new(),
     }
 }
 

@@ -37,6 +37,8 @@ fn ready(name: &str, domain: &str, created_at: u64) -> Member {
         ready: true,
         created_at,
         deleting: false,
+        etcd: capw_runtime::control_plane::EtcdMembership::Unknown,
+        out_of_date: Vec::new(),
     }
 }
 

@@ -86,7 +86,7 @@ async fn the_example_loads_with_its_contract_and_schema() {
         .unwrap();
     let info = p.info();
     assert_eq!(p.name(), "example");
-    assert_eq!(info.contract.version, "0.2.0");
+    assert_eq!(info.contract.version, "0.3.0");
     assert_eq!(info.contract.exported, ExtensionPoint::ALL.to_vec());
     assert_eq!(info.extension_points(), ExtensionPoint::ALL.to_vec());
     assert_eq!(info.digest.len(), 64);

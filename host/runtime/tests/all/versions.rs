@@ -41,7 +41,7 @@ async fn providers_of_0_1_and_0_2_answer_in_one_host() {
     let runtime = runtime();
     let sdk = example(&runtime).await;
     let (v01, v02) = twins(&runtime).await;
-    assert_eq!(sdk.info().contract.version, "0.2.0");
+    assert_eq!(sdk.info().contract.version, "0.3.0");
     assert_eq!(v01.info().contract.version, "0.1.0");
     assert_eq!(v02.info().contract.version, "0.2.0");
     assert_eq!(v02.name(), "hooks-v0-2");

@@ -1,6 +1,6 @@
 //! The observed members, split the way every rule looks at them, and etcd's quorum.
 
-use capw_sdk::control_plane::{Member, PlanInput};
+use capw_sdk::control_plane::{EtcdMembership, Member, PlanInput};
 use capw_sdk::types::KubernetesVersion;
 
 /// The members of one plan input, split into those that stay (live) and those already being
@@ -40,17 +40,19 @@ impl<'a> Membership<'a> {
         count(self.live.iter().filter(|m| m.ready).count())
     }
 
-    /// Live members running the desired version.
+    /// Live members that are up to date.
     pub fn up_to_date(&self) -> u32 {
         count(self.live.iter().filter(|m| self.is_up_to_date(m)).count())
     }
 
-    /// Whether `member` runs the desired version, patch included.
+    /// Whether `member` runs the desired version, patch included, and the host found nothing
+    /// else that shaped it out of date (`out-of-date` empty: a changed machine-shaping input
+    /// rolls the machine as a version does).
     pub fn is_up_to_date(&self, member: &Member) -> bool {
-        member.version == self.target
+        member.version == self.target && member.out_of_date.is_empty()
     }
 
-    /// Live members running another version than the desired one, in input order.
+    /// Live members that are not up to date, in input order.
     pub fn out_of_date(&self) -> Vec<&'a Member> {
         self.live
             .iter()
@@ -63,6 +65,12 @@ impl<'a> Membership<'a> {
     pub fn unready(&self) -> Vec<&'a Member> {
         self.live.iter().copied().filter(|m| !m.ready).collect()
     }
+}
+
+/// Whether etcd lists `member`, as the host observed it: such a member leaves through
+/// `remove-etcd-member`, never `delete-machine`.
+pub fn in_etcd(member: &Member) -> bool {
+    member.etcd == EtcdMembership::Member
 }
 
 /// The majority of `members` etcd members: how many must be healthy for etcd to commit

@@ -16,11 +16,17 @@
 //!    fully ready membership, so a removal never takes etcd below the quorum of its current
 //!    membership.
 //! 5. Fewer live members than desired: create one (a join).
-//! 6. More than desired: delete one, out-of-date machines first, by [`placement`]'s rule.
+//! 6. More than desired: remove one, out-of-date machines first, by [`placement`]'s rule.
 //! 7. As many as desired, some out of date: with `maxSurge: 1` create one more (the surge;
-//!    rule 6 removes an out-of-date machine once it is ready); with `maxSurge: 0` delete an
+//!    rule 6 removes an out-of-date machine once it is ready); with `maxSurge: 0` remove an
 //!    out-of-date machine (rule 5 replaces it).
 //! 8. Nothing to do.
+//!
+//! A member is out of date when it runs another version or the host lists a changed
+//! machine-shaping input for it (`member.out-of-date`, contract 0.3). A member leaves through
+//! `remove-etcd-member` when the host says etcd lists it (`member.etcd`, 0.3): the host takes
+//! it out of etcd, from another member, before it deletes the machine; otherwise, etcd not
+//! observed or the machine never joined, through `delete-machine`.
 //!
 //! Every create needs the endpoint (kubeadm writes it into each machine's bootstrap config):
 //! without one the plan waits. New machines always run the desired version and go to the
@@ -233,11 +239,14 @@ fn create(input: &PlanInput, members: &Membership<'_>, init: bool) -> Step {
     })
 }
 
-/// Delete the candidate [`placement::machine_to_remove`] picks. The callers' candidates are
-/// never empty (more live members than desired, or some out of date); were they, the plan
-/// would do nothing rather than guess.
+/// Remove the candidate [`placement::machine_to_remove`] picks: out of etcd first when etcd
+/// lists it. The callers' candidates are never empty (more live members than desired, or some
+/// out of date); were they, the plan would do nothing rather than guess.
 fn delete(candidates: &[&Member], members: &Membership<'_>) -> Step {
     match placement::machine_to_remove(candidates, &members.live) {
+        Some(member) if membership::in_etcd(member) => {
+            Step::RemoveEtcdMember(member.machine.clone())
+        }
         Some(member) => Step::DeleteMachine(member.machine.clone()),
         None => Step::None,
     }

@@ -15,7 +15,7 @@ use capw_sdk::types::KubernetesVersion;
 ///
 /// - `None` exactly when `domains` is empty.
 /// - The domain holding the fewest live members; among equals, the one holding the fewest
-///   live members at `target` (so that a rollout, which adds a machine to a full set, lands
+///   up-to-date live members (at `target`, nothing out of date: so that a rollout, which adds a machine to a full set, lands
 ///   the replacement where no replacement is yet and the spread survives the rollout); among
 ///   equals still, the first in `domains`.
 /// - Members in a domain that is not in `domains` (or in none) count for no domain.
@@ -29,7 +29,8 @@ pub fn domain_for_new_machine(
             .iter()
             .filter(|m| m.failure_domain.as_ref() == Some(domain));
         let total = members.clone().count();
-        let up_to_date = members.filter(|m| m.version == target).count();
+        let up_to_date =
+            (members.filter(|m| m.version == target && m.out_of_date.is_empty())).count();
         (total, up_to_date)
     };
     // `min_by_key` keeps the first of equal keys, which is the order tie-break.
@@ -80,6 +81,8 @@ mod tests {
             ready: true,
             created_at,
             deleting: false,
+            etcd: capw_sdk::control_plane::EtcdMembership::Unknown,
+            out_of_date: Vec::new(),
         }
     }
 

@@ -63,12 +63,16 @@ fn upgrading(members: &Membership<'_>) -> Condition {
     let up_to_date = members.up_to_date();
     let target = members.target;
     if up_to_date < live {
-        Condition::new(
-            UPGRADING,
-            ConditionStatus::True,
-            "RollingOut",
-            format!("{up_to_date} of {live} machines run {target}; replacing one at a time"),
-        )
+        let changed = changed_inputs(members);
+        let message = if changed.is_empty() || changed == ["version"] {
+            format!("{up_to_date} of {live} machines run {target}; replacing one at a time")
+        } else {
+            format!(
+                "{up_to_date} of {live} machines are up to date with {target} and what shapes                  them; changed: {}; replacing one at a time",
+                changed.join(", ")
+            )
+        };
+        Condition::new(UPGRADING, ConditionStatus::True, "RollingOut", message)
     } else {
         Condition::new(
             UPGRADING,
@@ -77,6 +81,20 @@ fn upgrading(members: &Membership<'_>) -> Condition {
             format!("every machine runs {target}"),
         )
     }
+}
+
+/// What makes the live members out of date, each input once, sorted: `version` for a member
+/// on another version, and the inputs the host listed.
+fn changed_inputs(members: &Membership<'_>) -> Vec<String> {
+    let mut changed: Vec<String> = (members.out_of_date().iter())
+        .flat_map(|m| {
+            let version = (m.version != members.target).then(|| "version".to_owned());
+            version.into_iter().chain(m.out_of_date.iter().cloned())
+        })
+        .collect();
+    changed.sort();
+    changed.dedup();
+    changed
 }
 
 fn scaling_up(members: &Membership<'_>, desired: u32) -> Condition {

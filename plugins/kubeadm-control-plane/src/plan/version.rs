@@ -118,6 +118,8 @@ mod tests {
             ready: true,
             created_at,
             deleting: false,
+            etcd: capw_sdk::control_plane::EtcdMembership::Unknown,
+            out_of_date: Vec::new(),
         }
     }
 

@@ -240,6 +240,8 @@ impl Driver {
                 ready: Self::running(m),
                 created_at: m.created_at,
                 deleting: false,
+                etcd: capw_runtime::control_plane::EtcdMembership::Unknown,
+                out_of_date: Vec::new(),
             })
             .collect();
         let input = PlanInput {

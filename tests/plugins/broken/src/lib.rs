@@ -13,7 +13,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use capw_sdk::bootstrap::{
     BootstrapData, BootstrapFormat, BootstrapRequest, SecretItem, SecretsState,
 };
-use capw_sdk::control_plane::{ControlPlaneStatus, MachineToCreate, Plan, PlanInput, Step};
+use capw_sdk::control_plane::{
+    ControlPlaneStatus, EtcdMembership, MachineToCreate, Plan, PlanInput, Step,
+};
 use capw_sdk::infrastructure::{
     ClusterInfrastructure, ClusterState, ListedMachine, MachinePhase, MachineSpec, MachineStatus,
 };
@@ -60,6 +62,8 @@ pub enum Break {
     Nondeterministic,
     /// plan deletes a machine that is not a member and creates init machines next to members.
     BadSteps,
+    /// plan deletes the machine of a member etcd lists instead of taking it out of etcd.
+    DeletesEtcdMembers,
     /// cluster-secrets names two items alike, generate fails for workers, kubeconfig is empty.
     BrokenBootstrap,
 }
@@ -310,7 +314,12 @@ impl ControlPlane for Broken {
                 failure_domain: None,
             })
         } else if members > input.replicas {
-            Step::DeleteMachine(input.members[0].machine.clone())
+            let first = &input.members[0];
+            if first.etcd == EtcdMembership::Member && !broken(ctx, Break::DeletesEtcdMembers) {
+                Step::RemoveEtcdMember(first.machine.clone())
+            } else {
+                Step::DeleteMachine(first.machine.clone())
+            }
         } else {
             Step::None
         };

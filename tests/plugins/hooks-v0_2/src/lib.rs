@@ -15,7 +15,7 @@
 
 wit_bindgen::generate!({
     world: "lifecycle-hooks-provider",
-    path: "../../../wit",
+    path: "../../../wit/0.2",
 });
 
 use capw::provider::types::{CallContext, ErrorCode, InProgress, ProviderError};

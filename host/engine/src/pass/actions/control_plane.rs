@@ -1,14 +1,14 @@
 //! `PlanControlPlane`: the control-plane provider's next step for the current members, as
 //! the core's [`PlanView`].
 
-use capw_reconcile::{PlanStep, PlanView, WorkloadView, node_ready};
-use capw_runtime::control_plane::{Member, PlanInput, Step};
+use capw_reconcile::{EtcdView, PlanStep, PlanView, WorkloadView, node_ready};
+use capw_runtime::control_plane::{EtcdMembership, Member, PlanInput, Step};
 use capw_runtime::types::{Condition, KubernetesVersion, MachineRef};
 
 use crate::pass::convert::{core_version, wit_version};
 use crate::pass::env::{Env, context};
 use crate::pass::note::ActionNote;
-use crate::pass::snapshot::{Snapshot, machine_view};
+use crate::pass::snapshot::{Snapshot, control_plane_changes, machine_view};
 
 /// What the provider said of the control plane beside its step, for the Cluster's status.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,10 +27,15 @@ pub(crate) struct ProviderStatus {
 /// cluster, its Node is Ready: a NotReady member (or one whose Node is unknown because the
 /// workload cluster does not answer) never counts toward the provider's quorum arithmetic.
 /// With workload cluster access off, the machine's phase is all the host knows.
+///
+/// From contract 0.3 on the provider is also told whether etcd lists each member (where the
+/// host observed etcd in this pass) and what makes it out of date; older providers' bindings
+/// leave both out.
 pub(crate) async fn plan(
     env: &Env,
     s: &Snapshot,
     workload: &WorkloadView,
+    etcd: &EtcdView,
 ) -> Result<(PlanView, ProviderStatus), ActionNote> {
     const COND: &str = "ControlPlaneReady";
     let Ok(desired) = &s.desired else {
@@ -58,6 +63,12 @@ pub(crate) async fn plan(
                     && node_ready(view.provider_id.as_deref(), workload),
                 created_at: view.created_at,
                 deleting: view.deleting,
+                etcd: match etcd.lists(&view.name) {
+                    None => EtcdMembership::Unknown,
+                    Some(true) => EtcdMembership::Member,
+                    Some(false) => EtcdMembership::NotMember,
+                },
+                out_of_date: control_plane_changes(m, desired, &cp.version),
             })
         })
         .collect();

@@ -5,7 +5,7 @@ mod refusals;
 mod sim;
 mod walks;
 
-use capw_sdk::control_plane::{Member, Plan, Step};
+use capw_sdk::control_plane::{EtcdMembership, Member, Plan, Step};
 use capw_sdk::testing::{machine, version};
 use capw_sdk::types::{Condition, ConditionStatus};
 
@@ -21,6 +21,8 @@ fn member(name: &str, minor: u32, domain: &str, created_at: u64) -> Member {
         ready: true,
         created_at,
         deleting: false,
+        etcd: EtcdMembership::Unknown,
+        out_of_date: Vec::new(),
     }
 }
 

@@ -1,7 +1,12 @@
 //! A simulated host: applies each step the planner answers, checks that the step was safe,
-//! then lets the machine become ready (or finish deleting) and plans again.
+//! then lets the machine become ready (or finish deleting) and plans again. Like the host, it
+//! may observe etcd (a machine joins etcd as it becomes ready and leaves it on
+//! `remove-etcd-member`) and records what shaped each machine (a generation of the class's
+//! machine-shaping inputs), telling the planner what is out of date.
 
-use capw_sdk::control_plane::{MachineToCreate, Member, Plan, PlanInput, Step};
+use std::collections::BTreeMap;
+
+use capw_sdk::control_plane::{EtcdMembership, MachineToCreate, Member, Plan, PlanInput, Step};
 use capw_sdk::testing::{machine as machine_ref, version};
 use capw_sdk::types::{Endpoint, KubernetesVersion, MachineRef};
 
@@ -37,6 +42,12 @@ pub struct Sim {
     pub steps: Vec<Step>,
     /// The state after every transition: a step applied, a machine ready, a deletion done.
     pub snapshots: Vec<Snapshot>,
+    /// Whether the host observes etcd: members then say whether etcd lists them.
+    pub etcd: bool,
+    /// The generation of the machine-shaping inputs new machines are made with.
+    pub shape: u32,
+    /// The generation each machine was made with, by name; absent: generation 0.
+    shapes: BTreeMap<String, u32>,
     clock: u64,
     created: u32,
 }
@@ -52,9 +63,18 @@ impl Sim {
             members: Vec::new(),
             steps: Vec::new(),
             snapshots: Vec::new(),
+            etcd: false,
+            shape: 0,
+            shapes: BTreeMap::new(),
             clock: 1_700_000_000,
             created: 0,
         }
+    }
+
+    /// The same, with a host that observes etcd.
+    pub fn observing_etcd(mut self) -> Self {
+        self.etcd = true;
+        self
     }
 
     /// The same, with `maxSurge: 0`.
@@ -64,10 +84,16 @@ impl Sim {
     }
 
     pub fn input(&self) -> PlanInput {
+        let members = (self.members.iter())
+            .map(|m| Member {
+                out_of_date: self.changed(m),
+                ..m.clone()
+            })
+            .collect();
         PlanInput {
             version: self.version,
             replicas: self.replicas,
-            members: self.members.clone(),
+            members,
             failure_domains: self.domains.clone(),
             endpoint: Some(Endpoint {
                 host: "cp.c1.test".into(),
@@ -131,9 +157,28 @@ impl Sim {
                 }
                 Step::DeleteMachine(machine) => {
                     self.check_delete(&machine);
+                    assert!(
+                        self.live()
+                            .all(|m| m.machine != machine || m.etcd != EtcdMembership::Member),
+                        "delete-machine for {machine:?}, which etcd lists\n{self:#?}"
+                    );
                     self.mark_deleting(&machine.name);
                     self.steps.push(Step::DeleteMachine(machine.clone()));
                     self.expect_wait("a machine is being deleted");
+                    self.remove(&machine.name);
+                }
+                Step::RemoveEtcdMember(machine) => {
+                    self.check_delete(&machine);
+                    assert!(
+                        self.live()
+                            .any(|m| m.machine == machine && m.etcd == EtcdMembership::Member),
+                        "remove-etcd-member for {machine:?}, which etcd does not list\n{self:#?}"
+                    );
+                    // As the host does: the machine is marked deleted first, then leaves etcd.
+                    self.mark_deleting(&machine.name);
+                    self.leave_etcd(&machine.name);
+                    self.steps.push(Step::RemoveEtcdMember(machine.clone()));
+                    self.expect_wait("a member is leaving etcd");
                     self.remove(&machine.name);
                 }
                 other => panic!("stuck: {other:?}\n{self:#?}"),
@@ -154,18 +199,58 @@ impl Sim {
             ready: false,
             created_at: self.clock,
             deleting: false,
+            etcd: self.not_member(),
+            out_of_date: Vec::new(),
         });
+        self.shapes.insert(name.clone(), self.shape);
         self.snapshot();
         name
     }
 
+    /// A machine ready: its kubeadm join has added it to etcd.
     pub fn set_ready(&mut self, name: &str) {
+        let joined = if self.etcd {
+            EtcdMembership::Member
+        } else {
+            EtcdMembership::Unknown
+        };
         for m in &mut self.members {
             if m.machine.name == name {
                 m.ready = true;
+                m.etcd = joined;
             }
         }
         self.snapshot();
+    }
+
+    fn leave_etcd(&mut self, name: &str) {
+        let left = self.not_member();
+        for m in &mut self.members {
+            if m.machine.name == name {
+                m.etcd = left;
+            }
+        }
+    }
+
+    /// What the host says of a machine etcd does not list.
+    fn not_member(&self) -> EtcdMembership {
+        if self.etcd {
+            EtcdMembership::NotMember
+        } else {
+            EtcdMembership::Unknown
+        }
+    }
+
+    /// What the host lists as out of date for `m`, as capw's engine does.
+    fn changed(&self, m: &Member) -> Vec<String> {
+        let mut changed = Vec::new();
+        if m.version != self.version {
+            changed.push("version".to_owned());
+        }
+        if self.shapes.get(&m.machine.name).copied().unwrap_or(0) != self.shape {
+            changed.push("infrastructure.config/instanceType".to_owned());
+        }
+        changed
     }
 
     pub fn mark_deleting(&mut self, name: &str) {
@@ -209,7 +294,7 @@ impl Sim {
     }
 
     fn out_of_date(&self) -> usize {
-        self.live().filter(|m| m.version != self.version).count()
+        self.live().filter(|m| !self.changed(m).is_empty()).count()
     }
 
     /// The counts a plan reports match the members.
@@ -278,8 +363,8 @@ impl Sim {
             "removal leaves etcd without quorum"
         );
         if self.out_of_date() > 0 {
-            assert_ne!(
-                target.version, self.version,
+            assert!(
+                !self.changed(target).is_empty(),
                 "deletes an up-to-date machine first"
             );
         }

@@ -16,7 +16,7 @@ fn creates(steps: &[Step]) -> usize {
 fn deletes(steps: &[Step]) -> usize {
     steps
         .iter()
-        .filter(|s| matches!(s, Step::DeleteMachine(_)))
+        .filter(|s| matches!(s, Step::DeleteMachine(_) | Step::RemoveEtcdMember(_)))
         .count()
 }
 
@@ -27,6 +27,10 @@ fn assert_converged(sim: &Sim, replicas: usize) {
         sim.members
             .iter()
             .all(|m| m.ready && !m.deleting && m.version == sim.version),
+        "{sim:#?}"
+    );
+    assert!(
+        sim.input().members.iter().all(|m| m.out_of_date.is_empty()),
         "{sim:#?}"
     );
 }
@@ -263,4 +267,78 @@ fn every_walk_converges_safely_and_evenly() {
             }
         }
     }
+}
+
+#[test]
+fn with_etcd_observed_every_member_leaves_etcd_before_its_machine() {
+    // The simulated host refuses a delete-machine for a member etcd lists (Sim::converge).
+    let mut sim = Sim::new(5, 34, abc()).observing_etcd();
+    sim.converge();
+    sim.replicas = 3;
+    let down = sim.converge();
+    assert_eq!(down.len(), 2, "{down:?}");
+    assert!(
+        down.iter().all(|s| matches!(s, Step::RemoveEtcdMember(_))),
+        "{down:?}"
+    );
+    sim.version = version(35);
+    let rollout = sim.converge();
+    assert_eq!(
+        (creates(&rollout), deletes(&rollout)),
+        (3, 3),
+        "{rollout:?}"
+    );
+    assert!(
+        !rollout.iter().any(|s| matches!(s, Step::DeleteMachine(_))),
+        "{rollout:?}"
+    );
+    assert_converged(&sim, 3);
+}
+
+#[test]
+fn without_etcd_observed_machines_are_deleted_as_before() {
+    let mut sim = Sim::new(3, 34, abc());
+    sim.converge();
+    sim.replicas = 1;
+    let down = sim.converge();
+    assert_eq!(down.len(), 2, "{down:?}");
+    assert!(
+        down.iter().all(|s| matches!(s, Step::DeleteMachine(_))),
+        "{down:?}"
+    );
+}
+
+#[test]
+fn a_changed_machine_shaping_input_rolls_like_a_version() {
+    let mut sim = Sim::new(3, 35, abc()).observing_etcd();
+    sim.converge();
+    let start = sim.snapshots.len();
+    let old: Vec<String> = sim.members.iter().map(|m| m.machine.name.clone()).collect();
+
+    sim.shape = 1;
+    let upgrading = sim.plan();
+    let condition = super::condition(&upgrading, super::UPGRADING);
+    assert!(
+        condition
+            .message
+            .contains("changed: infrastructure.config/instanceType"),
+        "{condition:?}"
+    );
+    assert_eq!(upgrading.up_to_date_replicas, 0);
+    let steps = sim.converge();
+    // Surge, then the old member out of etcd, three times over; the version never moved.
+    assert_eq!(steps.len(), 6, "{steps:?}");
+    for pair in steps.chunks(2) {
+        assert!(matches!(&pair[0], Step::CreateMachine(m) if m.version == version(35)));
+        assert!(matches!(&pair[1], Step::RemoveEtcdMember(m) if old.contains(&m.name)));
+    }
+    for s in &sim.snapshots[start..] {
+        assert!(
+            s.ready >= 3,
+            "fewer than 3 ready: {:?}",
+            &sim.snapshots[start..]
+        );
+    }
+    assert_converged(&sim, 3);
+    assert_eq!(sim.spread(), [1, 1, 1]);
 }

@@ -1,0 +1,29 @@
+//! The bindings of `capw:provider@0.3.x`, the draft in `wit/`: the generated types, how each
+//! contract function lowers the model's input into them and lifts its answer back, and the
+//! host interfaces of this version. Nothing generated leaves this module.
+//!
+//! What differs from 0.2 for the host (docs/contract.md, "The 0.3 draft"):
+//! - a control-plane `member` says where it stands in etcd (`etcd`) and why it is out of date
+//!   (`out-of-date`);
+//! - `capabilities` declare `chains-upgrades`.
+
+use wasmtime::component::Resource;
+
+use super::Conv;
+use crate::model;
+use crate::sandbox::{CallState, LogLevel, SecretLookupError};
+
+resource_context_version!("../../wit");
+
+record! {
+    control_plane::Member {
+        machine, version, failure_domain, ready, created_at, deleting, etcd, out_of_date,
+    }
+    metadata::Capabilities {
+        control_plane_shape, control_plane_scalable, version_upgrades, chains_upgrades,
+    }
+}
+
+cases! {
+    control_plane::EtcdMembership { Unknown, Member, NotMember }
+}
