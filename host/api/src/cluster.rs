@@ -82,6 +82,9 @@ pub struct ControlPlaneTopology {
         {"rule": "self >= 1 && self <= 15", "message": "is outside 1..=15"}
     ]))]
     pub replicas: Option<i32>,
+    /// Overrides the class's `controlPlane.healthCheck`, field by field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_check: Option<MachineHealthCheck>,
 }
 
 /// Worker pools.

@@ -92,6 +92,12 @@ pub struct ControlPlaneClass {
     /// etcd only as its machine's own bootstrap takes it out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etcd: Option<EtcdAccess>,
+    /// When a control-plane machine is unhealthy and whether it may be replaced now; a
+    /// Cluster may override it. The host judges, the control-plane provider replaces the
+    /// member through its plan (contract 0.3), one at a time and never below etcd's quorum.
+    /// No health check when neither says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_check: Option<MachineHealthCheck>,
 }
 
 /// Where the control plane's etcd listens and which of the cluster's secret items (those

@@ -344,7 +344,15 @@ async fn plan_problems(
     // the provider's refusal of the desired state matters.
     // Nor etcd: every member's place in it is unknown to the plan.
     let etcd = capw_reconcile::EtcdView::Unmanaged;
-    match plan(env, &snapshot, &capw_reconcile::WorkloadView::Off, &etcd).await {
+    match plan(
+        env,
+        &snapshot,
+        &capw_reconcile::WorkloadView::Off,
+        &etcd,
+        &[],
+    )
+    .await
+    {
         // Only the provider's own verdict on the input: not a call that failed on the way.
         Err(note)
             if note.permanent

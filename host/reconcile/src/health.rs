@@ -138,6 +138,43 @@ pub(crate) fn unhealthy<'a>(view: &'a ClusterView, pool: &PoolSpec) -> Vec<&'a M
         .collect()
 }
 
+/// The live control-plane machines the control plane's checks judge unhealthy, each with why,
+/// when they may be replaced now: empty without a check, and empty (the Cluster's
+/// `RemediationAllowed` says why) when more are unhealthy than its trigger allows. Told to the
+/// control-plane provider, which replaces them through its plan (contract 0.3).
+pub fn control_plane_to_remediate(view: &ClusterView) -> Vec<(String, String)> {
+    let sick = control_plane_unhealthy(view);
+    if !control_plane_allowed(view, sick.len()) {
+        return Vec::new();
+    }
+    sick
+}
+
+/// Every live control-plane machine its checks judge unhealthy, with why.
+pub(crate) fn control_plane_unhealthy(view: &ClusterView) -> Vec<(String, String)> {
+    let Some(check) = &view.control_plane_health else {
+        return Vec::new();
+    };
+    (view.machines.iter())
+        .filter(|m| m.live() && m.role.is_control_plane())
+        .filter_map(
+            |m| match machine_health(m, check, &view.workload, view.now) {
+                Health::Unhealthy { message, .. } => Some((m.name.clone(), message)),
+                _ => None,
+            },
+        )
+        .collect()
+}
+
+/// Whether the control plane may replace `count` unhealthy machines.
+pub(crate) fn control_plane_allowed(view: &ClusterView, count: usize) -> bool {
+    let max = view
+        .control_plane_health
+        .as_ref()
+        .and_then(|h| h.max_unhealthy);
+    max.is_none_or(|max| count <= max as usize)
+}
+
 /// Whether `pool` may replace `count` unhealthy machines.
 pub(crate) fn allowed(pool: &PoolSpec, count: usize) -> bool {
     let max = pool.health.as_ref().and_then(|h| h.max_unhealthy);

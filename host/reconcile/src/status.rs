@@ -223,14 +223,28 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
     }
 }
 
-/// `RemediationAllowed`, when a pool has health checks: false naming each pool with more
-/// unhealthy machines than its trigger allows.
+/// `RemediationAllowed`, when the control plane or a pool has health checks: false naming the
+/// control plane and each pool with more unhealthy machines than its trigger allows.
 fn remediation(view: &ClusterView) -> Option<ConditionView> {
-    if view.deleting || !view.pools.iter().any(|p| p.health.is_some()) {
+    let any_check =
+        view.control_plane_health.is_some() || view.pools.iter().any(|p| p.health.is_some());
+    if view.deleting || !any_check {
         return None;
     }
-    let held: Vec<String> = (view.pools.iter())
-        .filter_map(|pool| {
+    let sick = health::control_plane_unhealthy(view);
+    let control_plane = (!health::control_plane_allowed(view, sick.len())).then(|| {
+        let max = (view.control_plane_health.as_ref())
+            .and_then(|h| h.max_unhealthy)
+            .unwrap_or_default();
+        format!(
+            "control plane: {} unhealthy machines, more than the {max} its trigger \
+             (unhealthyLessThanOrEqualTo) allows; none is replaced",
+            sick.len()
+        )
+    });
+    let held: Vec<String> = control_plane
+        .into_iter()
+        .chain(view.pools.iter().filter_map(|pool| {
             let sick = health::unhealthy(view, pool);
             let max = pool.health.as_ref()?.max_unhealthy?;
             (!health::allowed(pool, sick.len())).then(|| {
@@ -241,7 +255,7 @@ fn remediation(view: &ClusterView) -> Option<ConditionView> {
                     sick.len()
                 )
             })
-        })
+        }))
         .collect();
     Some(ConditionView {
         type_: health::REMEDIATION_ALLOWED,

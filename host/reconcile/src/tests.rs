@@ -1318,3 +1318,47 @@ fn without_etcd_access_deletions_go_as_before() {
         assert!(etcd_condition(&decide(&sim.view)).is_none());
     }
 }
+
+#[test]
+fn an_unhealthy_control_plane_machine_is_left_to_the_provider_within_the_trigger() {
+    let mut sim = Sim::new(3, &[]);
+    sim.view.control_plane_health = Some(ready_unknown_for(60, Some(1)));
+    converge_at(&mut sim, 1_000, &[]);
+    sim.take_log();
+    let cp: Vec<String> = (sim.live().iter())
+        .filter(|m| m.role.is_control_plane())
+        .map(|m| m.name.clone())
+        .collect();
+    assert_eq!(cp.len(), 3);
+    // One unhealthy: told to the provider, and the host itself deletes nothing.
+    sim.view.now = 1_000;
+    sim.view.workload = nodes_at(&sim, &[(cp[0].as_str(), 500)], &[]);
+    let told = control_plane_to_remediate(&sim.view);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0].0, cp[0]);
+    assert!(told[0].1.contains("Ready is Unknown for 500s"), "{told:?}");
+    let decision = decide(&sim.view);
+    assert!(
+        !(decision.actions.iter()).any(|a| matches!(a, Action::DeleteMachine { .. })),
+        "{:?}",
+        decision.actions
+    );
+    // Two, past the trigger of 1: nothing is told, and the Cluster says why.
+    let two = [(cp[0].as_str(), 500), (cp[1].as_str(), 500)];
+    sim.view.workload = nodes_at(&sim, &two, &[]);
+    assert!(control_plane_to_remediate(&sim.view).is_empty());
+    let status = decide(&sim.view).status;
+    let c = (status.conditions.iter())
+        .find(|c| c.type_ == REMEDIATION_ALLOWED)
+        .unwrap();
+    assert!(!c.status);
+    assert!(
+        c.message
+            .contains("control plane: 2 unhealthy machines, more than the 1"),
+        "{}",
+        c.message
+    );
+    // Without a check nothing is judged.
+    sim.view.control_plane_health = None;
+    assert!(control_plane_to_remediate(&sim.view).is_empty());
+}

@@ -31,6 +31,9 @@ pub struct ClusterView {
     pub version: Option<Version>,
     /// Desired control-plane replicas.
     pub control_plane_replicas: u32,
+    /// When control-plane machines are unhealthy; `None`: never judged. The control-plane
+    /// provider replaces them through its plan.
+    pub control_plane_health: Option<crate::health::HealthCheck>,
     /// Desired worker pools, in the Cluster's order.
     pub pools: Vec<PoolSpec>,
     /// The infrastructure provider's last answer for the cluster.

@@ -68,6 +68,7 @@ fn host_input() -> (CallContext, PlanInput) {
             deleting: false,
             etcd: capw_runtime::control_plane::EtcdMembership::Unknown,
             out_of_date: Vec::new(),
+            unhealthy: Vec::new(),
         })
         .collect();
     let input = PlanInput {
@@ -138,6 +139,7 @@ fn native_input(
                 deleting: m.deleting,
                 etcd: capw_sdk::control_plane::EtcdMembership::Unknown,
                 out_of_date: Vec::new(),
+                unhealthy: Vec::new(),
             })
             .collect(),
         failure_domains: input.failure_domains.clone(),

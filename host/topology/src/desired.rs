@@ -64,6 +64,10 @@ pub struct DesiredControlPlane {
     /// How the host reaches the control plane's etcd, when the class says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etcd: Option<capw_api::EtcdAccess>,
+    /// When a control-plane machine is unhealthy and whether it may be replaced now; `None`:
+    /// no health check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_check: Option<PoolHealthCheck>,
 }
 
 /// One desired worker pool.

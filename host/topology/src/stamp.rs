@@ -85,6 +85,7 @@ impl Stamper<'_> {
     pub(crate) fn control_plane(
         &mut self,
         replicas: u32,
+        health_check: Option<&capw_api::MachineHealthCheck>,
         scope: &Variables,
     ) -> DesiredControlPlane {
         let spec = self.spec;
@@ -135,6 +136,16 @@ impl Stamper<'_> {
             bootstrap,
             machine_shape: None,
             etcd: cp.etcd.clone(),
+            health_check: pool_health_check(
+                &Layers {
+                    class: cp.health_check.as_ref(),
+                    class_path: "spec.controlPlane.healthCheck",
+                    cluster: health_check,
+                    cluster_path: "spec.topology.controlPlane.healthCheck",
+                },
+                replicas,
+                &mut self.errors,
+            ),
         }
     }
 

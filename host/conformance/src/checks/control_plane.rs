@@ -28,6 +28,7 @@ fn member(n: u64) -> Member {
         deleting: false,
         etcd: capw_runtime::control_plane::EtcdMembership::Unknown,
         out_of_date: Vec::new(),
+        unhealthy: Vec::new(),
     }
 }
 

@@ -227,12 +227,13 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
     let mut view = s.view(&workload);
     view.etcd = etcd.view.clone();
     notes.extend(health::record_health(env, &s, &workload, view.now).await);
+    let remediate = capw_reconcile::control_plane_to_remediate(&view);
     let mut orphan_names = BTreeMap::new();
     let mut provider_status = None;
     for action in decide(&view).actions {
         match action {
             Action::PlanControlPlane => {
-                match control_plane::plan(env, &s, &workload, &etcd.view).await {
+                match control_plane::plan(env, &s, &workload, &etcd.view, &remediate).await {
                     Ok((plan, status)) => {
                         view.plan = Some(plan);
                         provider_status = Some(status);

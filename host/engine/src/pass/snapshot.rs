@@ -79,6 +79,9 @@ impl Snapshot {
             paused: self.cluster.spec.paused.unwrap_or(false),
             version: core_version(&self.cluster.spec.topology.version),
             control_plane_replicas: desired.map_or(0, |d| d.control_plane.replicas),
+            control_plane_health: desired
+                .and_then(|d| d.control_plane.health_check.as_ref())
+                .map(core_health_check),
             pools: desired
                 .map(|d| {
                     d.pools

@@ -11,7 +11,8 @@ use capw_test_support::real_boot::{EtcdClient, MachinesGuard};
 use serde_json::Value;
 
 use crate::support::{
-    cluster, condition, env_with, kubectl, machines, manifests, secret_items, settle_within,
+    alpha_with_three_etcd_members, cluster, condition, env_with, kubectl, machines, secret_items,
+    settle_within,
 };
 use capw_local::ClusterOutcome;
 
@@ -34,23 +35,7 @@ async fn members_follow_the_control_plane_machines_through_a_scale_down() {
     let machines_dir = tempfile::tempdir().unwrap();
     let _guard = MachinesGuard(machines_dir.path().to_owned());
     let env = env_with(FaultConfig::default(), Some(machines_dir.path())).await;
-    let mut objects: Vec<Value> = manifests(&env.sim, "")
-        .into_iter()
-        .filter(|o| o["metadata"]["name"] != "beta")
-        .collect();
-    // kubeadm's etcd listens on 2379 of each machine; kubeadm-bootstrap stores its CA under
-    // these items of the cluster's secrets.
-    for o in objects.iter_mut().filter(|o| o["kind"] == "ClusterClass") {
-        o["spec"]["controlPlane"]["etcd"] = serde_json::json!({
-            "clientPort": 2379,
-            "caCertificateItem": "etcd/ca.crt",
-            "caKeyItem": "etcd/ca.key",
-        });
-    }
-    for o in objects.iter_mut().filter(|o| o["kind"] == "Cluster") {
-        o["spec"]["topology"]["controlPlane"]["replicas"] = 3.into();
-        o["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = 0.into();
-    }
+    let objects = alpha_with_three_etcd_members(&env.sim);
     env.apply(objects);
     let executor = env.executor().await;
     let report = settle_within(&executor, REAL_SETTLE).await;

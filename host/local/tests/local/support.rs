@@ -81,6 +81,28 @@ pub fn set_workers(store: &Store, name: &str, replicas: i64) {
         .unwrap();
 }
 
+/// The quickstart's objects without `beta`, with alpha's control plane at 3 replicas, no
+/// workers, and the class keeping etcd membership (kubeadm's etcd listens on 2379 of each
+/// machine; kubeadm-bootstrap stores its CA under these items of the cluster's secrets).
+pub fn alpha_with_three_etcd_members(sim: &SimCloudHandle) -> Vec<Value> {
+    let mut objects: Vec<Value> = manifests(sim, "")
+        .into_iter()
+        .filter(|o| o["metadata"]["name"] != "beta")
+        .collect();
+    for o in objects.iter_mut().filter(|o| o["kind"] == "ClusterClass") {
+        o["spec"]["controlPlane"]["etcd"] = serde_json::json!({
+            "clientPort": 2379,
+            "caCertificateItem": "etcd/ca.crt",
+            "caKeyItem": "etcd/ca.key",
+        });
+    }
+    for o in objects.iter_mut().filter(|o| o["kind"] == "Cluster") {
+        o["spec"]["topology"]["controlPlane"]["replicas"] = 3.into();
+        o["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = 0.into();
+    }
+    objects
+}
+
 /// A state directory with simcloud's token granted, an in-process simcloud with `delay`
 /// per step, and a local config with short requeues and the built components.
 pub struct Env {

@@ -201,6 +201,7 @@ fn run_plan(request: wire::PlanRequest) -> Result<cp::Plan, ProviderError> {
                 deleting: m.deleting,
                 etcd: capw_sdk::control_plane::EtcdMembership::Unknown,
                 out_of_date: Vec::new(),
+                unhealthy: Vec::new(),
             })
         })
         .collect::<Result<_, ProviderError>>()?;

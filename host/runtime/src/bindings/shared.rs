@@ -271,9 +271,9 @@ macro_rules! bind_host_interfaces {
     };
 }
 
-/// A member and capabilities in a version before 0.3: a member has no `etcd` or
-/// `out-of-date` yet (lifted as `unknown` and up to date), capabilities no `chains-upgrades`
-/// (lifted as `false`).
+/// A member and capabilities in a version before 0.3: a member has no `etcd`, `out-of-date`
+/// or `unhealthy` yet (lifted as `unknown`, up to date and healthy), capabilities no
+/// `chains-upgrades` (lifted as `false`).
 macro_rules! member_and_capabilities_before_0_3 {
     () => {
         impl Conv<control_plane::Member> for model::control_plane::Member {
@@ -300,6 +300,7 @@ macro_rules! member_and_capabilities_before_0_3 {
                     deleting: self.deleting,
                     etcd: model::control_plane::EtcdMembership::Unknown,
                     out_of_date: Vec::new(),
+                    unhealthy: Vec::new(),
                 }
             }
         }

@@ -3,8 +3,8 @@
 //! host interfaces of this version. Nothing generated leaves this module.
 //!
 //! What differs from 0.2 for the host (docs/contract.md, "The 0.3 draft"):
-//! - a control-plane `member` says where it stands in etcd (`etcd`) and why it is out of date
-//!   (`out-of-date`);
+//! - a control-plane `member` says where it stands in etcd (`etcd`), why it is out of date
+//!   (`out-of-date`) and why it is to be replaced as unhealthy (`unhealthy`);
 //! - `capabilities` declare `chains-upgrades`.
 
 use wasmtime::component::Resource;
@@ -18,6 +18,7 @@ resource_context_version!("../../wit");
 record! {
     control_plane::Member {
         machine, version, failure_domain, ready, created_at, deleting, etcd, out_of_date,
+        unhealthy,
     }
     metadata::Capabilities {
         control_plane_shape, control_plane_scalable, version_upgrades, chains_upgrades,

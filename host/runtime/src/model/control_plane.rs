@@ -26,6 +26,10 @@ pub struct Member {
     /// input's name); empty when up to date. Told to providers from 0.3 on.
     #[serde(default)]
     pub out_of_date: Vec<String>,
+    /// Why the host's health checks judge it unhealthy and it may be replaced now; empty
+    /// otherwise. Told to providers from 0.3 on.
+    #[serde(default)]
+    pub unhealthy: Vec<String>,
 }
 
 /// A member's place in the cluster's etcd, as the host observed it.

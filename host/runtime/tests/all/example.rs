@@ -297,6 +297,7 @@ fn member(name: &str, created_at: u64, ready: bool, version: KubernetesVersion) 
         deleting: false,
         etcd: capw_runtime::control_plane::EtcdMembership::Unknown,
         out_of_date: Vec::new(),
+        unhealthy: Vec::new(),
     }
 }
 

@@ -39,6 +39,7 @@ fn ready(name: &str, domain: &str, created_at: u64) -> Member {
         deleting: false,
         etcd: capw_runtime::control_plane::EtcdMembership::Unknown,
         out_of_date: Vec::new(),
+        unhealthy: Vec::new(),
     }
 }
 

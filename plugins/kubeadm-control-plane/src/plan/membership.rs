@@ -61,6 +61,13 @@ impl<'a> Membership<'a> {
             .collect()
     }
 
+    /// Live members the host asks to replace as unhealthy, in input order.
+    pub fn unhealthy(&self) -> Vec<&'a Member> {
+        (self.live.iter().copied())
+            .filter(|m| !m.unhealthy.is_empty())
+            .collect()
+    }
+
     /// Live members whose node is not ready, in input order.
     pub fn unready(&self) -> Vec<&'a Member> {
         self.live.iter().copied().filter(|m| !m.ready).collect()

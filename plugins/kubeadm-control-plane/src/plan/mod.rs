@@ -12,15 +12,20 @@
 //! 2. A member is being deleted: wait. Nothing else changes until etcd has let it go, so at
 //!    most one membership change is ever under way and at most `replicas + 1` machines exist.
 //! 3. No members: create the init machine (`init: true`).
-//! 4. A live member is not ready: wait. Joins and removals go one at a time, each only from a
+//! 4. A live member is unhealthy (the host's health checks, `member.unhealthy`, contract 0.3):
+//!    remove it when that is safe, else wait saying why. Safe means: another member exists,
+//!    every other member is healthy and ready (one change at a time), and those others are a
+//!    quorum of the membership without it. Rule 6 then creates its replacement. Of several,
+//!    the one [`placement`] would remove first goes first.
+//! 5. A live member is not ready: wait. Joins and removals go one at a time, each only from a
 //!    fully ready membership, so a removal never takes etcd below the quorum of its current
 //!    membership.
-//! 5. Fewer live members than desired: create one (a join).
-//! 6. More than desired: remove one, out-of-date machines first, by [`placement`]'s rule.
-//! 7. As many as desired, some out of date: with `maxSurge: 1` create one more (the surge;
-//!    rule 6 removes an out-of-date machine once it is ready); with `maxSurge: 0` remove an
-//!    out-of-date machine (rule 5 replaces it).
-//! 8. Nothing to do.
+//! 6. Fewer live members than desired: create one (a join).
+//! 7. More than desired: remove one, out-of-date machines first, by [`placement`]'s rule.
+//! 8. As many as desired, some out of date: with `maxSurge: 1` create one more (the surge;
+//!    rule 7 removes an out-of-date machine once it is ready); with `maxSurge: 0` remove an
+//!    out-of-date machine (rule 6 replaces it).
+//! 9. Nothing to do.
 //!
 //! A member is out of date when it runs another version or the host lists a changed
 //! machine-shaping input for it (`member.out-of-date`, contract 0.3). A member leaves through
@@ -188,6 +193,10 @@ fn next_step(rollout: Rollout, desired: u32, input: &PlanInput, members: &Member
     if members.live.is_empty() {
         return create(input, members, true);
     }
+    let unhealthy = members.unhealthy();
+    if !unhealthy.is_empty() {
+        return remediate(&unhealthy, members);
+    }
     let unready = members.unready();
     if let Some(member) = unready.first() {
         return wait_for_ready(member, unready.len(), members);
@@ -250,6 +259,55 @@ fn delete(candidates: &[&Member], members: &Membership<'_>) -> Step {
         Some(member) => Step::DeleteMachine(member.machine.clone()),
         None => Step::None,
     }
+}
+
+/// Replace an unhealthy member: remove the one [`placement::machine_to_remove`] picks among
+/// `unhealthy` when the rest of the membership can do without it, else wait saying why.
+fn remediate(unhealthy: &[&Member], members: &Membership<'_>) -> Step {
+    let Some(member) = placement::machine_to_remove(unhealthy, &members.live) else {
+        return Step::None;
+    };
+    let name = &member.machine.name;
+    let why = member.unhealthy.join("; ");
+    let others: Vec<&Member> = (members.live.iter().copied())
+        .filter(|m| m.machine != member.machine)
+        .collect();
+    let blocked = |reason: &str, message: String| {
+        Step::Wait(InProgress::new(reason, message).requeue_after(MACHINE_READY_POLL))
+    };
+    if others.is_empty() {
+        return blocked(
+            "RemediationNotPossible",
+            format!(
+                "`{name}` is unhealthy ({why}) and is the only member: removing it would lose                  etcd's data; add members (replicas 3) to make the control plane repairable"
+            ),
+        );
+    }
+    if let Some(other) = others.iter().find(|m| !m.unhealthy.is_empty() || !m.ready) {
+        let healthy = others
+            .iter()
+            .filter(|m| m.unhealthy.is_empty() && m.ready)
+            .count();
+        let needed = membership::quorum(membership::count(others.len()));
+        if membership::count(healthy) < needed {
+            return blocked(
+                "RemediationBlocked",
+                format!(
+                    "`{name}` is unhealthy ({why}); removing it would leave {healthy} healthy                      of {} members, fewer than etcd's quorum of {needed}: waiting for `{}`",
+                    others.len(),
+                    other.machine.name
+                ),
+            );
+        }
+        return blocked(
+            "RemediationWaiting",
+            format!(
+                "`{name}` is unhealthy ({why}); one change at a time: waiting for `{}` first",
+                other.machine.name
+            ),
+        );
+    }
+    delete(&[member], members)
 }
 
 fn wait_for_deletion(first: &Member, deleting: usize) -> Step {

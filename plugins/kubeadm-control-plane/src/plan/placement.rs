@@ -83,6 +83,7 @@ mod tests {
             deleting: false,
             etcd: capw_sdk::control_plane::EtcdMembership::Unknown,
             out_of_date: Vec::new(),
+            unhealthy: Vec::new(),
         }
     }
 

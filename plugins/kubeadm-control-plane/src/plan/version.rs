@@ -120,6 +120,7 @@ mod tests {
             deleting: false,
             etcd: capw_sdk::control_plane::EtcdMembership::Unknown,
             out_of_date: Vec::new(),
+            unhealthy: Vec::new(),
         }
     }
 

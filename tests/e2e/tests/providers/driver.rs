@@ -242,6 +242,7 @@ impl Driver {
                 deleting: false,
                 etcd: capw_runtime::control_plane::EtcdMembership::Unknown,
                 out_of_date: Vec::new(),
+                unhealthy: Vec::new(),
             })
             .collect();
         let input = PlanInput {

@@ -29,13 +29,15 @@ pub(crate) struct ProviderStatus {
 /// With workload cluster access off, the machine's phase is all the host knows.
 ///
 /// From contract 0.3 on the provider is also told whether etcd lists each member (where the
-/// host observed etcd in this pass) and what makes it out of date; older providers' bindings
-/// leave both out.
+/// host observed etcd in this pass), what makes it out of date, and why it is to be replaced
+/// as unhealthy (`remediate`: by machine name, what the core's health checks allow replacing
+/// now); older providers' bindings leave all three out.
 pub(crate) async fn plan(
     env: &Env,
     s: &Snapshot,
     workload: &WorkloadView,
     etcd: &EtcdView,
+    remediate: &[(String, String)],
 ) -> Result<(PlanView, ProviderStatus), ActionNote> {
     const COND: &str = "ControlPlaneReady";
     let Ok(desired) = &s.desired else {
@@ -69,6 +71,10 @@ pub(crate) async fn plan(
                     Some(false) => EtcdMembership::NotMember,
                 },
                 out_of_date: control_plane_changes(m, desired, &cp.version),
+                unhealthy: (remediate.iter())
+                    .filter(|(name, _)| *name == view.name)
+                    .map(|(_, why)| why.clone())
+                    .collect(),
             })
         })
         .collect();

@@ -1,4 +1,5 @@
-//! `RecordHealth`: each worker Machine's `HealthCheckSucceeded` in a pool with health checks,
+//! `RecordHealth`: each Machine's `HealthCheckSucceeded` where its pool (or the control plane)
+//! has health checks,
 //! as the core's [`machine_health`] judges it, so that a machine about to be replaced says why
 //! (and one that is not judged, because the workload cluster is not seen, says that).
 
@@ -10,7 +11,7 @@ use crate::pass::env::{Env, machine_condition};
 use crate::pass::note::ActionNote;
 use crate::pass::snapshot::{Snapshot, machine_view};
 
-/// Writes each live worker Machine's `HealthCheckSucceeded` where it changed.
+/// Writes each live Machine's `HealthCheckSucceeded` where it changed.
 pub(crate) async fn record_health(
     env: &Env,
     s: &Snapshot,
@@ -23,13 +24,15 @@ pub(crate) async fn record_health(
         return None;
     }
     let desired = s.desired.as_ref().ok()?;
-    for m in (s.machines.iter())
-        .filter(|m| m.metadata.deletion_timestamp.is_none() && m.spec.role == MachineRole::Worker)
-    {
-        let Some(check) = (desired.pools.iter())
-            .find(|p| p.name == m.spec.pool)
-            .and_then(|p| p.health_check.as_ref())
-        else {
+    for m in (s.machines.iter()).filter(|m| m.metadata.deletion_timestamp.is_none()) {
+        let check = if m.spec.role == MachineRole::Worker {
+            (desired.pools.iter())
+                .find(|p| p.name == m.spec.pool)
+                .and_then(|p| p.health_check.as_ref())
+        } else {
+            desired.control_plane.health_check.as_ref()
+        };
+        let Some(check) = check else {
             continue;
         };
         let Some(view) = machine_view(m, Some(desired)) else {

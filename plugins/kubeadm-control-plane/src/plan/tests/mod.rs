@@ -23,6 +23,7 @@ fn member(name: &str, minor: u32, domain: &str, created_at: u64) -> Member {
         deleting: false,
         etcd: EtcdMembership::Unknown,
         out_of_date: Vec::new(),
+        unhealthy: Vec::new(),
     }
 }
 

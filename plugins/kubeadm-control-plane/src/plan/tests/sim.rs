@@ -48,6 +48,8 @@ pub struct Sim {
     pub shape: u32,
     /// The generation each machine was made with, by name; absent: generation 0.
     shapes: BTreeMap<String, u32>,
+    /// The machines the host's health checks judge unhealthy, with why, by name.
+    pub sick: BTreeMap<String, String>,
     clock: u64,
     created: u32,
 }
@@ -66,6 +68,7 @@ impl Sim {
             etcd: false,
             shape: 0,
             shapes: BTreeMap::new(),
+            sick: BTreeMap::new(),
             clock: 1_700_000_000,
             created: 0,
         }
@@ -87,6 +90,12 @@ impl Sim {
         let members = (self.members.iter())
             .map(|m| Member {
                 out_of_date: self.changed(m),
+                unhealthy: self
+                    .sick
+                    .get(&m.machine.name)
+                    .cloned()
+                    .into_iter()
+                    .collect(),
                 ..m.clone()
             })
             .collect();
@@ -201,6 +210,7 @@ impl Sim {
             deleting: false,
             etcd: self.not_member(),
             out_of_date: Vec::new(),
+            unhealthy: Vec::new(),
         });
         self.shapes.insert(name.clone(), self.shape);
         self.snapshot();
@@ -264,7 +274,21 @@ impl Sim {
 
     pub fn remove(&mut self, name: &str) {
         self.members.retain(|m| m.machine.name != name);
+        self.sick.remove(name);
         self.snapshot();
+    }
+
+    /// The host judges `name` unhealthy (its Node NotReady): it is no longer ready.
+    pub fn fall_ill(&mut self, name: &str) {
+        self.sick.insert(
+            name.into(),
+            format!("Node {name}: Ready is Unknown for 400s"),
+        );
+        for m in &mut self.members {
+            if m.machine.name == name {
+                m.ready = false;
+            }
+        }
     }
 
     fn snapshot(&mut self) {
@@ -344,24 +368,39 @@ impl Sim {
     }
 
     /// A delete is safe: nothing else under way, a live member, never the last one, etcd
-    /// keeps its quorum through the removal, and out-of-date machines go first.
+    /// keeps its quorum through the removal, and out-of-date machines go first. An unhealthy
+    /// member (which may be unready) goes before anything else, with every other member
+    /// healthy and ready.
     fn check_delete(&self, machine: &MachineRef) {
-        assert!(
-            self.members.iter().all(|m| !m.deleting && m.ready),
-            "{self:#?}"
-        );
         let Some(target) = self.live().find(|m| m.machine == *machine) else {
             panic!("deletes {machine:?}, which is not a live member");
         };
+        let sick = self.sick.contains_key(&machine.name);
+        assert!(
+            (self.members.iter())
+                .filter(|m| m.machine != *machine)
+                .all(|m| !m.deleting && m.ready && !self.sick.contains_key(&m.machine.name)),
+            "{self:#?}"
+        );
+        assert!(sick || target.ready, "deletes an unready member: {self:#?}");
+        assert!(
+            sick || self.sick.is_empty(),
+            "deletes a healthy member while one is unhealthy: {self:#?}"
+        );
         let live = self.live().count();
         assert!(live >= 2, "deletes the last member");
-        let ready = self.live().filter(|m| m.ready).count();
+        let others_ready = self
+            .live()
+            .filter(|m| m.ready && m.machine != *machine)
+            .count();
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-        assert!(count(ready) >= quorum(count(live)), "removal cannot commit");
         assert!(
-            count(ready - 1) >= quorum(count(live - 1)),
+            count(others_ready) >= quorum(count(live - 1)),
             "removal leaves etcd without quorum"
         );
+        if sick {
+            return;
+        }
         if self.out_of_date() > 0 {
             assert!(
                 !self.changed(target).is_empty(),

@@ -342,3 +342,77 @@ fn a_changed_machine_shaping_input_rolls_like_a_version() {
     assert_converged(&sim, 3);
     assert_eq!(sim.spread(), [1, 1, 1]);
 }
+
+#[test]
+fn an_unhealthy_member_leaves_etcd_and_is_replaced() {
+    let mut sim = Sim::new(3, 35, abc()).observing_etcd();
+    sim.converge();
+    let sick = sim.members[1].machine.name.clone();
+    sim.fall_ill(&sick);
+    let steps = sim.converge();
+    // Out first (etcd lists it), then its replacement, in the domain it left.
+    assert_eq!(steps.len(), 2, "{steps:?}");
+    assert!(matches!(&steps[0], Step::RemoveEtcdMember(m) if m.name == sick));
+    assert!(matches!(&steps[1], Step::CreateMachine(m) if !m.init));
+    assert_converged(&sim, 3);
+    assert_eq!(sim.spread(), [1, 1, 1]);
+    assert!(sim.members.iter().all(|m| m.machine.name != sick));
+}
+
+#[test]
+fn two_unhealthy_members_of_three_wait_for_quorum() {
+    let mut sim = Sim::new(3, 35, abc()).observing_etcd();
+    sim.converge();
+    let (a, b) = (
+        sim.members[0].machine.name.clone(),
+        sim.members[1].machine.name.clone(),
+    );
+    sim.fall_ill(&a);
+    sim.fall_ill(&b);
+    let answer = sim.plan();
+    assert_eq!(super::wait_reason(&answer.step), "RemediationBlocked");
+    let Step::Wait(progress) = &answer.step else {
+        unreachable!()
+    };
+    assert!(
+        progress.message.contains("fewer than etcd's quorum of 2"),
+        "{}",
+        progress.message
+    );
+    // One recovers: the other is replaced.
+    sim.sick.remove(&a);
+    for m in &mut sim.members {
+        m.ready = m.machine.name != b;
+    }
+    let steps = sim.converge();
+    assert!(
+        matches!(&steps[0], Step::RemoveEtcdMember(m) if m.name == b),
+        "{steps:?}"
+    );
+    assert_converged(&sim, 3);
+}
+
+#[test]
+fn the_only_member_is_never_removed_as_unhealthy() {
+    let mut sim = Sim::new(1, 35, abc()).observing_etcd();
+    sim.converge();
+    let only = sim.members[0].machine.name.clone();
+    sim.fall_ill(&only);
+    let answer = sim.plan();
+    assert_eq!(super::wait_reason(&answer.step), "RemediationNotPossible");
+}
+
+#[test]
+fn an_unhealthy_member_waits_while_another_joins() {
+    let mut sim = Sim::new(3, 35, abc()).observing_etcd();
+    sim.converge();
+    sim.replicas = 5;
+    let joining = match sim.plan().step {
+        Step::CreateMachine(m) => m,
+        other => panic!("{other:?}"),
+    };
+    sim.create(&joining);
+    let sick = sim.members[0].machine.name.clone();
+    sim.fall_ill(&sick);
+    assert_eq!(super::wait_reason(&sim.plan().step), "RemediationWaiting");
+}
