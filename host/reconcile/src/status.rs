@@ -65,6 +65,7 @@ pub(crate) fn counters(
     desired: u32,
     machines: &[&MachineView],
     view: &ClusterView,
+    inputs_count: bool,
 ) -> PoolStatus {
     let live: Vec<_> = machines.iter().filter(|m| m.live()).collect();
     PoolStatus {
@@ -79,7 +80,17 @@ pub(crate) fn counters(
                 })
                 .count(),
         ),
-        up_to_date: count(live.iter().filter(|m| m.up_to_date(view.version)).count()),
+        up_to_date: count(
+            (live.iter())
+                .filter(|m| {
+                    if inputs_count {
+                        m.up_to_date(view.version)
+                    } else {
+                        Some(m.version) == view.version
+                    }
+                })
+                .count(),
+        ),
     }
 }
 
@@ -98,6 +109,7 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
         view.control_plane_replicas,
         &cp_machines,
         view,
+        view.control_plane_rolls_inputs,
     );
     let workers: Vec<PoolStatus> = view
         .pools
@@ -108,7 +120,7 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
                 .iter()
                 .filter(|m| !m.role.is_control_plane() && m.pool == pool.name)
                 .collect();
-            counters(&pool.name, pool.replicas, &machines, view)
+            counters(&pool.name, pool.replicas, &machines, view, true)
         })
         .collect();
 

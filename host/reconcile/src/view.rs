@@ -34,6 +34,10 @@ pub struct ClusterView {
     /// When control-plane machines are unhealthy; `None`: never judged. The control-plane
     /// provider replaces them through its plan.
     pub control_plane_health: Option<crate::health::HealthCheck>,
+    /// The control-plane provider is told what makes a member out of date besides its
+    /// version (contract 0.3), so a changed input counts against `upToDateReplicas`; a provider
+    /// that is not told rolls versions only, and only the version counts.
+    pub control_plane_rolls_inputs: bool,
     /// Desired worker pools, in the Cluster's order.
     pub pools: Vec<PoolSpec>,
     /// The infrastructure provider's last answer for the cluster.
@@ -167,9 +171,8 @@ pub struct MachineView {
     pub deleting: bool,
     /// The infrastructure's id for it, once reported; its Node carries the same.
     pub provider_id: Option<String>,
-    /// The inputs besides the version that shaped it differently from its pool's current
-    /// ones (empty when it is up to date, or for a control-plane machine, whose provider
-    /// decides).
+    /// The inputs besides the version that shaped it differently from its pool's (or the
+    /// control plane's) current ones; empty when it is up to date.
     pub changed: Vec<String>,
 }
 

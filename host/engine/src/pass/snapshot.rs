@@ -82,6 +82,8 @@ impl Snapshot {
             control_plane_health: desired
                 .and_then(|d| d.control_plane.health_check.as_ref())
                 .map(core_health_check),
+            // The provider's contract decides; the pass knows it (`control_plane::rolls_inputs`).
+            control_plane_rolls_inputs: false,
             pools: desired
                 .map(|d| {
                     d.pools
@@ -157,16 +159,22 @@ pub(crate) fn machine_view(m: &Machine, desired: Option<&DesiredState>) -> Optio
     })
 }
 
-/// The inputs that shaped worker `m` differently from its pool's current ones. A machine
-/// that recorded no shape (made before capw recorded it) is taken as up to date; a
-/// control-plane machine's are its provider's to act on ([`control_plane_changes`]).
+/// The inputs that shaped `m` differently from its pool's current ones, or for a
+/// control-plane machine from the control plane's (its provider acts on them:
+/// [`control_plane_changes`]). A machine that recorded no shape (made before capw recorded it)
+/// is taken as up to date.
 pub(crate) fn changed_inputs(m: &Machine, desired: Option<&DesiredState>) -> Vec<String> {
-    if m.spec.role != capw_api::MachineRole::Worker {
-        return Vec::new();
-    }
-    let pool = desired.and_then(|d| d.pools.iter().find(|p| p.name == m.spec.pool));
-    match (&m.spec.shape, pool) {
-        (Some(made), Some(pool)) => made.changed_inputs(&pool.shape),
+    let current = desired.and_then(|d| {
+        if m.spec.role == capw_api::MachineRole::Worker {
+            (d.pools.iter())
+                .find(|p| p.name == m.spec.pool)
+                .map(|p| &p.shape)
+        } else {
+            d.control_plane.machine_shape.as_ref()
+        }
+    });
+    match (&m.spec.shape, current) {
+        (Some(made), Some(current)) => made.changed_inputs(current),
         _ => Vec::new(),
     }
 }
@@ -181,9 +189,8 @@ pub(crate) fn control_plane_changes(
     version: &str,
 ) -> Vec<String> {
     let version = (m.spec.version != version).then(|| "version".to_owned());
-    let shape = match (&m.spec.shape, &desired.control_plane.machine_shape) {
-        (Some(made), Some(current)) => made.changed_inputs(current),
-        _ => Vec::new(),
-    };
-    version.into_iter().chain(shape).collect()
+    version
+        .into_iter()
+        .chain(changed_inputs(m, Some(desired)))
+        .collect()
 }

@@ -229,8 +229,26 @@ async fn a_changed_control_plane_instance_type_rolls_the_control_plane_through_i
         })
         .unwrap();
     let mut named = false;
+    let mut counted = false;
     roll_until_converged(&env, &executor, |all| {
         let c = cluster(&env.store, "roll").unwrap();
+        // The host names the changed input on the old machine, and counts it out of date.
+        if let Some(m) = all
+            .iter()
+            .find(|m| old.contains(m["metadata"]["name"].as_str().unwrap()))
+        {
+            let up = condition(m, "UpToDate");
+            if up["status"] == "False" {
+                let message = up["message"].as_str().unwrap_or_default();
+                assert!(
+                    message.contains("changed: infrastructure.config/instanceType")
+                        && message.contains("the control-plane provider's plan"),
+                    "{up:#}"
+                );
+                let cp = &c["status"]["controlPlane"];
+                counted |= cp["upToDateReplicas"].as_i64() < cp["replicas"].as_i64();
+            }
+        }
         let upgrading = condition(&c, "controlplane.capw.dev/Upgrading");
         if upgrading["status"] == "True" {
             let message = upgrading["message"].as_str().unwrap_or_default();
@@ -251,6 +269,7 @@ async fn a_changed_control_plane_instance_type_rolls_the_control_plane_through_i
     })
     .await;
     assert!(named, "the provider never said what changed");
+    assert!(counted, "the old machine was never counted out of date");
     let new = control_plane(&machines(&env.store, "roll"));
     assert_eq!(new.len(), 1);
     assert!(
@@ -265,4 +284,5 @@ async fn a_changed_control_plane_instance_type_rolls_the_control_plane_through_i
         "False",
         "{c:#}"
     );
+    assert_eq!(c["status"]["controlPlane"]["upToDateReplicas"], 1, "{c:#}");
 }

@@ -21,6 +21,21 @@ pub(crate) struct ProviderStatus {
     pub conditions: Vec<Condition>,
 }
 
+/// Whether the cluster's control-plane provider is told what makes a member out of date
+/// besides its version (contract 0.3 on), and so rolls a changed machine-shaping input.
+pub(crate) fn rolls_inputs(env: &Env, s: &Snapshot) -> bool {
+    let Ok(desired) = &s.desired else {
+        return false;
+    };
+    env.registry
+        .get(&desired.control_plane.config.provider)
+        .is_some_and(|p| {
+            let version = &p.provider.info().contract.version;
+            let mut parts = version.split('.').map(|n| n.parse::<u64>().unwrap_or(0));
+            (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (0, 3)
+        })
+}
+
 /// `PlanControlPlane`: the control-plane provider's next step for the current members.
 ///
 /// A member is `ready` when its machine runs and, where the host observes the workload
