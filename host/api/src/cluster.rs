@@ -220,6 +220,23 @@ pub struct ControlPlaneStatus {
     /// Lowest Kubernetes version running in the control plane.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The last unhealthy member the control-plane provider was asked to replace and did
+    /// (its `remediation.maxRetry` and `retryPeriodSeconds` count from it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_remediation: Option<LastRemediation>,
+}
+
+/// An unhealthy control-plane member the provider took out to replace it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LastRemediation {
+    /// The Machine taken out.
+    pub machine: String,
+    /// When, RFC 3339.
+    pub time: crate::Time,
+    /// How many replacements in a row this one makes: 1, or one more than the last when that
+    /// was less than `minHealthyPeriodSeconds` before.
+    pub retry_count: i32,
 }
 
 /// Replica counters of one worker pool.

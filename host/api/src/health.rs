@@ -53,6 +53,19 @@ pub struct HealthRemediation {
     /// When remediation may happen at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger_if: Option<RemediationTrigger>,
+    /// Control plane only: how many times in a row a member is replaced while each
+    /// replacement turns unhealthy again within `minHealthyPeriodSeconds`; past it nothing is
+    /// replaced and the Cluster says why. No limit when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retry: Option<i32>,
+    /// Control plane only: the least time between two replacements, in seconds (0 when
+    /// absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_period_seconds: Option<i32>,
+    /// Control plane only: a replacement that stays healthy this long, in seconds, ends the
+    /// row of retries (3600 when absent, Cluster API's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_healthy_period_seconds: Option<i32>,
 }
 
 /// When remediation may happen.

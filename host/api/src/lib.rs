@@ -32,8 +32,8 @@ mod write;
 
 pub use cluster::{
     ApiEndpoint, ClassRef, Cluster, ClusterPhase, ClusterSpec, ClusterStatus, ClusterVariable,
-    ControlPlaneStatus, ControlPlaneTopology, MachineDeploymentTopology, PoolStatus, PoolVariables,
-    ReplicaCounters, Topology, WorkersTopology,
+    ControlPlaneStatus, ControlPlaneTopology, LastRemediation, MachineDeploymentTopology,
+    PoolStatus, PoolVariables, ReplicaCounters, Topology, WorkersTopology,
 };
 pub use cluster_class::{
     ClusterClass, ClusterClassSpec, ClusterClassStatus, ClusterClassVariable, ControlPlaneClass,

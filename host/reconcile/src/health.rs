@@ -21,6 +21,44 @@ pub struct HealthCheck {
     pub unhealthy_conditions: Vec<UnhealthyCondition>,
     /// Unhealthy machines are replaced only while there are at most this many.
     pub max_unhealthy: Option<u32>,
+    /// Control plane only: replacements in a row, each turning unhealthy again within
+    /// `min_healthy_period`; `None`: no limit.
+    pub max_retry: Option<u32>,
+    /// Control plane only: the least time between two replacements, in seconds.
+    pub retry_period: u64,
+    /// Control plane only: how long a replacement stays healthy to end a row, in seconds.
+    pub min_healthy_period: u64,
+}
+
+/// The last unhealthy control-plane member the provider took out to replace it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LastRemediation {
+    pub machine: String,
+    /// When, seconds since the Unix epoch.
+    pub at: u64,
+    /// Replacements in a row, this one included.
+    pub retries: u32,
+}
+
+impl LastRemediation {
+    /// What to record when the provider takes `machine` out at `now`, after `last`: one
+    /// more in the row when the last was within `min_healthy_period`, else the first.
+    pub fn next(
+        last: Option<&LastRemediation>,
+        machine: &str,
+        now: u64,
+        check: &HealthCheck,
+    ) -> Self {
+        let retries = match last {
+            Some(l) if now < l.at.saturating_add(check.min_healthy_period) => l.retries + 1,
+            _ => 1,
+        };
+        LastRemediation {
+            machine: machine.into(),
+            at: now,
+            retries,
+        }
+    }
 }
 
 /// A Node condition that makes its machine unhealthy once it held for `timeout` seconds.
@@ -144,10 +182,47 @@ pub(crate) fn unhealthy<'a>(view: &'a ClusterView, pool: &PoolSpec) -> Vec<&'a M
 /// control-plane provider, which replaces them through its plan (contract 0.3).
 pub fn control_plane_to_remediate(view: &ClusterView) -> Vec<(String, String)> {
     let sick = control_plane_unhealthy(view);
-    if !control_plane_allowed(view, sick.len()) {
+    if !control_plane_allowed(view, sick.len()) || control_plane_held(view).is_some() {
         return Vec::new();
     }
     sick
+}
+
+/// Why no control-plane member may be replaced now although the trigger allows it: the
+/// retry period since the last replacement has not passed, or `maxRetry` replacements in a
+/// row each turned unhealthy again within the minimum healthy period. `None` when one may.
+pub(crate) fn control_plane_held(view: &ClusterView) -> Option<(&'static str, String)> {
+    let check = view.control_plane_health.as_ref()?;
+    let last = view.last_remediation.as_ref()?;
+    let next = last.at.saturating_add(check.retry_period);
+    if view.now < next {
+        return Some((
+            "RetryPeriod",
+            format!(
+                "control plane: {} was replaced {}s ago; the next replacement waits for \
+                 retryPeriodSeconds ({}s)",
+                last.machine,
+                view.now.saturating_sub(last.at),
+                check.retry_period
+            ),
+        ));
+    }
+    let max = check.max_retry?;
+    let row_open = view.now < last.at.saturating_add(check.min_healthy_period);
+    (row_open && last.retries >= max).then(|| {
+        (
+            "MaxRetryReached",
+            format!(
+                "control plane: {} replacements in a row, the last ({}) {}s ago, each unhealthy \
+                 again within minHealthyPeriodSeconds ({}s): maxRetry is {max}; nothing more is \
+                 replaced until that period has passed",
+                last.retries,
+                last.machine,
+                view.now.saturating_sub(last.at),
+                check.min_healthy_period
+            ),
+        )
+    })
 }
 
 /// Every live control-plane machine its checks judge unhealthy, with why.

@@ -46,8 +46,8 @@ mod tests;
 pub use decide::{Action, Decision, HOOKS_PASSED, MachineIntent, decide};
 pub use etcd::{ETCD_MEMBER, ETCD_MEMBERSHIP, EtcdMemberView, EtcdView};
 pub use health::{
-    HEALTH_CHECK_SUCCEEDED, Health, HealthCheck, REMEDIATION_ALLOWED, UnhealthyCondition,
-    control_plane_to_remediate, machine_health,
+    HEALTH_CHECK_SUCCEEDED, Health, HealthCheck, LastRemediation, REMEDIATION_ALLOWED,
+    UnhealthyCondition, control_plane_to_remediate, machine_health,
 };
 pub use hooks::{Hook, HooksView};
 pub use status::{ClusterPhase, ConditionView, PoolStatus, StatusView};

@@ -254,8 +254,10 @@ fn remediation(view: &ClusterView) -> Option<ConditionView> {
             sick.len()
         )
     });
+    let paused = health::control_plane_held(view).filter(|_| !sick.is_empty());
     let held: Vec<String> = control_plane
         .into_iter()
+        .chain(paused.as_ref().map(|(_, why)| why.clone()))
         .chain(view.pools.iter().filter_map(|pool| {
             let sick = health::unhealthy(view, pool);
             let max = pool.health.as_ref()?.max_unhealthy?;
@@ -272,10 +274,10 @@ fn remediation(view: &ClusterView) -> Option<ConditionView> {
     Some(ConditionView {
         type_: health::REMEDIATION_ALLOWED,
         status: held.is_empty(),
-        reason: if held.is_empty() {
-            "Allowed"
-        } else {
-            "TooManyUnhealthy"
+        reason: match (&paused, held.is_empty()) {
+            (_, true) => "Allowed",
+            (Some((reason, _)), false) if held.len() == 1 => reason,
+            _ => "TooManyUnhealthy",
         },
         message: held.join("; "),
     })

@@ -958,6 +958,7 @@ fn ready_unknown_for(timeout: u64, max_unhealthy: Option<u32>) -> HealthCheck {
             timeout,
         }],
         max_unhealthy,
+        ..HealthCheck::default()
     }
 }
 
@@ -1361,4 +1362,67 @@ fn an_unhealthy_control_plane_machine_is_left_to_the_provider_within_the_trigger
     // Without a check nothing is judged.
     sim.view.control_plane_health = None;
     assert!(control_plane_to_remediate(&sim.view).is_empty());
+}
+
+#[test]
+fn control_plane_replacements_wait_for_the_retry_period_and_stop_at_max_retry() {
+    let mut sim = Sim::new(3, &[]);
+    let check = HealthCheck {
+        max_retry: Some(1),
+        retry_period: 100,
+        min_healthy_period: 1_000,
+        ..ready_unknown_for(60, None)
+    };
+    sim.view.control_plane_health = Some(check.clone());
+    converge_at(&mut sim, 1_000, &[]);
+    let sick = (sim.live().iter())
+        .find(|m| m.role.is_control_plane())
+        .unwrap()
+        .name
+        .clone();
+    sim.view.last_remediation = Some(LastRemediation {
+        machine: "cp-before".into(),
+        at: 1_000,
+        retries: 1,
+    });
+    let allowed = |sim: &Sim| {
+        let status = decide(&sim.view).status;
+        (status.conditions.into_iter())
+            .find(|c| c.type_ == REMEDIATION_ALLOWED)
+            .unwrap()
+    };
+    let at = |sim: &mut Sim, now: u64| {
+        sim.view.now = now;
+        sim.view.workload = nodes_at(sim, &[(sick.as_str(), 900)], &[]);
+    };
+    // Within the retry period: nothing is told, and the Cluster says why.
+    at(&mut sim, 1_050);
+    assert!(control_plane_to_remediate(&sim.view).is_empty());
+    let c = allowed(&sim);
+    assert_eq!((c.status, c.reason), (false, "RetryPeriod"), "{c:?}");
+    assert!(
+        c.message.contains("cp-before was replaced 50s ago"),
+        "{c:?}"
+    );
+    // Past it, but the last replacement turned unhealthy within the healthy period, and one
+    // retry is all `maxRetry` allows.
+    at(&mut sim, 1_200);
+    assert!(control_plane_to_remediate(&sim.view).is_empty());
+    let c = allowed(&sim);
+    assert_eq!((c.status, c.reason), (false, "MaxRetryReached"), "{c:?}");
+    // Once the healthy period has passed, the row is over: the sick member is told again.
+    at(&mut sim, 2_100);
+    let told = control_plane_to_remediate(&sim.view);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(allowed(&sim).status);
+    // What is recorded next: one more in a row within the period, the first after it.
+    let last = sim.view.last_remediation.clone();
+    assert_eq!(
+        LastRemediation::next(last.as_ref(), &sick, 1_500, &check).retries,
+        2
+    );
+    assert_eq!(
+        LastRemediation::next(last.as_ref(), &sick, 2_100, &check).retries,
+        1
+    );
 }

@@ -38,6 +38,8 @@ pub struct ClusterView {
     /// version (contract 0.3), so a changed input counts against `upToDateReplicas`; a provider
     /// that is not told rolls versions only, and only the version counts.
     pub control_plane_rolls_inputs: bool,
+    /// The last unhealthy control-plane member the provider took out to replace it.
+    pub last_remediation: Option<crate::health::LastRemediation>,
     /// Desired worker pools, in the Cluster's order.
     pub pools: Vec<PoolSpec>,
     /// The infrastructure provider's last answer for the cluster.

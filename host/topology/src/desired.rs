@@ -115,6 +115,20 @@ pub struct PoolHealthCheck {
     pub unhealthy_node_conditions: Vec<UnhealthyCondition>,
     /// Unhealthy machines are replaced only while there are at most this many.
     pub max_unhealthy: Option<u32>,
+    /// Control plane only: replacements in a row while each turns unhealthy again within
+    /// `min_healthy_period_seconds`; `None`: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retry: Option<u32>,
+    /// Control plane only: the least time between two replacements, in seconds.
+    #[serde(default)]
+    pub retry_period_seconds: u32,
+    /// Control plane only: how long a replacement stays healthy to end a row of retries.
+    #[serde(default = "default_min_healthy_period")]
+    pub min_healthy_period_seconds: u32,
+}
+
+fn default_min_healthy_period() -> u32 {
+    crate::health::DEFAULT_MIN_HEALTHY_PERIOD_SECONDS
 }
 
 /// A Node condition that makes its machine unhealthy once it held for `timeout_seconds`.

@@ -10,10 +10,16 @@ use crate::rollout::{Layers, resolve};
 /// `checks.nodeStartupTimeoutSeconds` when absent: Cluster API's default, ten minutes.
 pub const DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS: u32 = 600;
 
-/// The pool's health check; `None` when neither the class nor the Cluster sets one.
+/// `remediation.minHealthyPeriodSeconds` when absent: Cluster API's default, an hour.
+pub const DEFAULT_MIN_HEALTHY_PERIOD_SECONDS: u32 = 3600;
+
+/// The pool's (or with `control_plane`, the control plane's) health check; `None` when
+/// neither the class nor the Cluster sets one. The retry fields are the control plane's
+/// only: a pool's are refused.
 pub(crate) fn pool_health_check(
     layers: &Layers<'_, MachineHealthCheck>,
     replicas: u32,
+    control_plane: bool,
     errors: &mut Errors,
 ) -> Option<PoolHealthCheck> {
     if layers.class.is_none() && layers.cluster.is_none() {
@@ -69,10 +75,30 @@ pub(crate) fn pool_health_check(
                 }
             },
         );
+    let mut retry = |field: &'static str, pick: fn(&capw_api::HealthRemediation) -> Option<i32>| {
+        let (value, subject, path) =
+            layers.pick(field, |h| h.remediation.as_ref().and_then(pick))?;
+        if !control_plane {
+            let why = "is the control plane's only (a pool replaces its machines itself)";
+            errors.add(subject, Kind::InvalidHealthCheck, path, why);
+            return None;
+        }
+        Some(seconds(value, subject, path, errors))
+    };
+    let max_retry = retry("remediation.maxRetry", |r| r.max_retry);
+    let retry_period_seconds =
+        retry("remediation.retryPeriodSeconds", |r| r.retry_period_seconds).unwrap_or(0);
+    let min_healthy_period_seconds = retry("remediation.minHealthyPeriodSeconds", |r| {
+        r.min_healthy_period_seconds
+    })
+    .unwrap_or(DEFAULT_MIN_HEALTHY_PERIOD_SECONDS);
     Some(PoolHealthCheck {
         node_startup_timeout_seconds,
         unhealthy_node_conditions,
         max_unhealthy,
+        max_retry,
+        retry_period_seconds,
+        min_healthy_period_seconds,
     })
 }
 
@@ -120,6 +146,7 @@ mod tests {
                 trigger_if: Some(RemediationTrigger {
                     unhealthy_less_than_or_equal_to: Some(t),
                 }),
+                ..HealthRemediation::default()
             }),
         }
     }
@@ -127,11 +154,17 @@ mod tests {
     #[test]
     fn none_without_a_health_check_and_defaults_within_one() {
         assert_eq!(
-            pool_health_check(&layers(None, None), 3, &mut Errors::default()),
+            pool_health_check(&layers(None, None), 3, false, &mut Errors::default()),
             None
         );
         let empty = MachineHealthCheck::default();
-        let h = pool_health_check(&layers(Some(&empty), None), 3, &mut Errors::default()).unwrap();
+        let h = pool_health_check(
+            &layers(Some(&empty), None),
+            3,
+            false,
+            &mut Errors::default(),
+        )
+        .unwrap();
         assert_eq!(
             h.node_startup_timeout_seconds,
             DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS
@@ -148,7 +181,8 @@ mod tests {
             remediation: check(0, Some(IntOrString::String("40%".into()))).remediation,
         };
         let mut errors = Errors::default();
-        let h = pool_health_check(&layers(Some(&class), Some(&cluster)), 5, &mut errors).unwrap();
+        let h = pool_health_check(&layers(Some(&class), Some(&cluster)), 5, false, &mut errors)
+            .unwrap();
         assert_eq!(h.max_unhealthy, Some(2), "40% of 5");
         assert_eq!(
             h.unhealthy_node_conditions[0].timeout_seconds, 300,
@@ -165,7 +199,7 @@ mod tests {
     fn bad_values_are_refused_at_their_path() {
         let bad = check(-5, Some(IntOrString::String("many".into())));
         let mut errors = Errors::default();
-        pool_health_check(&layers(None, Some(&bad)), 3, &mut errors);
+        pool_health_check(&layers(None, Some(&bad)), 3, false, &mut errors);
         let errors = errors.into_result(()).unwrap_err();
         let paths: Vec<&str> = errors.errors().iter().map(|e| e.path.as_str()).collect();
         assert_eq!(
@@ -173,6 +207,39 @@ mod tests {
             [
                 "spec.topology.workers.machineDeployments[0].healthCheck.checks.unhealthyNodeConditions[0].timeoutSeconds",
                 "spec.topology.workers.machineDeployments[0].healthCheck.remediation.triggerIf.unhealthyLessThanOrEqualTo",
+            ]
+        );
+    }
+
+    #[test]
+    fn retries_are_the_control_planes_only_with_cluster_apis_defaults() {
+        let mut with_retries = check(300, None);
+        with_retries.remediation = Some(HealthRemediation {
+            max_retry: Some(2),
+            retry_period_seconds: Some(60),
+            ..HealthRemediation::default()
+        });
+        let mut errors = Errors::default();
+        let h =
+            pool_health_check(&layers(Some(&with_retries), None), 3, true, &mut errors).unwrap();
+        assert_eq!(errors.len(), 0);
+        assert_eq!(
+            (
+                h.max_retry,
+                h.retry_period_seconds,
+                h.min_healthy_period_seconds
+            ),
+            (Some(2), 60, DEFAULT_MIN_HEALTHY_PERIOD_SECONDS)
+        );
+        // A pool refuses them, each at its path.
+        pool_health_check(&layers(Some(&with_retries), None), 3, false, &mut errors);
+        let errors = errors.into_result(()).unwrap_err();
+        let paths: Vec<&str> = errors.errors().iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "spec.workers.machineDeployments[0].healthCheck.remediation.maxRetry",
+                "spec.workers.machineDeployments[0].healthCheck.remediation.retryPeriodSeconds",
             ]
         );
     }

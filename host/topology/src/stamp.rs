@@ -144,6 +144,7 @@ impl Stamper<'_> {
                     cluster_path: "spec.topology.controlPlane.healthCheck",
                 },
                 replicas,
+                true,
                 &mut self.errors,
             ),
         }
@@ -257,6 +258,7 @@ impl Stamper<'_> {
                 cluster_path: &format!("{path}.healthCheck"),
             },
             replicas,
+            false,
             &mut self.errors,
         );
         Some(DesiredPool {

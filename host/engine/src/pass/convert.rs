@@ -64,6 +64,9 @@ pub(crate) fn core_health_check(h: &PoolHealthCheck) -> HealthCheck {
             })
             .collect(),
         max_unhealthy: h.max_unhealthy,
+        max_retry: h.max_retry,
+        retry_period: u64::from(h.retry_period_seconds),
+        min_healthy_period: u64::from(h.min_healthy_period_seconds),
     }
 }
 

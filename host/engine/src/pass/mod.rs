@@ -237,7 +237,8 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
         match action {
             Action::PlanControlPlane => {
                 match control_plane::plan(env, &s, &workload, &etcd.view, &remediate).await {
-                    Ok((plan, status)) => {
+                    Ok((plan, mut status)) => {
+                        status.remediated = remediated(&view, &plan, &remediate);
                         view.plan = Some(plan);
                         provider_status = Some(status);
                     }
@@ -342,4 +343,22 @@ async fn run(
         Action::CallHook { hook, from, to } => hooks::call_hook(env, s, *hook, *from, *to).await,
         Action::PlanControlPlane | Action::ListMachines => ActionNote::done(),
     }
+}
+
+/// The remediation to record when `plan` takes out a member the pass told it to replace
+/// (`remediate`), unless it is the one already recorded (a removal that waits is answered
+/// again on the next pass and counts once).
+fn remediated(
+    view: &capw_reconcile::ClusterView,
+    plan: &capw_reconcile::PlanView,
+    remediate: &[(String, String)],
+) -> Option<capw_reconcile::LastRemediation> {
+    let capw_reconcile::PlanStep::Delete { machine } = &plan.step else {
+        return None;
+    };
+    let check = view.control_plane_health.as_ref()?;
+    let last = view.last_remediation.as_ref();
+    let told = remediate.iter().any(|(name, _)| name == machine);
+    (told && last.is_none_or(|l| l.machine != *machine))
+        .then(|| capw_reconcile::LastRemediation::next(last, machine, view.now, check))
 }

@@ -84,6 +84,13 @@ impl Snapshot {
                 .map(core_health_check),
             // The provider's contract decides; the pass knows it (`control_plane::rolls_inputs`).
             control_plane_rolls_inputs: false,
+            last_remediation: (self.cluster.status.as_ref())
+                .and_then(|s| s.control_plane.as_ref()?.last_remediation.as_ref())
+                .map(|r| capw_reconcile::LastRemediation {
+                    machine: r.machine.clone(),
+                    at: u64::try_from(r.time.0.as_second()).unwrap_or(0),
+                    retries: u32::try_from(r.retry_count).unwrap_or(0),
+                }),
             pools: desired
                 .map(|d| {
                     d.pools

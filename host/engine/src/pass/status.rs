@@ -3,7 +3,7 @@
 
 use capw_api::{
     ApiEndpoint, Cluster, ClusterPhase, ClusterStatus, Condition, ConditionStatus,
-    ControlPlaneStatus, PoolStatus, ReplicaCounters, set_condition,
+    ControlPlaneStatus, LastRemediation, PoolStatus, ReplicaCounters, set_condition,
 };
 use capw_reconcile::{ClusterPhase as CorePhase, StatusView};
 
@@ -27,6 +27,14 @@ fn counters(p: &capw_reconcile::PoolStatus) -> ReplicaCounters {
         ready_replicas: i(p.ready),
         up_to_date_replicas: i(p.up_to_date),
     }
+}
+
+/// `seconds` since the Unix epoch as an API time; now when out of range.
+fn seconds_time(seconds: u64) -> capw_api::Time {
+    let t = i64::try_from(seconds)
+        .ok()
+        .and_then(|s| jiff::Timestamp::from_second(s).ok());
+    t.map_or_else(now, capw_api::Time)
 }
 
 /// Conditions the host sets from its actions' notes, not from the core's status.
@@ -109,9 +117,20 @@ pub(crate) async fn write(
             Some(s.cluster.spec.topology.version.clone())
                 .filter(|_| view.control_plane.up_to_date > 0)
         });
+        let kept_remediation =
+            (out.control_plane.as_ref()).and_then(|cp| cp.last_remediation.clone());
+        let last_remediation = match provider.and_then(|p| p.remediated.as_ref()) {
+            Some(r) => Some(LastRemediation {
+                machine: r.machine.clone(),
+                time: seconds_time(r.at),
+                retry_count: i32::try_from(r.retries).unwrap_or(i32::MAX),
+            }),
+            None => kept_remediation,
+        };
         out.control_plane = Some(ControlPlaneStatus {
             counters: counters(&view.control_plane),
             version,
+            last_remediation,
         });
         out.set_workers(
             view.workers

@@ -146,6 +146,10 @@ async fn a_control_plane_member_whose_kubelet_stops_is_replaced_through_the_plan
     assert_eq!(members, expected);
     assert!(!members.contains(&sick));
     let alpha = cluster(&env.store, "alpha").unwrap();
+    // The host recorded the replacement it asked for, the first of a row.
+    let last = &alpha["status"]["controlPlane"]["lastRemediation"];
+    assert_eq!(last["machine"], sick.as_str(), "{alpha:#}");
+    assert_eq!(last["retryCount"], 1, "{alpha:#}");
     assert_eq!(
         condition(&alpha, "RemediationAllowed")["status"],
         "True",

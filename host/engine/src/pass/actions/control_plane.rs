@@ -19,6 +19,9 @@ pub(crate) struct ProviderStatus {
     pub version: Option<KubernetesVersion>,
     /// The provider's conditions, unprefixed.
     pub conditions: Vec<Condition>,
+    /// The unhealthy member this plan takes out to replace it, as the Cluster records it; set
+    /// by the pass when the step removes a member it was told to replace.
+    pub remediated: Option<capw_reconcile::LastRemediation>,
 }
 
 /// Whether the cluster's control-plane provider is told what makes a member out of date
@@ -154,6 +157,7 @@ pub(crate) async fn plan(
         ready: out.ready,
         version: out.version,
         conditions: out.conditions,
+        remediated: None,
     };
     Ok((view, status))
 }
