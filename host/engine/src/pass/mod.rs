@@ -218,14 +218,13 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
     let (workload, workload_note) = workload::observe(env.cluster_cache.as_deref(), &s).await;
     let mut notes: Vec<ActionNote> = workload_note.into_iter().collect();
     notes.extend(nodes::record_nodes(env, &s, &workload).await);
-    notes
-        .extend(up_to_date::record_up_to_date(env, &s, control_plane::rolls_inputs(env, &s)).await);
+    let rolls_inputs = control_plane::rolls_inputs(env, &s);
+    notes.extend(up_to_date::record_up_to_date(env, &s, rolls_inputs).await);
 
     let etcd = etcd::observe(&s, &workload).await;
     notes.extend(etcd::record_members(env, &s, &etcd).await);
 
     // Observe what the core asks to observe, then decide again.
-    let rolls_inputs = control_plane::rolls_inputs(env, &s);
     let mut view = s.view(&workload);
     view.etcd = etcd.view.clone();
     view.control_plane_rolls_inputs = rolls_inputs;
