@@ -4,13 +4,14 @@
 //! version's module keeps only what differs.
 
 /// Converts a record both ways between a version's generated type `$gen::$t` and the model's
-/// type of the same name, field by field; used by each version's module.
+/// type of the same name, field by field; used by each version's module. Fields the model has
+/// and the version lacks follow `+ { field: value }`: lifted as that value, dropped when lowered.
 macro_rules! record {
-    ($($gen:ident :: $t:ident { $($f:ident),* $(,)? })*) => {
+    ($($gen:ident :: $t:ident { $($f:ident),* $(,)? } $(+ { $($extra:ident: $value:expr),* $(,)? })?)*) => {
         $(
             impl Conv<model::$gen::$t> for $gen::$t {
                 fn conv(self) -> model::$gen::$t {
-                    model::$gen::$t { $($f: self.$f.conv()),* }
+                    model::$gen::$t { $($f: self.$f.conv(),)* $($($extra: $value,)*)? }
                 }
             }
             impl Conv<$gen::$t> for model::$gen::$t {
@@ -276,54 +277,17 @@ macro_rules! bind_host_interfaces {
 /// `chains-upgrades` (lifted as `false`).
 macro_rules! member_and_capabilities_before_0_3 {
     () => {
-        impl Conv<control_plane::Member> for model::control_plane::Member {
-            fn conv(self) -> control_plane::Member {
-                control_plane::Member {
-                    machine: self.machine.conv(),
-                    version: self.version.conv(),
-                    failure_domain: self.failure_domain,
-                    ready: self.ready,
-                    created_at: self.created_at,
-                    deleting: self.deleting,
-                }
+        record! {
+            control_plane::Member {
+                machine, version, failure_domain, ready, created_at, deleting,
+            } + {
+                etcd: model::control_plane::EtcdMembership::Unknown,
+                out_of_date: Vec::new(),
+                unhealthy: Vec::new(),
             }
-        }
-
-        impl Conv<model::control_plane::Member> for control_plane::Member {
-            fn conv(self) -> model::control_plane::Member {
-                model::control_plane::Member {
-                    machine: self.machine.conv(),
-                    version: self.version.conv(),
-                    failure_domain: self.failure_domain,
-                    ready: self.ready,
-                    created_at: self.created_at,
-                    deleting: self.deleting,
-                    etcd: model::control_plane::EtcdMembership::Unknown,
-                    out_of_date: Vec::new(),
-                    unhealthy: Vec::new(),
-                }
-            }
-        }
-
-        impl Conv<metadata::Capabilities> for model::metadata::Capabilities {
-            fn conv(self) -> metadata::Capabilities {
-                metadata::Capabilities {
-                    control_plane_shape: self.control_plane_shape.conv(),
-                    control_plane_scalable: self.control_plane_scalable,
-                    version_upgrades: self.version_upgrades,
-                }
-            }
-        }
-
-        impl Conv<model::metadata::Capabilities> for metadata::Capabilities {
-            fn conv(self) -> model::metadata::Capabilities {
-                model::metadata::Capabilities {
-                    control_plane_shape: self.control_plane_shape.conv(),
-                    control_plane_scalable: self.control_plane_scalable,
-                    version_upgrades: self.version_upgrades,
-                    chains_upgrades: false,
-                }
-            }
+            metadata::Capabilities {
+                control_plane_shape, control_plane_scalable, version_upgrades,
+            } + { chains_upgrades: false }
         }
     };
 }
