@@ -7,7 +7,8 @@ use crate::types::{CallContext, Endpoint, ProviderError};
 use crate::{Context, Provider};
 
 pub use crate::__bindings::exports::capw::provider::bootstrap::{
-    BootstrapData, BootstrapFormat, BootstrapRequest, ControlPlaneMember, SecretItem, SecretsState,
+    BootstrapData, BootstrapFormat, BootstrapRequest, ControlPlaneMember, JoinToken, SecretItem,
+    SecretsState,
 };
 
 /// The bootstrap extension point. Every method defaults to `unsupported`.
@@ -55,6 +56,35 @@ pub trait Bootstrap: Provider {
     ) -> Result<String, ProviderError> {
         Err(ProviderError::unsupported("bootstrap.kubeconfig"))
     }
+
+    /// The bootstrap token joins carry now, read from the material `cluster_secrets`
+    /// returned; pure. The host keeps that token valid in the workload cluster, renewing it
+    /// through [`Bootstrap::renew_join_token`] when it is missing there or past half its life.
+    /// The default, `None`, says the provider's join data carries no token to keep.
+    ///
+    /// # Errors
+    ///
+    /// A [`ProviderError`]; retryable when the same call may succeed later.
+    fn current_join_token(
+        _ctx: &Context<Self::Config>,
+        _secrets: Vec<SecretItem>,
+    ) -> Result<Option<JoinToken>, ProviderError> {
+        Ok(None)
+    }
+
+    /// A fresh bootstrap token, with a new id, in the item `current_join_token` names. The
+    /// host writes it into the workload cluster and then stores it in the cluster's secrets,
+    /// so `generate` reads it from there. Its secret part is secret: never log it.
+    ///
+    /// # Errors
+    ///
+    /// A [`ProviderError`]; retryable when the same call may succeed later.
+    fn renew_join_token(
+        _ctx: &Context<Self::Config>,
+        _secrets: Vec<SecretItem>,
+    ) -> Result<JoinToken, ProviderError> {
+        Err(ProviderError::unsupported("bootstrap.renew-join-token"))
+    }
 }
 
 impl<T: Bootstrap> Guest for T {
@@ -78,5 +108,21 @@ impl<T: Bootstrap> Guest for T {
     ) -> Result<String, ProviderError> {
         let ctx = enter(T::SUPPORTED, "bootstrap.kubeconfig", ctx)?;
         <T as Bootstrap>::kubeconfig(&ctx, endpoint, secrets)
+    }
+
+    fn current_join_token(
+        ctx: &CallContext,
+        secrets: Vec<SecretItem>,
+    ) -> Result<Option<JoinToken>, ProviderError> {
+        let ctx = enter(T::SUPPORTED, "bootstrap.current-join-token", ctx)?;
+        <T as Bootstrap>::current_join_token(&ctx, secrets)
+    }
+
+    fn renew_join_token(
+        ctx: &CallContext,
+        secrets: Vec<SecretItem>,
+    ) -> Result<JoinToken, ProviderError> {
+        let ctx = enter(T::SUPPORTED, "bootstrap.renew-join-token", ctx)?;
+        <T as Bootstrap>::renew_join_token(&ctx, secrets)
     }
 }

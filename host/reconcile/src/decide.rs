@@ -34,6 +34,12 @@ pub enum Action {
     RemoveEtcdOrphan { member: u64, name: String },
     /// Call `list-machines` and record the keys no Machine has.
     ListMachines,
+    /// Ask the bootstrap provider which token joins carry, and whether the workload cluster
+    /// still accepts it (an observation: the core decides again with the answer).
+    ObserveJoinToken,
+    /// Ask the bootstrap provider for a fresh join token, write it into the workload cluster,
+    /// then store it with the cluster's secrets; the joins it held go on in a later pass.
+    RenewJoinToken,
     /// Call `delete-machine` for a machine the infrastructure has and no Machine object names.
     DeleteOrphan { key: String },
     /// Call `delete-cluster` until the infrastructure is gone.
@@ -77,6 +83,7 @@ impl Decision {
 /// The next actions for `view`, and its status.
 pub fn decide(view: &ClusterView) -> Decision {
     let mut etcd = None;
+    let mut join_token = None;
     let actions = if view.paused {
         Vec::new()
     } else if view.deleting {
@@ -93,10 +100,13 @@ pub fn decide(view: &ClusterView) -> Decision {
     } else {
         let (actions, progress) = crate::etcd::route(view, build(view));
         etcd = progress.condition(&view.etcd);
+        let (actions, token) = crate::join_token::route(view, actions);
+        join_token = token;
         dedup(actions)
     };
     let mut status = status(view);
     status.conditions.extend(etcd);
+    status.conditions.extend(join_token);
     if view.hooks.configured {
         let waiting: Vec<&str> = actions
             .iter()

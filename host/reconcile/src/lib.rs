@@ -36,6 +36,7 @@ mod decide;
 mod etcd;
 mod health;
 mod hooks;
+mod join_token;
 mod status;
 mod view;
 mod workload;
@@ -50,6 +51,7 @@ pub use health::{
     UnhealthyCondition, control_plane_to_remediate, machine_health,
 };
 pub use hooks::{Hook, HooksView};
+pub use join_token::{JOIN_TOKEN_VALID, JoinTokenView, fresh as join_token_fresh};
 pub use status::{ClusterPhase, ConditionView, PoolStatus, StatusView};
 pub use view::{
     ClusterView, DeletionOrder, InfraView, MachinePhase, MachineRole, MachineView, PlanStep,

@@ -32,10 +32,22 @@ struct Sim {
     hold: BTreeSet<Hook>,
     /// etcd, when the host keeps its membership: member id → (name, machine).
     etcd: Option<std::collections::BTreeMap<u64, (String, Option<String>)>>,
+    /// The join token, when the host keeps it valid.
+    token: Option<SimToken>,
     /// Whether etcd answers.
     etcd_reachable: bool,
     /// A crash after a `RemoveEtcdMember` marked the machine deleted, before etcd heard.
     crash_in_removal: bool,
+}
+
+/// The join token the simulated workload cluster holds.
+#[derive(Debug)]
+struct SimToken {
+    id: u32,
+    in_cluster: bool,
+    expires: u64,
+    ttl: u64,
+    reachable: bool,
 }
 
 impl Sim {
@@ -67,6 +79,7 @@ impl Sim {
             etcd: None,
             etcd_reachable: true,
             crash_in_removal: false,
+            token: None,
         }
     }
 
@@ -153,13 +166,14 @@ impl Sim {
                     .collect(),
             },
         };
-        for action in decide(&self.view).actions {
-            match action {
-                Action::PlanControlPlane => self.view.plan = Some(self.plan()),
-                Action::ListMachines => {
-                    self.view.orphans = Some(self.orphans.iter().cloned().collect());
-                }
-                _ => {}
+        if self.token.is_some() {
+            self.view.join_token = JoinTokenView::NotObserved;
+        }
+        // Observations asked for by a decision, then decide again: a join appears only once
+        // the plan is in, and only then asks for the token.
+        for _ in 0..3 {
+            for action in decide(&self.view).actions {
+                self.observe(&action);
             }
         }
         let decision = decide(&self.view);
@@ -168,6 +182,38 @@ impl Sim {
         }
         self.peak = self.peak.max(self.live().len());
         decision
+    }
+
+    /// Answers an observation the core asked for.
+    fn observe(&mut self, action: &Action) {
+        match action {
+            Action::ObserveJoinToken => {
+                let t = self.token.as_ref().expect("the host keeps the token");
+                self.view.join_token = if !t.reachable {
+                    JoinTokenView::Unknown {
+                        message: "10.0.0.1:6443: connection refused".into(),
+                    }
+                } else if !t.in_cluster {
+                    JoinTokenView::Renew {
+                        reason: format!("token t{} is missing", t.id),
+                    }
+                } else if !crate::join_token::fresh(Some(t.expires), t.ttl, self.clock) {
+                    JoinTokenView::Renew {
+                        reason: format!("token t{} is past half its life", t.id),
+                    }
+                } else {
+                    JoinTokenView::Valid {
+                        id: format!("t{}", t.id),
+                        expires: Some(t.expires),
+                    }
+                };
+            }
+            Action::PlanControlPlane => self.view.plan = Some(self.plan()),
+            Action::ListMachines => {
+                self.view.orphans = Some(self.orphans.iter().cloned().collect());
+            }
+            _ => {}
+        }
     }
 
     fn apply(&mut self, action: &Action) {
@@ -181,6 +227,9 @@ impl Sim {
             Action::EnsureSecrets => self.view.secrets_ready = true,
             Action::EnsureKubeconfig => self.view.kubeconfig_current = true,
             Action::CreateMachine(intent) => {
+                if intent.role != MachineRole::Init {
+                    self.check_token();
+                }
                 self.names += 1;
                 let name = format!("{}-{}", intent.pool, self.names);
                 self.log.push(format!("create {name} {}", intent.version));
@@ -198,6 +247,13 @@ impl Sim {
                 });
             }
             Action::ReconcileMachine { machine } => {
+                if (self.view.machines.iter()).any(|m| {
+                    m.name == *machine
+                        && m.role != MachineRole::Init
+                        && m.phase == MachinePhase::Pending
+                }) {
+                    self.check_token();
+                }
                 let clock = self.clock;
                 let m = self.machine(machine);
                 m.phase = match m.phase {
@@ -260,9 +316,35 @@ impl Sim {
                     self.log.push(format!("hook {}", hook.as_str()));
                 }
             }
-            Action::PlanControlPlane | Action::ListMachines => {
+            Action::RenewJoinToken => {
+                let clock = self.clock;
+                let t = self.token.as_mut().expect("the host keeps the token");
+                t.id += 1;
+                t.in_cluster = true;
+                t.expires = clock + t.ttl;
+                self.log.push(format!("renew token t{}", t.id));
+            }
+            Action::PlanControlPlane | Action::ListMachines | Action::ObserveJoinToken => {
                 panic!("observations are answered before the decision")
             }
+        }
+    }
+
+    /// A join's data is made: the token it carries must be one the workload cluster holds,
+    /// with more than half its life left.
+    fn check_token(&self) {
+        if let Some(t) = &self.token {
+            assert!(
+                t.reachable && t.in_cluster,
+                "a join made with token t{} the cluster lacks",
+                t.id
+            );
+            assert!(
+                crate::join_token::fresh(Some(t.expires), t.ttl, self.clock),
+                "a join made with token t{} past half its life at {}",
+                t.id,
+                self.clock
+            );
         }
     }
 
@@ -1425,4 +1507,99 @@ fn control_plane_replacements_wait_for_the_retry_period_and_stop_at_max_retry() 
         LastRemediation::next(last.as_ref(), &sick, 2_100, &check).retries,
         1
     );
+}
+
+/// A Sim whose host keeps the join token, first held by the cluster until `expires`.
+fn with_token(cp: u32, pools: &[(&str, u32)], in_cluster: bool, expires: u64) -> Sim {
+    Sim {
+        token: Some(SimToken {
+            id: 1,
+            in_cluster,
+            expires,
+            ttl: 1000,
+            reachable: true,
+        }),
+        ..Sim::new(cp, pools)
+    }
+}
+
+#[test]
+fn joins_wait_for_a_token_the_workload_cluster_holds_and_renewal_comes_first() {
+    // The cluster's first token is gone (deleted, or cleaned up at its expiry).
+    let mut sim = with_token(3, &[("md-0", 2)], false, 10_000);
+    sim.converge();
+    let log = sim.take_log();
+    assert_eq!(
+        log[..3],
+        [
+            "create control-plane-1 v1.33.4",
+            "renew token t2",
+            "create control-plane-2 v1.33.4"
+        ]
+        .map(String::from),
+        "the init needs no token; the first join waits for a fresh one"
+    );
+    assert_eq!(
+        log.iter().filter(|l| l.starts_with("renew")).count(),
+        1,
+        "{log:?}"
+    );
+    assert_eq!(sim.count("md-0"), 2);
+    let status = decide(&sim.view).status;
+    assert!(
+        status
+            .conditions
+            .iter()
+            .all(|c| c.type_ != JOIN_TOKEN_VALID),
+        "no join, no look at the token: {status:?}"
+    );
+}
+
+#[test]
+fn a_token_past_half_its_life_is_renewed_before_the_next_join_and_not_again() {
+    let mut sim = with_token(1, &[("md-0", 1)], true, 10_000);
+    sim.converge();
+    assert!(!sim.take_log().iter().any(|l| l.starts_with("renew")));
+    // Later in its life: less than half of the TTL (1000) is left.
+    let t = sim.token.as_mut().unwrap();
+    t.expires = sim.clock + 400;
+    sim.view.pools[0].replicas = 3;
+    sim.converge();
+    let log = sim.take_log();
+    assert_eq!(log[0], "renew token t2", "{log:?}");
+    assert_eq!(
+        log.iter().filter(|l| l.starts_with("renew")).count(),
+        1,
+        "{log:?}"
+    );
+    assert_eq!(sim.count("md-0"), 3);
+}
+
+#[test]
+fn while_the_token_cannot_be_looked_at_joins_wait_and_the_cluster_says_why() {
+    let mut sim = with_token(1, &[("md-0", 2)], true, 10_000);
+    sim.token.as_mut().unwrap().reachable = false;
+    for _ in 0..40 {
+        sim.pass();
+    }
+    // The init went on; no worker was made.
+    assert_eq!(sim.live().len(), 1, "{:?}", sim.log);
+    assert_eq!(sim.live()[0].phase, MachinePhase::Running);
+    let c = sim.pass().status.conditions;
+    let token = c
+        .iter()
+        .find(|c| c.type_ == JOIN_TOKEN_VALID)
+        .expect("condition");
+    assert!(!token.status);
+    assert_eq!(token.reason, "NotObserved");
+    assert!(
+        token.message.contains("connection refused"),
+        "{}",
+        token.message
+    );
+    // Once it can be looked at, the workers come.
+    sim.token.as_mut().unwrap().reachable = true;
+    sim.converge();
+    assert_eq!(sim.count("md-0"), 2);
+    assert!(!sim.take_log().iter().any(|l| l.starts_with("renew")));
 }

@@ -65,6 +65,8 @@ pub struct ClusterView {
     pub now: u64,
     /// The control plane's etcd membership, where the host keeps it.
     pub etcd: crate::etcd::EtcdView,
+    /// The token joins carry, where the host keeps it valid.
+    pub join_token: crate::join_token::JoinTokenView,
 }
 
 /// A desired worker pool.

@@ -174,6 +174,7 @@ pub(crate) fn answer_root(operation: &str) -> &'static str {
         "cluster-secrets" => "secrets-state",
         "generate" => "bootstrap-data",
         "kubeconfig" => "kubeconfig",
+        "current-join-token" | "renew-join-token" => "join-token",
         "plan" => "plan-output",
         "handle" => "hook-response",
         "describe" => "provider-metadata",
@@ -277,6 +278,48 @@ impl Answer for bootstrap::SecretsState {
 impl Answer for bootstrap::BootstrapData {
     fn check(&mut self, _: &mut Checker<'_>) -> Result<(), InvalidAnswer> {
         Ok(())
+    }
+}
+
+/// A token's parts go into a Secret's name and data in the workload cluster: they must have
+/// the form Kubernetes accepts (`[a-z0-9]{6}` and `[a-z0-9]{16}`), and its groups the prefix
+/// the API server requires of a bootstrap token's extra groups.
+impl Answer for bootstrap::JoinToken {
+    fn check(&mut self, a: &mut Checker<'_>) -> Result<(), InvalidAnswer> {
+        a.name(".item", &self.item, MAX_NAME_BYTES)?;
+        let token_part = |field: &str, value: &str, len: usize| {
+            let ok = value.len() == len
+                && value
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+            if ok {
+                Ok(())
+            } else {
+                Err(a.invalid(field, format!("is not {len} characters of [a-z0-9]")))
+            }
+        };
+        token_part(".id", &self.id, 6)?;
+        token_part(".secret", &self.secret, 16)?;
+        a.list(".extra-groups", self.extra_groups.len(), MAX_LIST_ENTRIES)?;
+        for (i, group) in self.extra_groups.iter().enumerate() {
+            a.name(&format!(".extra-groups[{i}]"), group, MAX_NAME_BYTES)?;
+            if !group.starts_with("system:bootstrappers:") {
+                return Err(a.invalid(
+                    &format!(".extra-groups[{i}]"),
+                    "does not start with `system:bootstrappers:`".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<T: Answer> Answer for Option<T> {
+    fn check(&mut self, a: &mut Checker<'_>) -> Result<(), InvalidAnswer> {
+        match self {
+            Some(t) => t.check(a),
+            None => Ok(()),
+        }
     }
 }
 

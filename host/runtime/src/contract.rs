@@ -19,7 +19,7 @@ pub const CONTRACT_VERSION: &str = "0.3.0";
 const SERVED: &str = "capw:provider@0.1.x, @0.2.x and @0.3.x";
 
 /// A contract version this host has bindings for (`crate::bindings`, one module each).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum ContractVersion {
     /// `capw:provider@0.1.x`.
     V0_1,

@@ -10,9 +10,9 @@ use tracing::Instrument;
 use wasmtime::component::{Component, Instance, InstancePre};
 
 use crate::bindings::{
-    Callable, ClusterSecrets, ContractFn, DeleteCluster, DeleteMachine, Describe,
+    Callable, ClusterSecrets, ContractFn, CurrentJoinToken, DeleteCluster, DeleteMachine, Describe,
     DescribeAsWritten, Exports, Generate, Handle, Kubeconfig, ListMachines, Plan, ReconcileCluster,
-    ReconcileMachine, ValidateConfig,
+    ReconcileMachine, RenewJoinToken, ValidateConfig,
 };
 use crate::cache::{CacheOutcome, CompileCache};
 use crate::call::{ActiveCall, Caller, finish, with_deadline};
@@ -507,6 +507,28 @@ impl Provider {
         secrets: &[bootstrap::SecretItem],
     ) -> Result<String, CallError> {
         self.call::<Kubeconfig>((ctx, endpoint, secrets)).await
+    }
+
+    /// `bootstrap.current-join-token` (0.3 on): the token joins carry now. `None` without a call for
+    /// a provider of an earlier contract version, which has no way to renew one.
+    pub async fn current_join_token(
+        &self,
+        ctx: &CallContext,
+        secrets: &[bootstrap::SecretItem],
+    ) -> Result<Option<bootstrap::JoinToken>, CallError> {
+        if !self.exports.version_has::<CurrentJoinToken>() {
+            return Ok(None);
+        }
+        self.call::<CurrentJoinToken>((ctx, secrets)).await
+    }
+
+    /// `bootstrap.renew-join-token` (0.3 on): a fresh token for joins from now on.
+    pub async fn renew_join_token(
+        &self,
+        ctx: &CallContext,
+        secrets: &[bootstrap::SecretItem],
+    ) -> Result<bootstrap::JoinToken, CallError> {
+        self.call::<RenewJoinToken>((ctx, secrets)).await
     }
 
     /// `control-plane.plan`.

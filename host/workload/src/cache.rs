@@ -158,6 +158,44 @@ impl ClusterCache {
             .await
     }
 
+    /// Whether the workload cluster of `cluster` holds bootstrap token `id` (its Secret
+    /// `kube-system/bootstrap-token-<id>`), and until when; asked within the probe timeout.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterCacheError`] when no client can be made, or the API fails or does not answer
+    /// in time.
+    pub async fn bootstrap_token(
+        &self,
+        cluster: &ClusterId,
+        kubeconfig: &[u8],
+        id: &str,
+    ) -> Result<crate::TokenPresence, ClusterCacheError> {
+        self.connection(cluster, kubeconfig)
+            .await?
+            .bootstrap_token(id, self.config.probe_timeout)
+            .await
+    }
+
+    /// Writes bootstrap token `token` into the workload cluster of `cluster` as the Secret
+    /// the API server reads; one already there under its id is kept.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterCacheError`] when no client can be made, or the API refuses, fails or does
+    /// not answer within the probe timeout.
+    pub async fn write_bootstrap_token(
+        &self,
+        cluster: &ClusterId,
+        kubeconfig: &[u8],
+        token: &crate::BootstrapToken,
+    ) -> Result<(), ClusterCacheError> {
+        self.connection(cluster, kubeconfig)
+            .await?
+            .write_bootstrap_token(token, self.config.probe_timeout)
+            .await
+    }
+
     /// The connection for `cluster` built from `kubeconfig`: the cached one when the
     /// kubeconfig is the same, else a new one (replacing the old, evicting beyond the bound).
     async fn connection(

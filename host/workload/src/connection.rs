@@ -139,6 +139,32 @@ impl Connection {
         }
     }
 
+    /// Whether the cluster holds bootstrap token `id`, asked within `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterCacheError::Token`] or [`ClusterCacheError::Timeout`].
+    pub async fn bootstrap_token(
+        &self,
+        id: &str,
+        timeout: Duration,
+    ) -> Result<crate::TokenPresence, ClusterCacheError> {
+        crate::token::read(&self.client, id, timeout).await
+    }
+
+    /// Writes bootstrap token `token` within `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterCacheError::Token`] or [`ClusterCacheError::Timeout`].
+    pub async fn write_bootstrap_token(
+        &self,
+        token: &crate::BootstrapToken,
+        timeout: Duration,
+    ) -> Result<(), ClusterCacheError> {
+        crate::token::write(&self.client, token, timeout).await
+    }
+
     /// The watched Nodes, waiting at most `wait` for the watch's first list.
     pub async fn nodes(&self, wait: Duration) -> Option<Vec<ObservedNode>> {
         let ready = match self.nodes.wait_until_ready().now_or_never() {

@@ -24,4 +24,21 @@ pub enum ClusterCacheError {
         #[source]
         source: kube::Error,
     },
+    /// The workload API refused or failed a read or write of a bootstrap token's Secret.
+    #[error("bootstrap token {id} in the workload cluster")]
+    Token {
+        /// The token's public id.
+        id: String,
+        /// What the API said.
+        #[source]
+        source: kube::Error,
+    },
+    /// The workload API did not answer in time.
+    #[error("{what}: no answer within {after:?}")]
+    Timeout {
+        /// What was asked.
+        what: String,
+        /// How long it was given.
+        after: std::time::Duration,
+    },
 }

@@ -24,6 +24,7 @@ mod connection;
 mod error;
 mod etcd;
 mod observation;
+mod token;
 
 pub use cache::{ClusterCache, ClusterId};
 pub use config::ClusterCacheConfig;
@@ -32,4 +33,8 @@ pub use etcd::{EtcdAccess, EtcdError, EtcdMember, EtcdMembership};
 pub use observation::{
     ApiAvailability, MAX_NODE_CONDITIONS, NodeReadiness, ObservedCondition, ObservedNode,
     ReadyStatus, WorkloadObservation, sanitize_message, sanitize_reason,
+};
+pub use token::{
+    BootstrapToken, TOKEN_NAMESPACE, TOKEN_SECRET_TYPE, TokenPresence, token_secret,
+    token_secret_name,
 };

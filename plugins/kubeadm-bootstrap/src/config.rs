@@ -54,8 +54,9 @@ pub struct KubeadmBootstrapConfig {
     #[serde(default = "default_api_server_bind_port")]
     #[schemars(range(min = 1))]
     pub api_server_bind_port: u16,
-    /// Lifetime of the bootstrap token, in hours (`bootstrapTokens[0].ttl`). Machines that
-    /// join later need a token that still lives: raise it for clusters that grow slowly.
+    /// Lifetime of the bootstrap token, in hours (`bootstrapTokens[0].ttl`), and of each token
+    /// renewed for later joins (the host renews one when it is missing from the workload
+    /// cluster or past half this lifetime).
     #[serde(default = "default_bootstrap_token_ttl_hours")]
     #[schemars(range(min = 1, max = 8760))]
     pub bootstrap_token_ttl_hours: u32,

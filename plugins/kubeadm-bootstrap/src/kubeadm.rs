@@ -9,7 +9,7 @@ use serde::Serialize;
 pub const API_VERSION: &str = "kubeadm.k8s.io/v1beta4";
 
 /// The groups kubeadm gives its default node bootstrap token.
-const TOKEN_GROUPS: [&str; 1] = ["system:bootstrappers:kubeadm:default-node-token"];
+pub const TOKEN_GROUPS: [&str; 1] = ["system:bootstrappers:kubeadm:default-node-token"];
 /// What the bootstrap token may be used for: signing the cluster-info ConfigMap (discovery)
 /// and authenticating the kubelet's first request (TLS bootstrap).
 const TOKEN_USAGES: [&str; 2] = ["signing", "authentication"];

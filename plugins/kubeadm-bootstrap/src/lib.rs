@@ -8,7 +8,10 @@
 //!   items);
 //! - `generate` turns them, the endpoint, the version and the control-plane members into
 //!   cloud-config for the roles `init`, `join-control-plane` and `worker` ([`cloud_init`]);
-//! - `kubeconfig` issues an admin client certificate ([`kubeconfig`]).
+//! - `kubeconfig` issues an admin client certificate ([`kubeconfig`]);
+//! - `current-join-token` and `renew-join-token` (contract 0.3) name the bootstrap token joins
+//!   carry and mint a fresh one, which the host writes into the workload cluster once the
+//!   first is gone or past half its life ([`token`]).
 //!
 //! Where to look: [`config`] for the config and its rules, [`pki`] for keys and certificates
 //! (pure Rust, so they build for wasm32-wasip2), [`kubeadm`] for the kubeadm documents.
@@ -29,7 +32,7 @@ pub mod token;
 use std::time::SystemTime;
 
 use capw_sdk::bootstrap::{
-    BootstrapData, BootstrapFormat, BootstrapRequest, SecretItem, SecretsState,
+    BootstrapData, BootstrapFormat, BootstrapRequest, JoinToken, SecretItem, SecretsState,
 };
 use capw_sdk::metadata::FieldError;
 use capw_sdk::types::{Endpoint, ErrorCode, ProviderError};
@@ -102,6 +105,24 @@ impl Bootstrap for KubeadmBootstrap {
         )
         .map_err(kubeconfig_failure)
     }
+    /// The token in item [`secrets::BOOTSTRAP_TOKEN`], with the lifetime and groups a token
+    /// made by `kubeadm init` has.
+    fn current_join_token(
+        ctx: &Context<KubeadmBootstrapConfig>,
+        secrets: Vec<SecretItem>,
+    ) -> Result<Option<JoinToken>, ProviderError> {
+        let token = SecretSet::new(&secrets).token().map_err(secrets_failure)?;
+        Ok(Some(join_token(&ctx.config, &token)))
+    }
+
+    /// A fresh token in the same item, with the same lifetime and groups.
+    fn renew_join_token(
+        ctx: &Context<KubeadmBootstrapConfig>,
+        _secrets: Vec<SecretItem>,
+    ) -> Result<JoinToken, ProviderError> {
+        let token = BootstrapToken::generate().map_err(|e| pki_failure(PkiError::Random(e)))?;
+        Ok(join_token(&ctx.config, &token))
+    }
 }
 
 capw_sdk::export_provider!(
@@ -112,6 +133,17 @@ capw_sdk::export_provider!(
 // An error and its sources on one line. Safe to show: no error of this crate carries secret
 // material, and the crates' own errors (der, rsa, x509-cert) describe structure only.
 use capw_text::error_chain as chain;
+
+/// `token` as the contract's join token, as `kubeadm init` creates it.
+fn join_token(config: &KubeadmBootstrapConfig, token: &BootstrapToken) -> JoinToken {
+    JoinToken {
+        item: secrets::BOOTSTRAP_TOKEN.into(),
+        id: token.id().into(),
+        secret: token.secret().into(),
+        ttl_seconds: u64::from(config.bootstrap_token_ttl_hours) * 3600,
+        extra_groups: kubeadm::TOKEN_GROUPS.iter().map(|g| (*g).into()).collect(),
+    }
+}
 
 /// Creating material failed: fresh randomness may succeed, so the host may retry.
 fn pki_failure(err: PkiError) -> ProviderError {

@@ -221,3 +221,62 @@ fn other_points_are_unsupported() {
     assert_eq!(e.code, ErrorCode::Unsupported);
     const { assert!(!<KubeadmBootstrap as ControlPlane>::SUPPORTED) };
 }
+
+#[test]
+fn the_current_join_token_is_the_stored_one_and_a_renewed_one_replaces_it_in_join_data() {
+    let items = items();
+    let ctx = context(r#"{"bootstrapTokenTtlHours": 48}"#);
+    let current = ok(KubeadmBootstrap::current_join_token(&ctx, items.clone()))
+        .unwrap_or_else(|| panic!("kubeadm-bootstrap's joins carry a token"));
+    assert_eq!(current.item, "bootstrap-token");
+    assert_eq!(
+        format!("{}.{}", current.id, current.secret),
+        item(&items, "bootstrap-token")
+    );
+    assert_eq!(current.ttl_seconds, 48 * 3600);
+    assert_eq!(
+        current.extra_groups,
+        ["system:bootstrappers:kubeadm:default-node-token"]
+    );
+
+    let renewed = ok(KubeadmBootstrap::renew_join_token(&ctx, items.clone()));
+    assert_eq!(renewed.item, current.item);
+    assert_ne!(renewed.id, current.id);
+    assert_eq!(renewed.ttl_seconds, current.ttl_seconds);
+    let token = format!("{}.{}", renewed.id, renewed.secret);
+    assert!(capw_simcloud::boot_check::is_bootstrap_token(&token));
+
+    // Stored in its item, the renewed token is the one joins carry from then on.
+    let mut stored = without(&items, "bootstrap-token");
+    stored.push(SecretItem {
+        name: renewed.item.clone(),
+        data: token.clone().into_bytes(),
+    });
+    let again = ok(KubeadmBootstrap::current_join_token(&ctx, stored.clone()));
+    assert_eq!(again.map(|t| t.id), Some(renewed.id.clone()));
+    let data = ok(KubeadmBootstrap::generate(
+        &ctx,
+        request("w1", MachineRole::Worker, stored),
+    ));
+    let text = String::from_utf8(data.data).unwrap_or_default();
+    assert!(
+        text.contains(&token),
+        "the worker's data carries the renewed token"
+    );
+    assert!(!text.contains(&item(&items, "bootstrap-token")));
+}
+
+#[test]
+fn a_garbled_token_item_is_refused_naming_the_item_not_its_value() {
+    let mut stored = without(&items(), "bootstrap-token");
+    stored.push(SecretItem {
+        name: "bootstrap-token".into(),
+        data: b"not-a-token-SECRETVALUE".to_vec(),
+    });
+    let Err(e) = KubeadmBootstrap::current_join_token(&context("{}"), stored) else {
+        panic!("a garbled token is refused");
+    };
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert!(e.message.contains("bootstrap-token"), "{}", e.message);
+    assert!(!e.message.contains("SECRETVALUE"), "{}", e.message);
+}

@@ -57,6 +57,11 @@ impl BootstrapToken {
     pub fn id(&self) -> &str {
         &self.0[..ID_LEN]
     }
+
+    /// The secret part, after the dot. Secret.
+    pub fn secret(&self) -> &str {
+        &self.0[ID_LEN + 1..]
+    }
 }
 
 impl fmt::Debug for BootstrapToken {
@@ -83,6 +88,7 @@ mod tests {
         assert_eq!(BootstrapToken::parse(a.as_str()), Some(a.clone()));
         assert_ne!(a, b);
         assert_eq!(a.id().len(), 6);
+        assert_eq!(format!("{}.{}", a.id(), a.secret()), a.as_str());
     }
 
     #[test]

@@ -25,8 +25,8 @@ pub(crate) mod validate;
 pub(crate) mod workload;
 
 use self::actions::{
-    control_plane, etcd, finalizer, health, hooks, infrastructure, kubeconfig, machines, nodes,
-    secrets, up_to_date,
+    control_plane, etcd, finalizer, health, hooks, infrastructure, join_token, kubeconfig,
+    machines, nodes, secrets, up_to_date,
 };
 use self::env::Env;
 use self::note::ActionNote;
@@ -232,34 +232,61 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
     let remediate = capw_reconcile::control_plane_to_remediate(&view);
     let mut orphan_names = BTreeMap::new();
     let mut provider_status = None;
-    for action in decide(&view).actions {
-        match action {
-            Action::PlanControlPlane => {
-                match control_plane::plan(env, &s, &workload, &etcd.view, &remediate).await {
-                    Ok((plan, mut status)) => {
-                        status.remediated = remediated(&view, &plan, &remediate);
-                        view.plan = Some(plan);
-                        provider_status = Some(status);
+    // What the core asks to observe, each at most once; a second round for what the first
+    // answers led to (a join the plan asked for wants the join token looked at).
+    let mut observed: Vec<Action> = Vec::new();
+    for _ in 0..2 {
+        let asked: Vec<Action> = decide(&view)
+            .actions
+            .into_iter()
+            .filter(|a| {
+                matches!(
+                    a,
+                    Action::PlanControlPlane | Action::ListMachines | Action::ObserveJoinToken
+                ) && !observed.contains(a)
+            })
+            .collect();
+        if asked.is_empty() {
+            break;
+        }
+        observed.extend(asked.iter().cloned());
+        for action in asked {
+            match action {
+                Action::ObserveJoinToken => {
+                    view.join_token = join_token::observe(env, &s, view.now).await;
+                }
+                Action::PlanControlPlane => {
+                    match control_plane::plan(env, &s, &workload, &etcd.view, &remediate).await {
+                        Ok((plan, mut status)) => {
+                            status.remediated = remediated(&view, &plan, &remediate);
+                            view.plan = Some(plan);
+                            provider_status = Some(status);
+                        }
+                        Err(note) => notes.push(note),
+                    }
+                }
+                Action::ListMachines => match machines::unnamed(env, &s).await {
+                    Ok(found) => {
+                        view.orphans = Some(found.orphans.keys().cloned().collect());
+                        orphan_names = found.orphans;
+                        notes.extend(found.foreign);
                     }
                     Err(note) => notes.push(note),
-                }
+                },
+                _ => {}
             }
-            Action::ListMachines => match machines::unnamed(env, &s).await {
-                Ok(found) => {
-                    view.orphans = Some(found.orphans.keys().cloned().collect());
-                    orphan_names = found.orphans;
-                    notes.extend(found.foreign);
-                }
-                Err(note) => notes.push(note),
-            },
-            _ => {}
         }
     }
     let decision = decide(&view);
     let todo: Vec<&Action> = decision
         .actions
         .iter()
-        .filter(|a| !matches!(a, Action::PlanControlPlane | Action::ListMachines))
+        .filter(|a| {
+            !matches!(
+                a,
+                Action::PlanControlPlane | Action::ListMachines | Action::ObserveJoinToken
+            )
+        })
         .collect();
     if todo.is_empty() && notes.is_empty() && decision.converged() {
         status::write(
@@ -292,6 +319,7 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
     let mut after_view = after.view(&workload);
     after_view.etcd = etcd.view;
     after_view.control_plane_rolls_inputs = rolls_inputs;
+    after_view.join_token = view.join_token.clone();
     let status = decide(&after_view).status;
     status::write(env, &after, Some(&status), &notes, provider_status.as_ref()).await?;
     if let Some(p) = notes.iter().find(|n| n.permanent) {
@@ -340,7 +368,10 @@ async fn run(
         Action::DeleteInfrastructure => infrastructure::delete_infrastructure(env, s).await,
         Action::RemoveFinalizer => finalizer::remove_finalizer(env, s).await,
         Action::CallHook { hook, from, to } => hooks::call_hook(env, s, *hook, *from, *to).await,
-        Action::PlanControlPlane | Action::ListMachines => ActionNote::done(),
+        Action::RenewJoinToken => join_token::renew(env, s, now_seconds()).await,
+        Action::PlanControlPlane | Action::ListMachines | Action::ObserveJoinToken => {
+            ActionNote::done()
+        }
     }
 }
 
@@ -360,4 +391,9 @@ fn remediated(
     let told = remediate.iter().any(|(name, _)| name == machine);
     (told && last.is_none_or(|l| l.machine != *machine))
         .then(|| capw_reconcile::LastRemediation::next(last, machine, view.now, check))
+}
+
+/// Now, in seconds since the Unix epoch.
+fn now_seconds() -> u64 {
+    u64::try_from(jiff::Timestamp::now().as_second()).unwrap_or(0)
 }

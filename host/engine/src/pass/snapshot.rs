@@ -129,6 +129,12 @@ impl Snapshot {
                 .collect(),
             orphans: None,
             etcd: capw_reconcile::EtcdView::Unmanaged,
+            // Looked at only when a join is to be made, and only where the workload cluster
+            // can be seen.
+            join_token: match workload {
+                WorkloadView::Off => capw_reconcile::JoinTokenView::Unmanaged,
+                _ => capw_reconcile::JoinTokenView::NotObserved,
+            },
             hooks: HooksView {
                 configured: desired.is_some_and(|d| !d.hooks.is_empty()),
                 passed: self

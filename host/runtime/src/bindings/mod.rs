@@ -37,6 +37,9 @@ pub(crate) trait ContractFn {
     const POINT: Option<ExtensionPoint>;
     /// Its place in [`Exports`]; functions that share an export share the slot.
     const SLOT: usize;
+    /// The first contract version that has it: a component of an earlier version does not
+    /// export it, and a call of it there answers `unsupported` without entering the component.
+    const SINCE: ContractVersion;
     /// What the host passes, borrowed from the caller.
     type Input<'a>: Send + Sync;
     /// What the provider answers on success, checked before the host keeps it.
@@ -139,7 +142,7 @@ async fn call<V, F: Binding<V>>(
 macro_rules! contract_functions {
     ($(
         $marker:ident = $slot:literal $iface:literal . $name:literal $(in $point:ident)?
-            <$lt:lifetime> ($input:ty) -> $output:ty;
+            $(since $since:ident)? <$lt:lifetime> ($input:ty) -> $output:ty;
     )*) => {
         $(
             pub(crate) enum $marker {}
@@ -150,12 +153,15 @@ macro_rules! contract_functions {
                 const OPERATION: &'static str = concat!($iface, ".", $name);
                 const POINT: Option<ExtensionPoint> = contract_functions!(@point $($point)?);
                 const SLOT: usize = $slot;
+                const SINCE: ContractVersion = contract_functions!(@since $($since)?);
                 type Input<$lt> = $input;
                 type Output = $output;
             }
         )*
     };
     (@point) => { None };
+    (@since) => { ContractVersion::V0_1 };
+    (@since $since:ident) => { ContractVersion::$since };
     (@point $point:ident) => { Some(ExtensionPoint::$point) };
 }
 
@@ -190,10 +196,14 @@ contract_functions! {
     Handle = 11 "lifecycle-hooks"."handle" in LifecycleHooks
         <'a> ((&'a CallContext, &'a lifecycle_hooks::HookRequest))
         -> lifecycle_hooks::HookResponse;
+    CurrentJoinToken = 12 "bootstrap"."current-join-token" in Bootstrap since V0_3
+        <'a> ((&'a CallContext, &'a [bootstrap::SecretItem])) -> Option<bootstrap::JoinToken>;
+    RenewJoinToken = 13 "bootstrap"."renew-join-token" in Bootstrap since V0_3
+        <'a> ((&'a CallContext, &'a [bootstrap::SecretItem])) -> bootstrap::JoinToken;
 }
 
 /// How many export slots a provider has: one per function of the contract.
-const SLOTS: usize = 12;
+const SLOTS: usize = 14;
 
 /// Runs `$body` once for each exported function of the contract, with `$f` naming its marker
 /// type (one marker per slot).
@@ -247,6 +257,14 @@ macro_rules! for_each_export {
             type $f = Handle;
             $body
         }
+        {
+            type $f = CurrentJoinToken;
+            $body
+        }
+        {
+            type $f = RenewJoinToken;
+            $body
+        }
     }};
 }
 
@@ -277,7 +295,8 @@ impl Exports {
         };
         let mut result = Ok(());
         for_each_export!(F => {
-            let exported = F::POINT.is_none_or(|p| contract.exported.contains(&p));
+            let exported = F::POINT.is_none_or(|p| contract.exported.contains(&p))
+                && F::SINCE <= version;
             if exported && result.is_ok() {
                 result = interface(F::INTERFACE).and_then(|ix| {
                     component.get_export_index(Some(&ix), F::NAME).ok_or_else(|| {
@@ -322,6 +341,12 @@ impl Exports {
             }
         });
         result
+    }
+
+    /// Whether the component's contract version has `F` (it may still not export it, when
+    /// `F` belongs to an extension point it does not implement).
+    pub(crate) fn version_has<F: ContractFn>(&self) -> bool {
+        F::SINCE <= self.version
     }
 
     /// Whether the component exports `F`.

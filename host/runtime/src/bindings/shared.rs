@@ -272,6 +272,33 @@ macro_rules! bind_host_interfaces {
     };
 }
 
+/// Functions a version does not have: bindings that are never called (a component of the
+/// version does not export them, so [`crate::bindings::Exports`] has no slot for them and a
+/// call stops before the component), there only so that every function is callable at every
+/// version.
+macro_rules! absent_in_version {
+    ($version:ty: $($marker:ident),* $(,)?) => {
+        $(
+            impl $crate::bindings::Binding<$version> for $crate::bindings::$marker {
+                type Params<'a> = ();
+                type Results = ();
+                fn lower<'a>(_: &mut $crate::sandbox::CallState, _: Self::Input<'a>) -> Self::Params<'a> {}
+                fn lift((): Self::Results) -> Result<Self::Output, $crate::model::types::ProviderError> {
+                    Err($crate::model::types::ProviderError {
+                        code: $crate::model::types::ErrorCode::Unsupported,
+                        message: format!(
+                            "{} is not in this contract version",
+                            <$crate::bindings::$marker as $crate::bindings::ContractFn>::OPERATION
+                        ),
+                        retryable: false,
+                        retry_after_ms: None,
+                    })
+                }
+            }
+        )*
+    };
+}
+
 /// A member and capabilities in a version before 0.3: a member has no `etcd`, `out-of-date`
 /// or `unhealthy` yet (lifted as `unknown`, up to date and healthy), capabilities no
 /// `chains-upgrades` (lifted as `false`).

@@ -30,6 +30,7 @@ record! {
 }
 
 member_and_capabilities_before_0_3!();
+absent_in_version!(Version: CurrentJoinToken, RenewJoinToken);
 
 /// 0.1 has no `remove-etcd-member` step: its steps lift one to one.
 impl Conv<model::control_plane::Step> for control_plane::Step {

@@ -16,3 +16,4 @@ use crate::sandbox::{CallState, LogLevel, SecretLookupError};
 
 resource_context_version!("../../wit/0.2");
 member_and_capabilities_before_0_3!();
+absent_in_version!(Version: CurrentJoinToken, RenewJoinToken);

@@ -5,7 +5,8 @@
 //! What differs from 0.2 for the host (docs/contract.md, "The 0.3 draft"):
 //! - a control-plane `member` says where it stands in etcd (`etcd`), why it is out of date
 //!   (`out-of-date`) and why it is to be replaced as unhealthy (`unhealthy`);
-//! - `capabilities` declare `chains-upgrades`.
+//! - `capabilities` declare `chains-upgrades`;
+//! - `bootstrap` has `current-join-token` and `renew-join-token`.
 
 use wasmtime::component::Resource;
 
@@ -15,6 +16,12 @@ use crate::sandbox::{CallState, LogLevel, SecretLookupError};
 
 resource_context_version!("../../wit");
 
+bind_extension_points! {
+    Version, context: Resource<types::CallContext> = |state, ctx| super::lend(state, ctx);
+    CurrentJoinToken (secrets: Vec<bootstrap::SecretItem>) -> Option<bootstrap::JoinToken>;
+    RenewJoinToken (secrets: Vec<bootstrap::SecretItem>) -> bootstrap::JoinToken;
+}
+
 record! {
     control_plane::Member {
         machine, version, failure_domain, ready, created_at, deleting, etcd, out_of_date,
@@ -23,6 +30,7 @@ record! {
     metadata::Capabilities {
         control_plane_shape, control_plane_scalable, version_upgrades, chains_upgrades,
     }
+    bootstrap::JoinToken { item, id, secret, ttl_seconds, extra_groups }
 }
 
 cases! {

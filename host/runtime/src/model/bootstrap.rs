@@ -68,3 +68,40 @@ pub struct BootstrapData {
     /// The data itself; never logged.
     pub data: Vec<u8>,
 }
+
+/// A bootstrap token (Kubernetes' Secret type `bootstrap.kubernetes.io/token`): what a
+/// joining machine's data carries, which the workload cluster must still accept (contract
+/// 0.3's `join-token`). Its `secret` is never shown by `Debug`.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JoinToken {
+    /// The item of the cluster's secrets holding it as `<id>.<secret>`.
+    pub item: String,
+    /// `[a-z0-9]{6}`, public: the workload cluster keeps the token as Secret
+    /// `kube-system/bootstrap-token-<id>`.
+    pub id: String,
+    /// `[a-z0-9]{16}`. Secret.
+    pub secret: String,
+    /// How long the workload cluster accepts it once written; 0: it never expires.
+    pub ttl_seconds: u64,
+    /// Groups it authenticates as besides `system:bootstrappers`.
+    pub extra_groups: Vec<String>,
+}
+
+impl std::fmt::Debug for JoinToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JoinToken")
+            .field("item", &self.item)
+            .field("id", &self.id)
+            .field("secret", &"[redacted]")
+            .field("ttl_seconds", &self.ttl_seconds)
+            .field("extra_groups", &self.extra_groups)
+            .finish()
+    }
+}
+
+impl JoinToken {
+    /// `<id>.<secret>`, as the cluster's secrets item holds it. Secret.
+    pub fn token(&self) -> String {
+        format!("{}.{}", self.id, self.secret)
+    }
+}

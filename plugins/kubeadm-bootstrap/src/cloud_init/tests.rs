@@ -67,6 +67,7 @@ fn boot(text: &str, role: Role) -> Result<KubeadmAction, String> {
                 token: &token,
                 ca_cert_hash: &hash,
             }),
+            cluster_judges_token: false,
         },
     )
     .map(|verdict| verdict.action)
@@ -87,6 +88,7 @@ fn the_sim_learns_token_and_hash_from_the_init() {
             role: Role::ControlPlane,
             endpoint: Some(&endpoint),
             secrets: None,
+            cluster_judges_token: false,
         },
     ));
     let Some(learnt) = verdict.registers else {

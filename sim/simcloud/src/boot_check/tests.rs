@@ -26,6 +26,7 @@ fn run(data: &str, role: Role) -> Result<KubeadmAction, BootCheckError> {
                 token: TOKEN,
                 ca_cert_hash: CA_HASH,
             }),
+            cluster_judges_token: false,
         },
     )?;
     assert_eq!(
@@ -137,6 +138,7 @@ fn rejects_data_that_is_not_cloud_config() {
             role: Role::Worker,
             endpoint: Some(&endpoint),
             secrets: None,
+            cluster_judges_token: false,
         },
     );
     assert!(matches!(err, Err(BootCheckError::NotUtf8)));
@@ -245,6 +247,7 @@ fn rejects_the_wrong_endpoint() {
             role: Role::ControlPlane,
             endpoint: None,
             secrets: None,
+            cluster_judges_token: false,
         },
     );
     assert_eq!(
@@ -264,6 +267,7 @@ fn rejects_unregistered_malformed_and_wrong_tokens() {
             role: Role::Worker,
             endpoint: Some(&endpoint),
             secrets: None,
+            cluster_judges_token: false,
         },
     );
     assert_eq!(
@@ -286,6 +290,40 @@ fn rejects_unregistered_malformed_and_wrong_tokens() {
         "InitConfiguration.bootstrapTokens[].token does not match the bootstrap token registered for cluster c1"
     );
     assert!(!reason(&init, Role::ControlPlane).contains("zzzzzz"));
+}
+
+#[test]
+fn with_a_real_boot_the_cluster_judges_the_token_and_only_its_form_is_checked() {
+    let endpoint = endpoint();
+    let expect = BootExpectations {
+        cluster: "c1",
+        role: Role::Worker,
+        endpoint: Some(&endpoint),
+        secrets: Some(ClusterSecrets {
+            token: TOKEN,
+            ca_cert_hash: CA_HASH,
+        }),
+        cluster_judges_token: true,
+    };
+    // A token renewed in the workload cluster since the init registered the first one.
+    let renewed = join_cloud_config("lb-1.sim:6443", "zzzzzz.0123456789abcdef", CA_HASH, false);
+    assert!(check(renewed.as_bytes(), &expect).is_ok());
+    let malformed = join_cloud_config("lb-1.sim:6443", "Abcdef.0123456789abcdef", CA_HASH, false);
+    assert!(matches!(
+        check(malformed.as_bytes(), &expect),
+        Err(BootCheckError::TokenFormat { .. })
+    ));
+    // The CA it pins is still the registered one.
+    let other_ca = join_cloud_config(
+        "lb-1.sim:6443",
+        "zzzzzz.0123456789abcdef",
+        "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+        false,
+    );
+    assert!(matches!(
+        check(other_ca.as_bytes(), &expect),
+        Err(BootCheckError::CaCertHashMismatch { .. })
+    ));
 }
 
 #[test]
@@ -354,6 +392,7 @@ fn an_init_of_an_unregistered_cluster_registers_it() {
                 role: Role::ControlPlane,
                 endpoint: Some(&endpoint),
                 secrets: None,
+                cluster_judges_token: false,
             },
         )
     };

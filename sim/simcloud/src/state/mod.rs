@@ -468,6 +468,9 @@ impl CloudState {
             role: instance.role,
             endpoint: endpoint.as_ref(),
             secrets,
+            // A real boot leaves the token to the cluster's own discovery: the host renews
+            // tokens in the workload cluster, which the cloud does not see.
+            cluster_judges_token: settings.real_boot,
         };
         boot_check::check(&data, &expect).map_err(|e| format!("bootstrap: {e}"))
     }

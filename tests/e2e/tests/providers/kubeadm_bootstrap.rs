@@ -401,6 +401,7 @@ async fn every_role_gets_cloud_config_the_sim_boots() {
                 token,
                 ca_cert_hash: hash,
             }),
+            cluster_judges_token: false,
         };
         assert_eq!(
             boot_check::check(&data.data, &expect)
@@ -415,6 +416,7 @@ async fn every_role_gets_cloud_config_the_sim_boots() {
                 &data.data,
                 &BootExpectations {
                     secrets: None,
+                    cluster_judges_token: false,
                     ..expect
                 },
             )
