@@ -967,6 +967,14 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
     let machines = wait("alpha's machines running, each with its Node", || async {
         let ms = w.machines("alpha").await;
         register_ready_nodes(&nodes, &ms, "node").await;
+        // The join tokens the host writes into the stand-in, accepted as a cluster would.
+        capw_test_support::kube::follow_join_tokens(
+            &stand_in.client().await,
+            &w.sim.base_url(),
+            TOKEN,
+            &w.cloud_key("alpha"),
+        )
+        .await;
         (ms.len() == 3 && ms.iter().all(|m| m["status"]["providerId"].is_string())).then_some(ms)
     })
     .await;

@@ -218,3 +218,73 @@ async fn wait_established(api: &Api<CustomResourceDefinition>, name: &str) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// Plays a stand-in workload API's part in judging join tokens, for clusters of simulated
+/// machines: simcloud's boot check judges a simulated join by the token registered for the
+/// cluster (`sim_cluster`, simcloud's name for it), so a token the host wrote into the
+/// stand-in API (a Secret of type `bootstrap.kubernetes.io/token` in `kube-system`) is
+/// registered there, as a real cluster would start accepting it. Does nothing until an init
+/// registered the cluster, or when the newest token is the registered one.
+///
+/// # Panics
+///
+/// When the stand-in API or simcloud fails a request.
+pub async fn follow_join_tokens(
+    stand_in: &kube::Client,
+    sim_base_url: &str,
+    sim_token: &str,
+    sim_cluster: &str,
+) {
+    use k8s_openapi::api::core::v1::Secret;
+    let secrets: Api<Secret> = Api::namespaced(stand_in.clone(), "kube-system");
+    let listed = secrets
+        .list(&kube::api::ListParams::default().fields("type=bootstrap.kubernetes.io/token"))
+        .await
+        .expect("listing the stand-in's bootstrap tokens");
+    let Some(newest) = listed
+        .items
+        .iter()
+        .max_by_key(|s| s.metadata.creation_timestamp.as_ref().map(|t| t.0))
+    else {
+        return;
+    };
+    let field = |key: &str| {
+        newest
+            .data
+            .as_ref()
+            .and_then(|d| d.get(key))
+            .map(|b| String::from_utf8_lossy(&b.0).into_owned())
+            .unwrap_or_default()
+    };
+    let (id, secret) = (field("token-id"), field("token-secret"));
+    let http = reqwest::Client::new();
+    let url = format!("{sim_base_url}/v1/clusters/{sim_cluster}/bootstrap");
+    let registered = http
+        .get(&url)
+        .bearer_auth(sim_token)
+        .send()
+        .await
+        .expect("simcloud answers");
+    if !registered.status().is_success() {
+        return;
+    }
+    let registered: serde_json::Value = registered.json().await.expect("a registration");
+    if registered["token_id"] == id.as_str() {
+        return;
+    }
+    let put = http
+        .put(&url)
+        .bearer_auth(sim_token)
+        .json(&serde_json::json!({
+            "token": format!("{id}.{secret}"),
+            "ca_cert_hash": registered["ca_cert_hash"],
+        }))
+        .send()
+        .await
+        .expect("simcloud answers");
+    assert!(
+        put.status().is_success(),
+        "registering token {id}: {}",
+        put.status()
+    );
+}

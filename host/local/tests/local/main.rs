@@ -10,4 +10,5 @@ mod orphans;
 mod quickstart;
 mod remediation;
 mod support;
+mod tokens;
 mod workload;

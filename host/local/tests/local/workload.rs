@@ -78,8 +78,18 @@ fn point_at(store: &Store, name: &str, env: &KubeEnv) {
 }
 
 /// A Ready Node, named `node-<machine>`, for every Machine of `name` that has a provider id
-/// and no Node in `env` yet: what the machines' kubelets would do as they come up.
-async fn register_nodes(store: &Store, name: &str, env: &KubeEnv) {
+/// and no Node in `env` yet: what the machines' kubelets would do as they come up. The join
+/// tokens the host writes into `env` are registered with simcloud (at `sim`), as the cluster
+/// would accept them.
+async fn register_nodes(store: &Store, name: &str, env: &KubeEnv, sim: &str) {
+    capw_test_support::kube::follow_join_tokens(
+        &env.client().await,
+        sim,
+        super::support::TOKEN,
+        // simcloud's name of a cluster in the default namespace.
+        name,
+    )
+    .await;
     let api: Api<Node> = Api::all(env.client().await);
     for m in machines(store, name) {
         if !m["status"]["providerId"].is_string() {
@@ -100,15 +110,27 @@ async fn register_nodes(store: &Store, name: &str, env: &KubeEnv) {
 }
 
 /// Passes over `name`, registering the Nodes of its new machines in `env`, until it is Ready.
-async fn grow_until_ready(executor: &Executor, store: &Store, name: &str, env: &KubeEnv) {
+async fn grow_until_ready(
+    executor: &Executor,
+    store: &Store,
+    name: &str,
+    env: &KubeEnv,
+    sim: &str,
+) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while condition(&cluster(store, name).unwrap(), "Ready")["status"] != "True" {
         assert!(
             Instant::now() < deadline,
-            "{name} never got Ready: {:#}",
-            cluster(store, name).unwrap_or_default()["status"]
+            "{name} never got Ready: {:#}\nmachines: {:#}",
+            cluster(store, name).unwrap_or_default()["status"],
+            Value::Array(
+                machines(store, name)
+                    .iter()
+                    .map(|m| m["status"].clone())
+                    .collect()
+            ),
         );
-        register_nodes(store, name, env).await;
+        register_nodes(store, name, env, sim).await;
         executor.reconcile(&key(name)).await.unwrap();
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -192,7 +214,7 @@ async fn nodes_of_a_real_workload_api_drive_node_refs_health_and_readiness() {
         );
 
         point_at(store, name, api);
-        grow_until_ready(&executor, store, name, api).await;
+        grow_until_ready(&executor, store, name, api, &env.sim.base_url()).await;
         assert_eq!(machines(store, name).len(), machines_wanted);
         let c = cluster(store, name).unwrap();
         assert_eq!(c["status"]["phase"], "Provisioned");
@@ -376,7 +398,7 @@ async fn an_unhealthy_worker_is_replaced_within_its_trigger() {
     })
     .await;
     point_at(store, "gamma", &api);
-    grow_until_ready(&executor, store, "gamma", &api).await;
+    grow_until_ready(&executor, store, "gamma", &api, &env.sim.base_url()).await;
     let c = cluster(store, "gamma").unwrap();
     assert_eq!(condition(&c, "RemediationAllowed")["status"], "True");
     let workers = || -> Vec<Value> {
@@ -452,7 +474,7 @@ async fn an_unhealthy_worker_is_replaced_within_its_trigger() {
     // Other workers running in the last look where the sick one was still live.
     let mut running_before = 0;
     loop {
-        register_nodes(store, "gamma", &api).await;
+        register_nodes(store, "gamma", &api, &env.sim.base_url()).await;
         executor.reconcile(&key("gamma")).await.unwrap();
         let now = workers();
         let sick = now
