@@ -129,6 +129,8 @@ rules! {
         "generate answers the same data for the same request.";
     KUBECONFIG = "bootstrap.kubeconfig.answers", Bootstrap,
         "kubeconfig answers a non-empty kubeconfig for the cluster's secrets.";
+    JOIN_TOKEN_RENEWS = "bootstrap.join-token.renews", Bootstrap since "0.3",
+        "current-join-token answers none, or the token in an item of the cluster's secrets; renew-join-token then answers a token with a new id for the same item, which current-join-token names once it is stored there.";
     PLAN_DETERMINISTIC = "control-plane.plan.deterministic", ControlPlane,
         "plan answers the same output for the same input.";
     PLAN_WELL_FORMED = "control-plane.plan.well-formed", ControlPlane,

@@ -44,6 +44,7 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
                 id::GENERATE_ROLES,
                 id::GENERATE_DETERMINISTIC,
                 id::KUBECONFIG,
+                id::JOIN_TOKEN_RENEWS,
             ] {
                 f.skip(
                     rule,
@@ -143,4 +144,74 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
             Err(e) => Err(format!("kubeconfig: {e}")),
         },
     );
+    join_token(s, &ctx, &secrets, f).await;
+}
+
+/// The join token: named from the secrets, renewed with a new id in the same item, and the
+/// renewed one named once stored. Never shows a token's secret part.
+async fn join_token(
+    s: &Subject<'_>,
+    ctx: &capw_runtime::types::CallContext,
+    secrets: &[capw_runtime::bootstrap::SecretItem],
+    f: &mut Findings,
+) {
+    let p = s.provider;
+    let current = match s.record(p.current_join_token(ctx, secrets).await) {
+        Ok(Some(token)) => token,
+        Ok(None) => return f.check(id::JOIN_TOKEN_RENEWS, Ok(())),
+        Err(e) => {
+            return f.check(
+                id::JOIN_TOKEN_RENEWS,
+                Err(format!("current-join-token: {e}")),
+            );
+        }
+    };
+    let mut problems = Vec::new();
+    if !secrets.iter().any(|i| i.name == current.item) {
+        problems.push(format!(
+            "current-join-token names item {:?}, which the cluster's secrets do not have",
+            current.item
+        ));
+    }
+    match s.record(p.renew_join_token(ctx, secrets).await) {
+        Err(e) => problems.push(format!("renew-join-token: {e}")),
+        Ok(renewed) => {
+            if renewed.item != current.item {
+                problems.push(format!(
+                    "renew-join-token answered item {:?}, current-join-token names {:?}",
+                    renewed.item, current.item
+                ));
+            }
+            if renewed.id == current.id {
+                problems.push(format!(
+                    "renew-join-token answered the current token's id {}",
+                    current.id
+                ));
+            }
+            let mut stored: Vec<_> = secrets
+                .iter()
+                .filter(|i| i.name != renewed.item)
+                .cloned()
+                .collect();
+            stored.push(capw_runtime::bootstrap::SecretItem {
+                name: renewed.item.clone(),
+                data: renewed.token().into_bytes(),
+            });
+            match s.record(p.current_join_token(ctx, &stored).await) {
+                Ok(Some(named)) if named.id == renewed.id => {}
+                Ok(Some(named)) => problems.push(format!(
+                    "with the renewed token {} stored, current-join-token names {}",
+                    renewed.id, named.id
+                )),
+                Ok(None) => problems.push(format!(
+                    "with the renewed token {} stored, current-join-token names none",
+                    renewed.id
+                )),
+                Err(e) => problems.push(format!(
+                    "current-join-token with the renewed token stored: {e}"
+                )),
+            }
+        }
+    }
+    f.problems(id::JOIN_TOKEN_RENEWS, problems);
 }
