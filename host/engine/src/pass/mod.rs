@@ -368,7 +368,7 @@ async fn run(
         Action::DeleteInfrastructure => infrastructure::delete_infrastructure(env, s).await,
         Action::RemoveFinalizer => finalizer::remove_finalizer(env, s).await,
         Action::CallHook { hook, from, to } => hooks::call_hook(env, s, *hook, *from, *to).await,
-        Action::RenewJoinToken => join_token::renew(env, s, now_seconds()).await,
+        Action::RenewJoinToken => join_token::renew(env, s, snapshot::now_seconds()).await,
         Action::PlanControlPlane | Action::ListMachines | Action::ObserveJoinToken => {
             ActionNote::done()
         }
@@ -391,9 +391,4 @@ fn remediated(
     let told = remediate.iter().any(|(name, _)| name == machine);
     (told && last.is_none_or(|l| l.machine != *machine))
         .then(|| capw_reconcile::LastRemediation::next(last, machine, view.now, check))
-}
-
-/// Now, in seconds since the Unix epoch.
-fn now_seconds() -> u64 {
-    u64::try_from(jiff::Timestamp::now().as_second()).unwrap_or(0)
 }

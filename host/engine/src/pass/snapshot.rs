@@ -39,6 +39,19 @@ impl Snapshot {
         self.cluster.metadata.deletion_timestamp.is_some()
     }
 
+    /// The stored cluster secrets as the contract passes them to the bootstrap provider.
+    pub fn contract_secrets(&self) -> Option<Vec<capw_runtime::bootstrap::SecretItem>> {
+        self.secrets.as_ref().map(|secrets| {
+            secrets
+                .iter()
+                .map(|(name, data)| capw_runtime::bootstrap::SecretItem {
+                    name: name.clone(),
+                    data: data.clone(),
+                })
+                .collect()
+        })
+    }
+
     /// The machine named `name`.
     pub fn machine(&self, name: &str) -> Option<&Machine> {
         self.machines
@@ -122,7 +135,7 @@ impl Snapshot {
                     .is_some_and(|endpoint| endpoint == k.endpoint)
             }),
             workload: workload.clone(),
-            now: u64::try_from(jiff::Timestamp::now().as_second()).unwrap_or(0),
+            now: now_seconds(),
             plan: None,
             machines: (self.machines.iter())
                 .filter_map(|m| machine_view(m, desired))
@@ -206,4 +219,9 @@ pub(crate) fn control_plane_changes(
         .into_iter()
         .chain(changed_inputs(m, Some(desired)))
         .collect()
+}
+
+/// Now, in seconds since the Unix epoch.
+pub(crate) fn now_seconds() -> u64 {
+    u64::try_from(jiff::Timestamp::now().as_second()).unwrap_or(0)
 }

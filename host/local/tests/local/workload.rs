@@ -43,16 +43,21 @@ async fn pass_until(
             Instant::now() < deadline,
             "{name} never got to {what}: {:#}\nmachines: {:#}",
             cluster(store, name).unwrap_or_default()["status"],
-            Value::Array(
-                machines(store, name)
-                    .iter()
-                    .map(|m| m["status"].clone())
-                    .collect()
-            ),
+            machine_statuses(store, name),
         );
         executor.reconcile(&key(name)).await.unwrap();
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// The status of every Machine of `name`, for failure messages.
+fn machine_statuses(store: &Store, name: &str) -> Value {
+    Value::Array(
+        machines(store, name)
+            .iter()
+            .map(|m| m["status"].clone())
+            .collect(),
+    )
 }
 
 fn machines_running(store: &Store, name: &str, count: usize) -> bool {
@@ -123,12 +128,7 @@ async fn grow_until_ready(
             Instant::now() < deadline,
             "{name} never got Ready: {:#}\nmachines: {:#}",
             cluster(store, name).unwrap_or_default()["status"],
-            Value::Array(
-                machines(store, name)
-                    .iter()
-                    .map(|m| m["status"].clone())
-                    .collect()
-            ),
+            machine_statuses(store, name),
         );
         register_nodes(store, name, env, sim).await;
         executor.reconcile(&key(name)).await.unwrap();

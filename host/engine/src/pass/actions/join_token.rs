@@ -10,7 +10,7 @@
 //! its expiry), never join data with a token the cluster lacks.
 
 use capw_reconcile::{JOIN_TOKEN_VALID, JoinTokenView, join_token_fresh};
-use capw_runtime::bootstrap::{JoinToken, SecretItem};
+use capw_runtime::bootstrap::JoinToken;
 use capw_text::error_chain as chain;
 use capw_workload::{BootstrapToken, TokenPresence};
 
@@ -19,23 +19,13 @@ use crate::pass::env::{Env, bootstrap_call};
 use crate::pass::note::ActionNote;
 use crate::pass::snapshot::Snapshot;
 
-fn items(s: &Snapshot) -> Option<Vec<SecretItem>> {
-    s.secrets.as_ref().map(|secrets| {
-        secrets
-            .iter()
-            .map(|(name, data)| SecretItem {
-                name: name.clone(),
-                data: data.clone(),
-            })
-            .collect()
-    })
-}
-
 /// The core's view of the join token of `s` at `now` (seconds since the epoch).
 pub(crate) async fn observe(env: &Env, s: &Snapshot, now: u64) -> JoinTokenView {
-    let (Some(cache), Some(kubeconfig), Some(items)) =
-        (env.cluster_cache.as_deref(), &s.kubeconfig, items(s))
-    else {
+    let (Some(cache), Some(kubeconfig), Some(items)) = (
+        env.cluster_cache.as_deref(),
+        &s.kubeconfig,
+        s.contract_secrets(),
+    ) else {
         return JoinTokenView::Unknown {
             message: "waiting for the cluster's secrets and kubeconfig".into(),
         };
@@ -94,9 +84,11 @@ fn judge(token: &JoinToken, presence: Result<TokenPresence, String>, now: u64) -
 /// cluster, then stored in its item of the cluster's secrets.
 pub(crate) async fn renew(env: &Env, s: &Snapshot, now: u64) -> ActionNote {
     const COND: &str = JOIN_TOKEN_VALID;
-    let (Some(cache), Some(kubeconfig), Some(items)) =
-        (env.cluster_cache.as_deref(), &s.kubeconfig, items(s))
-    else {
+    let (Some(cache), Some(kubeconfig), Some(items)) = (
+        env.cluster_cache.as_deref(),
+        &s.kubeconfig,
+        s.contract_secrets(),
+    ) else {
         return ActionNote::done();
     };
     let (provider, ctx) = match bootstrap_call(env, s, COND, "join-token") {

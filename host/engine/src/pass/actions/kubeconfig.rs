@@ -1,8 +1,6 @@
 //! `EnsureKubeconfig`: the bootstrap provider's admin kubeconfig for the cluster's endpoint,
 //! stored as the `<cluster>-kubeconfig` Secret.
 
-use capw_runtime::bootstrap::SecretItem;
-
 use crate::objects::kubeconfig::kubeconfig_object;
 use crate::pass::env::{Env, bootstrap_call};
 use crate::pass::note::ActionNote;
@@ -12,20 +10,13 @@ use crate::pass::snapshot::Snapshot;
 /// endpoint and store it.
 pub(crate) async fn ensure_kubeconfig(env: &Env, s: &Snapshot) -> ActionNote {
     const COND: &str = capw_reconcile::CONTROL_PLANE_AVAILABLE;
-    let (Some(endpoint_text), Some(secrets)) = (s.endpoint_text(), &s.secrets) else {
+    let (Some(endpoint_text), Some(items)) = (s.endpoint_text(), s.contract_secrets()) else {
         return ActionNote::done();
     };
     let (provider, ctx) = match bootstrap_call(env, s, COND, "kubeconfig") {
         Ok(call) => call,
         Err(note) => return note,
     };
-    let items: Vec<SecretItem> = secrets
-        .iter()
-        .map(|(name, data)| SecretItem {
-            name: name.clone(),
-            data: data.clone(),
-        })
-        .collect();
     match provider
         .provider
         .kubeconfig(&ctx, &s.endpoint(), &items)

@@ -8,7 +8,7 @@ use capw_api::{
     MachineStatus, NodeRef, ObjectMeta, set_condition,
 };
 use capw_reconcile::MachineIntent;
-use capw_runtime::bootstrap::{BootstrapRequest, ControlPlaneMember, SecretItem};
+use capw_runtime::bootstrap::{BootstrapRequest, ControlPlaneMember};
 use capw_runtime::infrastructure as infra;
 use capw_runtime::types::{Deletion, MachineRef};
 use capw_text::error_chain as chain;
@@ -248,7 +248,7 @@ async fn bootstrap(
             "the class names no bootstrap provider".into(),
         ));
     };
-    let Some(secrets) = &s.secrets else {
+    let Some(secrets) = s.contract_secrets() else {
         return Err(ActionNote::host_failed(
             BOOTSTRAP,
             "WaitingForSecrets",
@@ -286,13 +286,7 @@ async fn bootstrap(
         role,
         version: wit_version(version),
         endpoint: s.endpoint(),
-        secrets: secrets
-            .iter()
-            .map(|(name, data)| SecretItem {
-                name: name.clone(),
-                data: data.clone(),
-            })
-            .collect(),
+        secrets,
         control_plane_members: members,
     };
     let ctx = context(s, &provider, &config.config, &m.spec.idempotency_key);
