@@ -1,6 +1,7 @@
 // The Kubernetes binaries of the main version (the second is in v1.34/): kube-apiserver,
-// kube-controller-manager, kubeadm and kubectl from the published k8s.io/kubernetes module,
-// etcd and etcdctl of the etcd release it builds against, and the capw-node machine agent.
+// kube-controller-manager, kube-scheduler, kubeadm and kubectl from the published
+// k8s.io/kubernetes module, etcd and etcdctl of the etcd release it builds against, and the
+// capw-node machine agent.
 // The kubernetes module requires its staging modules at v0.0.0 and replaces them with
 // local paths that only work inside its own repository; the replace lines below pin
 // each of them to the release that matches.

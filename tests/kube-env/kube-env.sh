@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # capw's Kubernetes binaries and test environment. `build` builds, from source, for each
 # Kubernetes version below (each its own Go module beside this script): kube-apiserver,
-# kube-controller-manager, kubeadm, kubectl, etcd and etcdctl (etcd's own commands, of the etcd
-# release that Kubernetes version builds against), and capw-node (the machine agent of
-# ./node, version-independent, copied into every version's directory). `start` runs a real
-# kube-apiserver and etcd of the main (first) version on loopback, with generated serving
-# certificates, a service-account key pair and a static admin token.
+# kube-controller-manager, kube-scheduler, kubeadm, kubectl, etcd and etcdctl (etcd's own
+# commands, of the etcd release that Kubernetes version builds against), and capw-node (the
+# machine agent of ./node, version-independent, copied into every version's directory).
+# `start` runs a real kube-apiserver and etcd of the main (first) version on loopback, with
+# generated serving certificates, a service-account key pair and a static admin token.
 #
 #   kube-env.sh build [VER]      build what changed into the cache (nothing when up to date);
 #                                with VER, that version only (`make demo` builds the quickstart's)
@@ -48,12 +48,13 @@ bin_dir=$cache_root/$k8s_version/bin
 kube_packages=(
 	k8s.io/kubernetes/cmd/kube-apiserver
 	k8s.io/kubernetes/cmd/kube-controller-manager
+	k8s.io/kubernetes/cmd/kube-scheduler
 	k8s.io/kubernetes/cmd/kubeadm
 	k8s.io/kubernetes/cmd/kubectl
 	go.etcd.io/etcd/etcdctl/v3
 	./etcd
 )
-kube_binaries=(kube-apiserver kube-controller-manager kubeadm kubectl etcd etcdctl)
+kube_binaries=(kube-apiserver kube-controller-manager kube-scheduler kubeadm kubectl etcd etcdctl)
 
 kube_ldflags() {
 	local version=$1 major minor pkg flags="-s -w"

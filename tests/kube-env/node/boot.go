@@ -243,8 +243,8 @@ func apiServerAddresses(ctx context.Context, client kubernetes.Interface) ([]str
 	return nil, fmt.Errorf("reading the control-plane Nodes' addresses: %w", lastErr)
 }
 
-// startControlPlane starts etcd, kube-apiserver and kube-controller-manager in that order,
-// each once the one before is healthy.
+// startControlPlane starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler in
+// that order, each once the one before is healthy.
 func startControlPlane(ctx context.Context, m machine, sup *supervisor, s clusterSettings, members []etcdMember, clusterState string) error {
 	etcd, err := sup.start("etcd", m.bin("etcd"), etcdArgs(m, s, members, clusterState))
 	if err != nil {
@@ -270,7 +270,15 @@ func startControlPlane(ctx context.Context, m machine, sup *supervisor, s cluste
 		return err
 	}
 	kcmHealth := "https://" + net.JoinHostPort(m.Address, "10257") + "/healthz"
-	return waitHealthy(ctx, kcm, kcmHealth, insecureHTTPClient(), "", 60*time.Second)
+	if err := waitHealthy(ctx, kcm, kcmHealth, insecureHTTPClient(), "", 60*time.Second); err != nil {
+		return err
+	}
+	scheduler, err := sup.start("kube-scheduler", m.bin("kube-scheduler"), schedulerArgs(m, s))
+	if err != nil {
+		return err
+	}
+	schedulerHealth := "https://" + net.JoinHostPort(m.Address, "10259") + "/healthz"
+	return waitHealthy(ctx, scheduler, schedulerHealth, insecureHTTPClient(), "", 60*time.Second)
 }
 
 // startControlPlaneNode registers a control-plane machine's Node with the kubelet.conf kubeadm

@@ -146,6 +146,21 @@ func controllerManagerArgs(m machine, s clusterSettings) []string {
 	return f.args()
 }
 
+// schedulerArgs are the flags of kubeadm's kube-scheduler static pod (getSchedulerCommand in
+// phases/controlplane/manifests.go), served on the machine's address.
+func schedulerArgs(m machine, s clusterSettings) []string {
+	kubeconfig := m.rootfs("/etc/kubernetes/scheduler.conf")
+	f := newFlagSet()
+	f.set("bind-address", m.Address)
+	f.set("secure-port", "10259")
+	f.set("leader-elect", "true")
+	f.set("kubeconfig", kubeconfig)
+	f.set("authentication-kubeconfig", kubeconfig)
+	f.set("authorization-kubeconfig", kubeconfig)
+	f.apply(s.SchedulerExtraArgs)
+	return f.args()
+}
+
 func (s clusterSettings) String() string {
 	return fmt.Sprintf("cluster %s %s (services %s, pods %s)", s.ClusterName, s.KubernetesVersion, s.ServiceSubnet, s.PodSubnet)
 }

@@ -11,10 +11,11 @@
 // Start with [bootMachine] (boot.go): it reads the bootstrap data simcloud wrote under
 // DIR/rootfs, derives this machine's kubeadm configuration (kubeadmconfig.go), has kubeadm make
 // the leaf certificates and kubeconfigs from the cluster's CAs (kubeadm.go), starts etcd,
-// kube-apiserver and kube-controller-manager with the flags kubeadm's static pod manifests would
-// give them (components.go, supervisor.go), changes etcd's membership (etcd.go), discovers a
-// cluster from a bootstrap token (discovery.go) and runs the kubelet stand-in (kubelet.go).
-// The load balancer is lb.go; the status file status.go.
+// kube-apiserver, kube-controller-manager and kube-scheduler with the flags kubeadm's static
+// pod manifests would give them (components.go, supervisor.go), changes etcd's membership
+// (etcd.go), discovers a cluster from a bootstrap token (discovery.go) and runs the kubelet
+// stand-in (kubelet.go) with its pod runner (pods.go). The load balancer is lb.go; the status
+// file status.go.
 //
 // # Layout of a machine directory
 //
@@ -26,9 +27,15 @@
 //
 // # What is real and what stands in
 //
-// etcd, kube-apiserver, kube-controller-manager and kubeadm are the real programs. The kubelet
-// cannot run here (no container runtime), so a stand-in registers the machine's Node and keeps
-// it Ready; it runs no pods. There is no scheduler, kube-proxy or CoreDNS.
+// etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubeadm are the real
+// programs. The kubelet cannot run here (no container runtime), so a stand-in registers the
+// machine's Node and keeps it Ready, and runs the Pods bound to it whose containers are all of
+// the pause image, the one image it can honestly run (a container that does nothing): it
+// reports them Running and Ready, and when one is deleted reports its containers exited and
+// deletes it, as the kubelet does once they stopped, without waiting out the grace period. A
+// Pod of any other image stays Pending with the reason ImageNotRunnable. The Pods' addresses
+// come from the Node's podCIDR and reach nothing: there is no pod network, kube-proxy or
+// CoreDNS.
 //
 // # What comes next (day two)
 //
@@ -36,10 +43,12 @@
 //     any member that answers. Scale-down and rollouts should call it before the machine is
 //     deleted, and check first that the remaining members keep quorum (the state file holds the
 //     member list, refreshed while the agent runs).
-//   - Drain and health: the kubelet stand-in is the place for a drain to be observed (it has no
-//     pods to evict, so a drain only cordons) and for health checks that should fail a Node (a
-//     flag or file under DIR/agent that stops the heartbeats lets a test make a Node NotReady
-//     the way a dead kubelet does).
+//   - Drain and health: drains are done by the host, with evictions through the workload
+//     cluster's API; the stand-in runs pause Pods, so a drain meets PodDisruptionBudgets and
+//     waits for its evicted Pods to go as on a real Node. The kubelet-stopped fault (a file
+//     under DIR/faults) stops the heartbeats and the pod runner both, so a Node goes NotReady
+//     and its Pods stay as a dead kubelet leaves them; health checks that fail a Node in
+//     other ways would be more such files.
 //   - Rollouts that swap versions: each version's binaries come from --bin-dir, so an upgrade is
 //     a new machine booted from another bin dir joining the same cluster (join-control-plane or
 //     worker), then the old machine reset and deleted, as Cluster API's rolling update does. An

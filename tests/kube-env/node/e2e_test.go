@@ -15,7 +15,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubernetes/cmd/kubeadm/app/util/pubkeypin"
 )
 
@@ -39,7 +41,7 @@ func TestMachinesBootJoinAndResetAgainstRealBinaries(t *testing.T) {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("%s is not set, and CI is: the suite must give the end-to-end test its binaries", e2eBinDirEnv)
 		}
-		t.Skipf("%s is not set: set it to a bin dir with kubeadm, etcd, kube-apiserver and kube-controller-manager (tests/kube-env/kube-env.sh bin-dir) to run the end-to-end test", e2eBinDirEnv)
+		t.Skipf("%s is not set: set it to a bin dir with kubeadm, etcd, kube-apiserver, kube-controller-manager and kube-scheduler (tests/kube-env/kube-env.sh bin-dir) to run the end-to-end test", e2eBinDirEnv)
 	}
 	agent := agentBinary(t, binDir)
 	work := t.TempDir()
@@ -176,6 +178,12 @@ discovery:
 	if _, err := admin.CoordinationV1().Leases("kube-node-lease").Get(ctx, w1.name, metav1.GetOptions{}); err != nil {
 		t.Errorf("the worker's Lease: %v", err)
 	}
+	checkPods(ctx, t, admin, w1)
+	for _, p := range processesMentioning(cp1.dir) {
+		if strings.Contains(p, "/kube-scheduler ") {
+			t.Logf("kube-scheduler of %s: %s", cp1.name, processRSS(p))
+		}
+	}
 
 	// Removing the joined control plane: its etcd member goes first, and a second reset is a no-op.
 	for i := 0; i < 2; i++ {
@@ -206,12 +214,132 @@ discovery:
 	if left := processesMentioning(work); len(left) > 0 {
 		t.Errorf("processes left after SIGTERM: %s", strings.Join(left, "; "))
 	}
-	for _, addr := range []string{lbAddr, "127.1.0.2:6443", "127.1.0.2:2379", "127.1.0.3:6443", "127.1.0.3:2379", "127.1.0.2:10257"} {
+	for _, addr := range []string{lbAddr, "127.1.0.2:6443", "127.1.0.2:2379", "127.1.0.3:6443", "127.1.0.3:2379", "127.1.0.2:10257", "127.1.0.2:10259", "127.1.0.3:10259"} {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
 			t.Errorf("%s still accepts connections", addr)
 		}
 	}
+}
+
+// checkPods runs Pods on the worker: the kubelet stand-in runs one of the pause image, leaves
+// one of another image Pending, runs one kube-scheduler placed, and finishes a deleted one
+// well within its grace period.
+func checkPods(ctx context.Context, t *testing.T, admin kubernetes.Interface, worker *e2eMachine) {
+	t.Helper()
+	pods := admin.CoreV1().Pods("default")
+	pod := func(name, image, nodeName string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{
+				NodeName:   nodeName,
+				Containers: []corev1.Container{{Name: "main", Image: image}},
+			},
+		}
+	}
+	// Until the controller manager made the namespace's default ServiceAccount, the API server
+	// refuses Pods.
+	create := func(p *corev1.Pod) {
+		t.Helper()
+		var err error
+		for i := 0; i < 60; i++ {
+			if _, err = pods.Create(ctx, p, metav1.CreateOptions{}); err == nil {
+				return
+			}
+			time.Sleep(time.Second)
+		}
+		t.Fatalf("creating Pod %s: %v", p.Name, err)
+	}
+	wait := func(name, what string, timeout time.Duration, done func(*corev1.Pod) bool) *corev1.Pod {
+		t.Helper()
+		start := time.Now()
+		var last *corev1.Pod
+		for time.Since(start) < timeout {
+			p, err := pods.Get(ctx, name, metav1.GetOptions{})
+			if err == nil && done(p) {
+				t.Logf("Pod %s %s after %s", name, what, time.Since(start).Round(100*time.Millisecond))
+				return p
+			}
+			last = p
+			time.Sleep(200 * time.Millisecond)
+		}
+		t.Fatalf("Pod %s not %s within %s: %+v", name, what, timeout, last)
+		return nil
+	}
+	create(pod("pause", "registry.k8s.io/pause:3.10", worker.name))
+	create(pod("nginx", "nginx", worker.name))
+	create(pod("scheduled", "registry.k8s.io/pause:3.10", ""))
+
+	running := wait("pause", "Running and Ready", 30*time.Second, podReady)
+	if running.Status.HostIP != worker.addr || !strings.HasPrefix(running.Status.PodIP, "10.244.") {
+		t.Errorf("the pause Pod has hostIP %q, podIP %q", running.Status.HostIP, running.Status.PodIP)
+	}
+	pending := wait("nginx", "waiting with "+imageNotRunnable, 30*time.Second, func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
+			p.Status.ContainerStatuses[0].State.Waiting.Reason == imageNotRunnable
+	})
+	if pending.Status.Phase != corev1.PodPending || podReady(pending) {
+		t.Errorf("the nginx Pod is %s, ready %v", pending.Status.Phase, podReady(pending))
+	}
+	scheduled := wait("scheduled", "scheduled and Ready", 60*time.Second, podReady)
+	if scheduled.Spec.NodeName != worker.name {
+		t.Errorf("the scheduled Pod is on %q, want %q (the only untainted Node)", scheduled.Spec.NodeName, worker.name)
+	}
+
+	// The status of a Pod is written once: after a few of the stand-in's syncs, none changed.
+	time.Sleep(3 * podSyncInterval)
+	for _, p := range []*corev1.Pod{running, pending, scheduled} {
+		now, err := pods.Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now.ResourceVersion != p.ResourceVersion {
+			t.Errorf("Pod %s was written again (resourceVersion %s, then %s)", p.Name, p.ResourceVersion, now.ResourceVersion)
+		}
+	}
+
+	if err := pods.Delete(ctx, "pause", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for {
+		_, err := pods.Get(ctx, "pause", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			t.Logf("the deleted pause Pod was gone after %s", time.Since(start).Round(100*time.Millisecond))
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("the deleted pause Pod is still there after its grace period (30s): %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// processRSS is the resident set size of the process a processesMentioning line names.
+func processRSS(line string) string {
+	pid, _, _ := strings.Cut(line, ":")
+	status, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
+	if err != nil {
+		return "unknown RSS"
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			return "RSS " + strings.Join(strings.Fields(strings.TrimPrefix(l, "VmRSS:")), " ")
+		}
+	}
+	return "unknown RSS"
 }
 
 func agentBinary(t *testing.T, binDir string) string {

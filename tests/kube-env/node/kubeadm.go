@@ -85,12 +85,12 @@ func kubeadmConfigFromDocs(m machine, docs []kubeadmDoc) (*kubeadmapi.InitConfig
 
 const placeholderAddress = "192.0.2.1"
 
-// kubeconfigFiles are the kubeconfigs `kubeadm init` writes that a machine here uses (there is
-// no scheduler).
+// kubeconfigFiles are the kubeconfigs `kubeadm init` writes, all of which a machine here uses.
 var kubeconfigFiles = []string{
 	kubeadmconstants.AdminKubeConfigFileName,
 	kubeadmconstants.SuperAdminKubeConfigFileName,
 	kubeadmconstants.ControllerManagerKubeConfigFileName,
+	kubeadmconstants.SchedulerKubeConfigFileName,
 	kubeadmconstants.KubeletKubeConfigFileName,
 }
 

@@ -113,6 +113,7 @@ type clusterSettings struct {
 	BindPort             int
 	APIServerExtraArgs   []extraArg
 	ControllerExtraArgs  []extraArg
+	SchedulerExtraArgs   []extraArg
 	EtcdExtraArgs        []extraArg
 }
 
@@ -198,6 +199,7 @@ func deriveMachineConfig(m machine, init, join, cluster kubeadmDoc, others []kub
 		BindPort:             mustAtoi(init.str("localAPIEndpoint", "bindPort")),
 		APIServerExtraArgs:   extraArgs(cluster, "apiServer"),
 		ControllerExtraArgs:  extraArgs(cluster, "controllerManager"),
+		SchedulerExtraArgs:   extraArgs(cluster, "scheduler"),
 		EtcdExtraArgs:        extraArgs(cluster, "etcd", "local"),
 	}
 	if s.ClusterName == "" {

@@ -31,19 +31,26 @@ const leaseDuration = 40
 // kubeletStandIn stands in for the kubelet, which cannot run here (no container runtime, no
 // cgroups to manage). It does the kubelet's part in the cluster's eyes: it registers the
 // machine's Node with its credentials (so NodeRestriction applies), reports it Ready with a
-// heartbeat every 10 s and renews its Lease in kube-node-lease. It runs no pods and no
-// containers, reports no real capacity or images, and serves no kubelet API (logs, exec, metrics).
+// heartbeat every 10 s and renews its Lease in kube-node-lease. Of the Pods bound to its Node
+// it runs those of the pause image only, and those only in their status (pods.go). It runs no
+// containers, reports no real capacity or images, and serves no kubelet API (logs, exec,
+// metrics).
 type kubeletStandIn struct {
 	client     kubernetes.Interface
 	name       string
 	providerID string
 	address    string
 	version    string
-	// stopFile, when it exists, stops the heartbeats (simcloud's per-instance fault "the
-	// kubelet stopped"): the Node then goes NotReady through the cluster's node lifecycle
-	// controller, as when a real kubelet dies. Removing it resumes them.
+	// stopFile, when it exists, stops the heartbeats and the pod runner (simcloud's
+	// per-instance fault "the kubelet stopped"): the Node then goes NotReady through the
+	// cluster's node lifecycle controller, as when a real kubelet dies. Removing it resumes
+	// them.
 	stopFile   string
 	wasStopped bool
+	// podCIDR is the Node's spec.podCIDR once read, for the Pods' addresses.
+	podCIDR string
+	// terminating holds when each Pod being deleted was first seen so, by UID.
+	terminating map[types.UID]time.Time
 }
 
 // tlsBootstrap is the kubelet's TLS bootstrap, with the kubelet's own code: with the bootstrap
@@ -98,22 +105,30 @@ func (k *kubeletStandIn) register(ctx context.Context) error {
 	return nil
 }
 
-// run sends a heartbeat every heartbeatInterval until ctx ends; a failed heartbeat is logged
-// and retried at the next tick, as the kubelet does.
+// run sends a heartbeat every heartbeatInterval and syncs the Node's Pods every
+// podSyncInterval until ctx ends, both from this one goroutine. A failed heartbeat or Pod
+// update is logged and retried at the next tick, as the kubelet does.
 func (k *kubeletStandIn) run(ctx context.Context) {
-	t := time.NewTicker(heartbeatInterval)
-	defer t.Stop()
+	heartbeats := time.NewTicker(heartbeatInterval)
+	defer heartbeats.Stop()
+	pods := time.NewTicker(podSyncInterval)
+	defer pods.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-heartbeats.C:
 			if k.stopped() {
 				continue
 			}
 			if err := k.heartbeat(ctx); err != nil && ctx.Err() == nil {
 				log.Printf("node %s heartbeat: %v", k.name, err)
 			}
+		case <-pods.C:
+			if k.stopped() {
+				continue
+			}
+			k.syncPods(ctx)
 		}
 	}
 }
@@ -126,7 +141,7 @@ func (k *kubeletStandIn) stopped() bool {
 	_, err := os.Stat(k.stopFile)
 	stopped := err == nil
 	if stopped != k.wasStopped {
-		log.Printf("node %s: heartbeats stopped by fault: %v", k.name, stopped)
+		log.Printf("node %s: heartbeats and pod updates stopped by fault: %v", k.name, stopped)
 		k.wasStopped = stopped
 	}
 	return stopped

@@ -164,7 +164,7 @@ func httpClientTrusting(caFile string) (*http.Client, error) {
 }
 
 // insecureHTTPClient checks health endpoints whose serving certificate is self-signed
-// (kube-controller-manager's), as a kubelet's probe would.
+// (kube-controller-manager's and kube-scheduler's), as a kubelet's probe would.
 func insecureHTTPClient() *http.Client {
 	return &http.Client{
 		Timeout:   3 * time.Second,

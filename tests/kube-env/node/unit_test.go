@@ -23,6 +23,10 @@ apiServer:
   extraArgs:
   - name: authorization-mode
     value: Node,RBAC,AlwaysAllow
+scheduler:
+  extraArgs:
+  - name: leader-elect-lease-duration
+    value: 30s
 ---
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -105,6 +109,7 @@ func TestTheComponentsFlagsAreKubeadmsBoundToTheMachinesAddress(t *testing.T) {
 	s := deriveTestConfig(t).Settings
 	api := apiServerArgs(testMachine, s)
 	kcm := controllerManagerArgs(testMachine, s)
+	scheduler := schedulerArgs(testMachine, s)
 	etcd := etcdArgs(testMachine, s, []etcdMember{{"cp-1", "https://127.1.0.2:2380"}}, "new")
 	for _, want := range []string{
 		"--bind-address=127.1.0.2", "--advertise-address=127.1.0.2", "--secure-port=6443",
@@ -129,6 +134,18 @@ func TestTheComponentsFlagsAreKubeadmsBoundToTheMachinesAddress(t *testing.T) {
 	} {
 		if !slices.Contains(kcm, want) {
 			t.Errorf("kube-controller-manager lacks %s: %v", want, kcm)
+		}
+	}
+	for _, want := range []string{
+		"--bind-address=127.1.0.2", "--secure-port=10259", "--leader-elect=true",
+		"--kubeconfig=/m/rootfs/etc/kubernetes/scheduler.conf",
+		"--authentication-kubeconfig=/m/rootfs/etc/kubernetes/scheduler.conf",
+		"--authorization-kubeconfig=/m/rootfs/etc/kubernetes/scheduler.conf",
+		// from the ClusterConfiguration's scheduler.extraArgs
+		"--leader-elect-lease-duration=30s",
+	} {
+		if !slices.Contains(scheduler, want) {
+			t.Errorf("kube-scheduler lacks %s: %v", want, scheduler)
 		}
 	}
 	for _, want := range []string{

@@ -1,8 +1,8 @@
 // The second Kubernetes version of the test binaries (the first is the module one directory
-// up): kube-apiserver, kube-controller-manager, kubeadm and kubectl from the published
-// k8s.io/kubernetes module, etcd and etcdctl of the etcd release that Kubernetes version
-// builds against. As up there, the replace lines pin each staging module the kubernetes
-// module requires at v0.0.0 to the matching release.
+// up): kube-apiserver, kube-controller-manager, kube-scheduler, kubeadm and kubectl from the
+// published k8s.io/kubernetes module, etcd and etcdctl of the etcd release that Kubernetes
+// version builds against. As up there, the replace lines pin each staging module the
+// kubernetes module requires at v0.0.0 to the matching release.
 module capw.dev/tests/kube-env/v1.34
 
 go 1.25.0
