@@ -85,6 +85,9 @@ pub struct ControlPlaneTopology {
     /// Overrides the class's `controlPlane.healthCheck`, field by field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health_check: Option<MachineHealthCheck>,
+    /// Overrides the class's `controlPlane.deletion`, field by field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion: Option<crate::rollout::ControlPlaneDeletion>,
 }
 
 /// Worker pools.

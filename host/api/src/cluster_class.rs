@@ -9,7 +9,7 @@ use crate::condition::Condition;
 use crate::health::MachineHealthCheck;
 use crate::json::JsonObject;
 use crate::patch::ClusterClassPatch;
-use crate::rollout::{MachineDeletion, MachineRollout};
+use crate::rollout::{ControlPlaneDeletion, MachineDeletion, MachineRollout};
 
 /// A template for clusters.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -98,6 +98,10 @@ pub struct ControlPlaneClass {
     /// No health check when neither says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health_check: Option<MachineHealthCheck>,
+    /// How control-plane machines are deleted (their Node drained first); a Cluster may
+    /// override it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion: Option<ControlPlaneDeletion>,
 }
 
 /// Where the control plane's etcd listens and which of the cluster's secret items (those

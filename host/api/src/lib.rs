@@ -64,8 +64,8 @@ pub use provider::{
     SecretGrant, SecretRef, WasmProvider, WasmProviderSpec, WasmProviderStatus,
 };
 pub use rollout::{
-    DeletionOrder, MachineDeletion, MachineRollout, MachineShape, RollingUpdate, RolloutStrategy,
-    RolloutStrategyType,
+    ControlPlaneDeletion, DEFAULT_NODE_DRAIN_TIMEOUT_SECONDS, DeletionOrder, MachineDeletion,
+    MachineRollout, MachineShape, RollingUpdate, RolloutStrategy, RolloutStrategyType,
 };
 pub use write::{WriteError, write_manifests};
 

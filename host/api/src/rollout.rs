@@ -62,7 +62,29 @@ pub struct MachineDeletion {
     /// or not running: `Random` (the default), `Newest` or `Oldest`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<DeletionOrder>,
+    /// How long the host drains a machine's Node before the machine is deleted: cordoned,
+    /// every Pod asked to leave through the eviction API (PodDisruptionBudgets respected), and
+    /// once this long passed, the deletion goes on with what is left. `0` waits for the drain
+    /// without limit (Cluster API's default); capw's default is 600 seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_drain_timeout_seconds: Option<u32>,
 }
+
+/// How the control plane's machines are deleted.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ControlPlaneDeletion {
+    /// As a worker class's `deletion.nodeDrainTimeoutSeconds`: how long a control-plane
+    /// machine's Node is drained before the machine is deleted; `0` without limit; 600
+    /// seconds when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_drain_timeout_seconds: Option<u32>,
+}
+
+/// How long a Node is drained when neither the class nor the Cluster says: long enough for a
+/// Deployment's evicted Pod to be replaced and Ready elsewhere (usually well under a minute),
+/// short enough that a budget nothing can satisfy holds a deletion for minutes, not for ever.
+pub const DEFAULT_NODE_DRAIN_TIMEOUT_SECONDS: u32 = 600;
 
 /// `deletion.order`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]

@@ -27,6 +27,12 @@ pub enum Action {
     ReconcileMachine { machine: String },
     /// Mark the machine deleted, call `delete-machine` until it is gone, then remove it.
     DeleteMachine { machine: String },
+    /// Mark the machine deleted and take a drain step for its Node; its
+    /// [`Action::DeleteMachine`] follows once the drain finished, was skipped or timed out.
+    DrainNode {
+        machine: String,
+        step: crate::drain::DrainStep,
+    },
     /// Mark the control-plane machine deleted and take its member out of etcd (moving
     /// leadership off it first); its [`Action::DeleteMachine`] follows in a later pass.
     RemoveEtcdMember { machine: String },
@@ -100,6 +106,7 @@ pub fn decide(view: &ClusterView) -> Decision {
     } else {
         let (actions, progress) = crate::etcd::route(view, build(view));
         etcd = progress.condition(&view.etcd);
+        let actions = crate::drain::route(view, actions);
         let (actions, token) = crate::join_token::route(view, actions);
         join_token = token;
         dedup(actions)

@@ -31,8 +31,12 @@
 //!   max_unavailable` are ready.
 //! - Nothing is deleted from the infrastructure while a Machine object for it exists, except
 //!   through [`Action::DeleteMachine`] of that Machine.
+//! - A live cluster's machine with a Node is deleted only after [`Action::DrainNode`] drained
+//!   it, or its pool's drain timeout passed, or the host could not see the workload cluster
+//!   at all (access off); a deleted cluster's machines are not drained.
 
 mod decide;
+mod drain;
 mod etcd;
 mod health;
 mod hooks;
@@ -45,6 +49,9 @@ mod workload;
 mod tests;
 
 pub use decide::{Action, Decision, HOOKS_PASSED, MachineIntent, decide};
+pub use drain::{
+    DRAIN_SKIPPED, DRAIN_TIMED_OUT, DRAINED, DRAINING, DRAINING_SUCCEEDED, DrainStep, DrainView,
+};
 pub use etcd::{ETCD_MEMBER, ETCD_MEMBERSHIP, EtcdMemberView, EtcdView};
 pub use health::{
     HEALTH_CHECK_SUCCEEDED, Health, HealthCheck, LastRemediation, REMEDIATION_ALLOWED,

@@ -38,6 +38,8 @@ struct Sim {
     etcd_reachable: bool,
     /// A crash after a `RemoveEtcdMember` marked the machine deleted, before etcd heard.
     crash_in_removal: bool,
+    /// Machines whose Node holds a Pod no eviction may take (a budget forbids it).
+    drain_blocked: BTreeSet<String>,
 }
 
 /// The join token the simulated workload cluster holds.
@@ -65,6 +67,7 @@ impl Sim {
                         rollout: Rollout::default(),
                         deletion_order: DeletionOrder::Oldest,
                         health: None,
+                        drain_timeout: 600,
                     })
                     .collect(),
                 ..ClusterView::default()
@@ -80,6 +83,7 @@ impl Sim {
             etcd_reachable: true,
             crash_in_removal: false,
             token: None,
+            drain_blocked: BTreeSet::new(),
         }
     }
 
@@ -244,6 +248,8 @@ impl Sim {
                     phase: MachinePhase::Pending,
                     deleting: false,
                     changed: Vec::new(),
+                    node: None,
+                    drain: DrainView::NotStarted,
                 });
             }
             Action::ReconcileMachine { machine } => {
@@ -260,6 +266,9 @@ impl Sim {
                     MachinePhase::Pending => MachinePhase::Provisioning,
                     _ => MachinePhase::Running,
                 };
+                if m.phase == MachinePhase::Running {
+                    m.node = Some(format!("node-{}", m.name));
+                }
                 // A control-plane machine adds its member as it boots.
                 let joins = m.role.is_control_plane() && m.phase == MachinePhase::Provisioning;
                 let name = m.name.clone();
@@ -287,17 +296,58 @@ impl Sim {
                     e.values()
                         .any(|(_, m)| m.as_deref() == Some(machine.as_str()))
                 });
+                let tearing_down = self.view.deleting;
+                let etcd_reachable = self.etcd_reachable;
                 let m = self.machine(machine);
                 if m.deleting {
                     assert!(
-                        !is_member || !self.etcd_reachable,
+                        !is_member || !etcd_reachable,
                         "{machine} deleted while an etcd member"
+                    );
+                    assert!(
+                        tearing_down || m.drain == DrainView::Finished,
+                        "{machine} deleted before its drain finished: {:?}",
+                        m.drain
                     );
                     self.view.machines.retain(|m| &m.name != machine);
                 } else {
                     m.deleting = true;
                     self.log.push(format!("delete {machine}"));
                 }
+            }
+            Action::DrainNode { machine, step } => {
+                let clock = self.view.now;
+                let blocked = self.drain_blocked.contains(machine);
+                let m = self.machine(machine);
+                let began = !m.deleting;
+                m.deleting = true;
+                let line = match step {
+                    DrainStep::Skip { reason } => {
+                        m.drain = DrainView::Finished;
+                        format!("drain skipped {machine}: {reason}")
+                    }
+                    DrainStep::GiveUp {
+                        node,
+                        after_seconds,
+                    } => {
+                        m.drain = DrainView::Finished;
+                        format!("drain of {node} timed out after {after_seconds}")
+                    }
+                    DrainStep::Evict { node } if blocked => {
+                        if m.drain == DrainView::NotStarted {
+                            m.drain = DrainView::Draining { since: clock };
+                        }
+                        format!("drain held {node}")
+                    }
+                    DrainStep::Evict { node } => {
+                        m.drain = DrainView::Finished;
+                        format!("drained {node}")
+                    }
+                };
+                if began {
+                    self.log.push(format!("delete {machine}"));
+                }
+                self.log.push(line);
             }
             Action::DeleteOrphan { key } => {
                 self.orphans.remove(key);
@@ -482,8 +532,116 @@ fn a_failed_worker_is_deleted_and_replaced() {
     sim.converge();
     let log = sim.take_log();
     assert_eq!(log[0], format!("delete {name}"));
-    assert!(log[1].starts_with("create md-0-"), "{log:?}");
+    // With workload cluster access off, the drain is recorded as skipped, and says why.
+    assert!(
+        log[1].starts_with(&format!("drain skipped {name}: workload cluster access is off")),
+        "{log:?}"
+    );
+    assert!(log[2].starts_with("create md-0-"), "{log:?}");
     assert_eq!(sim.count("md-0"), 2);
+}
+
+/// A cluster of one control-plane machine and `workers` workers, converged with workload
+/// cluster access on and every Node Ready, at time `now`.
+fn observed_cluster(workers: u32, now: u64) -> Sim {
+    let mut sim = Sim::new(1, &[("md-0", workers)]);
+    sim.view.now = now;
+    sim.view.workload = WorkloadView::Available {
+        nodes: Some(Vec::new()),
+    };
+    for _ in 0..40 {
+        sim.pass();
+        sim.view.workload = nodes_for(&sim, &[]);
+    }
+    assert!(sim.pass().converged());
+    sim.take_log();
+    sim
+}
+
+/// Passes at `now` with every live machine's Node Ready; the log of what they did.
+fn passes_at(sim: &mut Sim, now: u64, n: usize) -> Vec<String> {
+    sim.view.now = now;
+    for _ in 0..n {
+        sim.view.workload = nodes_for(sim, &[]);
+        sim.pass();
+    }
+    sim.take_log()
+}
+
+#[test]
+fn a_scale_down_drains_the_node_before_the_machine_goes() {
+    let mut sim = observed_cluster(3, 1_000);
+    let oldest = sim.live().iter().find(|m| m.pool == "md-0").unwrap().name.clone();
+    sim.view.pools[0].replicas = 2;
+    let log = passes_at(&mut sim, 1_000, 6);
+    let node = format!("node-{oldest}");
+    assert_eq!(
+        log[..2],
+        [format!("delete {oldest}"), format!("drained {node}")],
+        "{log:?}"
+    );
+    assert!(sim.view.machines.iter().all(|m| m.name != oldest), "{log:?}");
+    assert_eq!(sim.count("md-0"), 2);
+}
+
+#[test]
+fn a_held_drain_waits_until_the_timeout_then_the_deletion_goes_on() {
+    let mut sim = observed_cluster(3, 1_000);
+    let oldest = sim.live().iter().find(|m| m.pool == "md-0").unwrap().name.clone();
+    sim.view.pools[0].drain_timeout = 300;
+    sim.drain_blocked.insert(oldest.clone());
+    sim.view.pools[0].replicas = 2;
+    let node = format!("node-{oldest}");
+    // Held: the machine is being deleted, its Node is drained round after round, it stays.
+    let log = passes_at(&mut sim, 1_000, 5);
+    assert_eq!(log[0], format!("delete {oldest}"));
+    assert!(log[1..].iter().all(|l| *l == format!("drain held {node}")), "{log:?}");
+    assert!(sim.view.machines.iter().any(|m| m.name == oldest));
+    // Still within the timeout, counted from the first round.
+    let log = passes_at(&mut sim, 1_299, 3);
+    assert!(log.iter().all(|l| *l == format!("drain held {node}")), "{log:?}");
+    // Past it: the drain gives up, says so, and the machine goes.
+    let log = passes_at(&mut sim, 1_300, 4);
+    assert_eq!(log[0], format!("drain of {node} timed out after 300"), "{log:?}");
+    assert!(sim.view.machines.iter().all(|m| m.name != oldest));
+    assert_eq!(sim.count("md-0"), 2);
+}
+
+#[test]
+fn a_drain_released_before_the_timeout_lets_the_deletion_go_on_at_once() {
+    let mut sim = observed_cluster(2, 1_000);
+    let oldest = sim.live().iter().find(|m| m.pool == "md-0").unwrap().name.clone();
+    sim.drain_blocked.insert(oldest.clone());
+    sim.view.pools[0].replicas = 1;
+    let log = passes_at(&mut sim, 1_000, 3);
+    assert!(log.contains(&format!("drain held node-{oldest}")), "{log:?}");
+    // The budget allows the eviction now (a replacement is Ready elsewhere).
+    sim.drain_blocked.clear();
+    let log = passes_at(&mut sim, 1_010, 3);
+    assert_eq!(log[0], format!("drained node-{oldest}"), "{log:?}");
+    assert!(sim.view.machines.iter().all(|m| m.name != oldest));
+}
+
+#[test]
+fn a_machine_without_a_node_is_not_drained_and_no_limit_means_no_timeout() {
+    let mut sim = observed_cluster(2, 1_000);
+    let oldest = sim.live().iter().find(|m| m.pool == "md-0").unwrap().name.clone();
+    sim.machine(&oldest).node = None;
+    let younger = sim.live().iter().filter(|m| m.pool == "md-0").nth(1).unwrap().name.clone();
+    sim.view.pools[0].replicas = 1;
+    let log = passes_at(&mut sim, 1_000, 3);
+    assert_eq!(
+        log[1],
+        format!("drain skipped {oldest}: the machine never had a Node"),
+        "{log:?}"
+    );
+    // `0`: the drain waits without limit.
+    sim.view.pools[0].drain_timeout = 0;
+    sim.drain_blocked.insert(younger.clone());
+    sim.view.pools[0].replicas = 0;
+    passes_at(&mut sim, 1_000, 2);
+    let log = passes_at(&mut sim, u64::MAX / 2, 3);
+    assert!(log.iter().all(|l| *l == format!("drain held node-{younger}")), "{log:?}");
 }
 
 #[test]

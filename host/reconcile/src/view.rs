@@ -38,6 +38,9 @@ pub struct ClusterView {
     /// version (contract 0.3), so a changed input counts against `upToDateReplicas`; a provider
     /// that is not told rolls versions only, and only the version counts.
     pub control_plane_rolls_inputs: bool,
+    /// Seconds a control-plane machine's Node is drained at most before the machine goes;
+    /// `0` without limit.
+    pub control_plane_drain_timeout: u64,
     /// The last unhealthy control-plane member the provider took out to replace it.
     pub last_remediation: Option<crate::health::LastRemediation>,
     /// Desired worker pools, in the Cluster's order.
@@ -82,6 +85,9 @@ pub struct PoolSpec {
     pub deletion_order: DeletionOrder,
     /// When its machines are unhealthy; `None`: never judged.
     pub health: Option<crate::health::HealthCheck>,
+    /// Seconds a machine's Node is drained at most before the machine goes; `0` without
+    /// limit.
+    pub drain_timeout: u64,
 }
 
 /// How a pool replaces out-of-date machines.
@@ -178,6 +184,10 @@ pub struct MachineView {
     /// The inputs besides the version that shaped it differently from its pool's (or the
     /// control plane's) current ones; empty when it is up to date.
     pub changed: Vec<String>,
+    /// Its Node, as last recorded (`status.nodeRef`).
+    pub node: Option<String>,
+    /// How far the drain of its Node went, once its deletion began.
+    pub drain: crate::drain::DrainView,
 }
 
 impl MachineView {

@@ -78,8 +78,7 @@ pub fn compute_desired_state(
     };
     let scope = stamper.scope(variables.clone(), None);
     let infrastructure = stamper.infrastructure(&scope);
-    let cp_health = topology.control_plane.health_check.as_ref();
-    let control_plane = stamper.control_plane(cp_replicas, cp_health, &scope);
+    let control_plane = stamper.control_plane(cp_replicas, &topology.control_plane, &scope);
     let mds = &topology.workers.machine_deployments;
     let pools = (mds.iter().enumerate())
         .filter_map(|(i, md)| stamper.pool(i, md, &mds[..i], &variables))

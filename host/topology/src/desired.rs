@@ -68,6 +68,14 @@ pub struct DesiredControlPlane {
     /// no health check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health_check: Option<PoolHealthCheck>,
+    /// How long a control-plane machine's Node is drained before the machine goes, in
+    /// seconds; `0`: without limit.
+    #[serde(default = "default_drain_timeout")]
+    pub node_drain_timeout_seconds: u32,
+}
+
+fn default_drain_timeout() -> u32 {
+    capw_api::DEFAULT_NODE_DRAIN_TIMEOUT_SECONDS
 }
 
 /// One desired worker pool.
@@ -96,6 +104,10 @@ pub struct DesiredPool {
     /// Which machines go first when the pool shrinks or rolls.
     #[serde(default)]
     pub deletion_order: DeletionOrder,
+    /// How long a machine's Node is drained before the machine goes, in seconds; `0`:
+    /// without limit.
+    #[serde(default = "default_drain_timeout")]
+    pub node_drain_timeout_seconds: u32,
     /// What shapes a machine of the pool now; a machine made with another is out of date.
     #[serde(default)]
     pub shape: MachineShape,

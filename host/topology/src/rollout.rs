@@ -89,6 +89,14 @@ pub(crate) fn deletion_order(layers: &Layers<'_, MachineDeletion>) -> DeletionOr
         .unwrap_or_default()
 }
 
+/// How long the pool's Nodes are drained before their machines go, in seconds (`0`: without
+/// limit): the Cluster's, else the class's, else [`capw_api::DEFAULT_NODE_DRAIN_TIMEOUT_SECONDS`].
+pub(crate) fn node_drain_timeout(layers: &Layers<'_, MachineDeletion>) -> u32 {
+    layers
+        .pick("nodeDrainTimeoutSeconds", |d| d.node_drain_timeout_seconds)
+        .map_or(capw_api::DEFAULT_NODE_DRAIN_TIMEOUT_SECONDS, |(t, _, _)| t)
+}
+
 /// A count or a percentage of `replicas` (rounded up or down, as Cluster API scales each
 /// field) as a count.
 pub(crate) fn resolve(value: &IntOrString, replicas: u32, round_up: bool) -> Result<u32, String> {
@@ -226,9 +234,11 @@ mod tests {
         assert!(r.on_delete);
         let oldest = MachineDeletion {
             order: Some(DeletionOrder::Oldest),
+            node_drain_timeout_seconds: Some(60),
         };
         let newest = MachineDeletion {
             order: Some(DeletionOrder::Newest),
+            node_drain_timeout_seconds: None,
         };
         assert_eq!(
             deletion_order(&layers(Some(&oldest), None)),
@@ -239,5 +249,15 @@ mod tests {
             DeletionOrder::Newest
         );
         assert_eq!(deletion_order(&layers(None, None)), DeletionOrder::Random);
+        // The drain timeout is overridden field by field: the Cluster's pool names only the
+        // order, so the class's timeout holds.
+        assert_eq!(
+            node_drain_timeout(&layers(Some(&oldest), Some(&newest))),
+            60
+        );
+        assert_eq!(
+            node_drain_timeout(&layers(None, Some(&newest))),
+            capw_api::DEFAULT_NODE_DRAIN_TIMEOUT_SECONDS
+        );
     }
 }

@@ -11,7 +11,7 @@ use crate::error::{Errors, TopologyErrorKind as Kind};
 use crate::health::pool_health_check;
 use crate::patches::{Patcher, Selected};
 use crate::path::at;
-use crate::rollout::{Layers, deletion_order, pool_rollout};
+use crate::rollout::{Layers, deletion_order, node_drain_timeout, pool_rollout};
 use crate::variables::{BUILTIN, Variables};
 
 /// Builds provider configs from the class, collecting errors as it goes.
@@ -85,7 +85,7 @@ impl Stamper<'_> {
     pub(crate) fn control_plane(
         &mut self,
         replicas: u32,
-        health_check: Option<&capw_api::MachineHealthCheck>,
+        topology: &capw_api::ControlPlaneTopology,
         scope: &Variables,
     ) -> DesiredControlPlane {
         let spec = self.spec;
@@ -140,13 +140,17 @@ impl Stamper<'_> {
                 &Layers {
                     class: cp.health_check.as_ref(),
                     class_path: "spec.controlPlane.healthCheck",
-                    cluster: health_check,
+                    cluster: topology.health_check.as_ref(),
                     cluster_path: "spec.topology.controlPlane.healthCheck",
                 },
                 replicas,
                 true,
                 &mut self.errors,
             ),
+            node_drain_timeout_seconds: (topology.deletion.as_ref())
+                .and_then(|d| d.node_drain_timeout_seconds)
+                .or_else(|| cp.deletion.as_ref()?.node_drain_timeout_seconds)
+                .unwrap_or(capw_api::DEFAULT_NODE_DRAIN_TIMEOUT_SECONDS),
         }
     }
 
@@ -244,12 +248,14 @@ impl Stamper<'_> {
             replicas,
             &mut self.errors,
         );
-        let deletion_order = deletion_order(&Layers {
+        let deletion = Layers {
             class: class.deletion.as_ref(),
             class_path: &format!("{class_path}.deletion"),
             cluster: md.deletion.as_ref(),
             cluster_path: &format!("{path}.deletion"),
-        });
+        };
+        let deletion_order = deletion_order(&deletion);
+        let node_drain_timeout_seconds = node_drain_timeout(&deletion);
         let health_check = pool_health_check(
             &Layers {
                 class: class.health_check.as_ref(),
@@ -272,6 +278,7 @@ impl Stamper<'_> {
             variables,
             rollout,
             deletion_order,
+            node_drain_timeout_seconds,
             shape: MachineShape::default(),
             health_check,
         })

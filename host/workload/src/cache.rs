@@ -158,6 +158,25 @@ impl ClusterCache {
             .await
     }
 
+    /// One round of draining Node `node` of `cluster` ([`crate::DrainRound`]): cordon it, evict
+    /// what may leave now, and say what is left; the whole round within four probe timeouts.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterCacheError`] when no client can be made, or the API refuses, fails or does
+    /// not answer in time.
+    pub async fn drain_node(
+        &self,
+        cluster: &ClusterId,
+        kubeconfig: &[u8],
+        node: &str,
+    ) -> Result<crate::DrainRound, ClusterCacheError> {
+        self.connection(cluster, kubeconfig)
+            .await?
+            .drain_round(node, self.config.probe_timeout.saturating_mul(4))
+            .await
+    }
+
     /// Whether the workload cluster of `cluster` holds bootstrap token `id` (its Secret
     /// `kube-system/bootstrap-token-<id>`), and until when; asked within the probe timeout.
     ///

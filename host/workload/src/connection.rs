@@ -139,6 +139,19 @@ impl Connection {
         }
     }
 
+    /// One round of draining Node `name`, within `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterCacheError::Drain`] or [`ClusterCacheError::Timeout`].
+    pub async fn drain_round(
+        &self,
+        name: &str,
+        timeout: Duration,
+    ) -> Result<crate::DrainRound, ClusterCacheError> {
+        crate::drain::round(&self.client, name, timeout).await
+    }
+
     /// Whether the cluster holds bootstrap token `id`, asked within `timeout`.
     ///
     /// # Errors

@@ -24,6 +24,16 @@ pub enum ClusterCacheError {
         #[source]
         source: kube::Error,
     },
+    /// The workload API refused or failed a step of draining a Node (cordon, listing its
+    /// Pods, an eviction failing otherwise than a budget's refusal).
+    #[error("draining Node {node} of the workload cluster")]
+    Drain {
+        /// The Node's name.
+        node: String,
+        /// What the API said.
+        #[source]
+        source: kube::Error,
+    },
     /// The workload API refused or failed a read or write of a bootstrap token's Secret.
     #[error("bootstrap token {id} in the workload cluster")]
     Token {

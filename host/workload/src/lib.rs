@@ -21,6 +21,7 @@
 mod cache;
 mod config;
 mod connection;
+mod drain;
 mod error;
 mod etcd;
 mod observation;
@@ -28,6 +29,7 @@ mod token;
 
 pub use cache::{ClusterCache, ClusterId};
 pub use config::ClusterCacheConfig;
+pub use drain::{BlockedPod, DrainRound};
 pub use error::ClusterCacheError;
 pub use etcd::{EtcdAccess, EtcdError, EtcdMember, EtcdMembership};
 pub use observation::{

@@ -25,7 +25,7 @@ pub(crate) mod validate;
 pub(crate) mod workload;
 
 use self::actions::{
-    control_plane, etcd, finalizer, health, hooks, infrastructure, join_token, kubeconfig,
+    control_plane, drain, etcd, finalizer, health, hooks, infrastructure, join_token, kubeconfig,
     machines, nodes, secrets, up_to_date,
 };
 use self::env::Env;
@@ -352,6 +352,10 @@ async fn run(
         },
         Action::DeleteMachine { machine } => match s.machine(machine) {
             Some(m) => machines::delete(env, s, m).await,
+            None => ActionNote::done(),
+        },
+        Action::DrainNode { machine, step } => match s.machine(machine) {
+            Some(m) => drain::drain(env, s, m, step).await,
             None => ActionNote::done(),
         },
         Action::RemoveEtcdMember { machine } => match s.machine(machine) {

@@ -92,6 +92,10 @@ impl Snapshot {
             paused: self.cluster.spec.paused.unwrap_or(false),
             version: core_version(&self.cluster.spec.topology.version),
             control_plane_replicas: desired.map_or(0, |d| d.control_plane.replicas),
+            control_plane_drain_timeout: desired.map_or(
+                u64::from(capw_api::DEFAULT_NODE_DRAIN_TIMEOUT_SECONDS),
+                |d| u64::from(d.control_plane.node_drain_timeout_seconds),
+            ),
             control_plane_health: desired
                 .and_then(|d| d.control_plane.health_check.as_ref())
                 .map(core_health_check),
@@ -115,6 +119,7 @@ impl Snapshot {
                             rollout: core_rollout(p.rollout),
                             deletion_order: core_deletion_order(p.deletion_order),
                             health: p.health_check.as_ref().map(core_health_check),
+                            drain_timeout: u64::from(p.node_drain_timeout_seconds),
                         })
                         .collect()
                 })
@@ -182,7 +187,27 @@ pub(crate) fn machine_view(m: &Machine, desired: Option<&DesiredState>) -> Optio
         deleting: m.metadata.deletion_timestamp.is_some(),
         provider_id: m.status.as_ref().and_then(|s| s.provider_id.clone()),
         changed: changed_inputs(m, desired),
+        node: (m.status.as_ref())
+            .and_then(|s| s.node_ref.as_ref())
+            .map(|n| n.name.clone()),
+        drain: drain_view(m),
     })
+}
+
+/// How far `m`'s drain went, as its `DrainingSucceeded` condition records it.
+fn drain_view(m: &Machine) -> capw_reconcile::DrainView {
+    let condition = (m.status.as_ref())
+        .and_then(|s| (s.conditions.iter()).find(|c| c.type_ == capw_reconcile::DRAINING_SUCCEEDED))
+        .map(|c| {
+            let status = match c.status {
+                capw_api::ConditionStatus::True => Some(true),
+                capw_api::ConditionStatus::False => Some(false),
+                capw_api::ConditionStatus::Unknown => None,
+            };
+            let since = u64::try_from(c.last_transition_time.0.as_second()).unwrap_or(0);
+            (status, c.reason.as_str(), since)
+        });
+    capw_reconcile::DrainView::of_condition(condition)
 }
 
 /// The inputs that shaped `m` differently from its pool's current ones, or for a

@@ -6,6 +6,7 @@
 //! base (`tests/layout.rs` checks it).
 
 pub(crate) mod control_plane;
+pub(crate) mod drain;
 pub(crate) mod etcd;
 pub(crate) mod finalizer;
 pub(crate) mod health;
