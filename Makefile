@@ -87,8 +87,9 @@ demo:
 
 ## kube-env: the Kubernetes binaries, built from source into
 ## $$HOME/.cache/capw-kube-env/<version>/bin for each version tests/kube-env builds (v1.35.4 and
-## v1.34.4): kube-apiserver, kube-controller-manager, kubeadm, kubectl, etcd, etcdctl and the
-## capw-node machine agent; rebuilt only when their inputs change (openssl and Go must be there).
+## v1.34.4): kube-apiserver, kube-controller-manager, kube-scheduler, kubeadm, kubectl, etcd,
+## etcdctl and the capw-node machine agent; rebuilt only when their inputs change (openssl and
+## Go must be there).
 kube-env:
 	@scripts/suite.sh _run debian openssl
 	tests/kube-env/kube-env.sh build

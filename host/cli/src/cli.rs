@@ -235,8 +235,8 @@ pub struct UpArgs {
     /// milliseconds each; its defaults when absent.
     #[arg(long)]
     pub simcloud_delay_ms: Option<u64>,
-    /// How simcloud boots its instances: `real` runs each cluster's etcd, kube-apiserver and
-    /// kube-controller-manager and registers its Nodes, from the Kubernetes binaries that
+    /// How simcloud boots its instances: `real` runs each cluster's etcd, kube-apiserver,
+    /// kube-controller-manager and kube-scheduler and registers its Nodes, from the Kubernetes binaries that
     /// `make kube-env` builds; `simulated` only checks the bootstrap data (nothing runs, no
     /// cluster to reach).
     #[arg(long, value_enum, default_value_t = BootArg::Real)]

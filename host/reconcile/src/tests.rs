@@ -534,7 +534,9 @@ fn a_failed_worker_is_deleted_and_replaced() {
     assert_eq!(log[0], format!("delete {name}"));
     // With workload cluster access off, the drain is recorded as skipped, and says why.
     assert!(
-        log[1].starts_with(&format!("drain skipped {name}: workload cluster access is off")),
+        log[1].starts_with(&format!(
+            "drain skipped {name}: workload cluster access is off"
+        )),
         "{log:?}"
     );
     assert!(log[2].starts_with("create md-0-"), "{log:?}");
@@ -571,7 +573,13 @@ fn passes_at(sim: &mut Sim, now: u64, n: usize) -> Vec<String> {
 #[test]
 fn a_scale_down_drains_the_node_before_the_machine_goes() {
     let mut sim = observed_cluster(3, 1_000);
-    let oldest = sim.live().iter().find(|m| m.pool == "md-0").unwrap().name.clone();
+    let oldest = sim
+        .live()
+        .iter()
+        .find(|m| m.pool == "md-0")
+        .unwrap()
+        .name
+        .clone();
     sim.view.pools[0].replicas = 2;
     let log = passes_at(&mut sim, 1_000, 6);
     let node = format!("node-{oldest}");
@@ -580,14 +588,23 @@ fn a_scale_down_drains_the_node_before_the_machine_goes() {
         [format!("delete {oldest}"), format!("drained {node}")],
         "{log:?}"
     );
-    assert!(sim.view.machines.iter().all(|m| m.name != oldest), "{log:?}");
+    assert!(
+        sim.view.machines.iter().all(|m| m.name != oldest),
+        "{log:?}"
+    );
     assert_eq!(sim.count("md-0"), 2);
 }
 
 #[test]
 fn a_held_drain_waits_until_the_timeout_then_the_deletion_goes_on() {
     let mut sim = observed_cluster(3, 1_000);
-    let oldest = sim.live().iter().find(|m| m.pool == "md-0").unwrap().name.clone();
+    let oldest = sim
+        .live()
+        .iter()
+        .find(|m| m.pool == "md-0")
+        .unwrap()
+        .name
+        .clone();
     sim.view.pools[0].drain_timeout = 300;
     sim.drain_blocked.insert(oldest.clone());
     sim.view.pools[0].replicas = 2;
@@ -595,14 +612,24 @@ fn a_held_drain_waits_until_the_timeout_then_the_deletion_goes_on() {
     // Held: the machine is being deleted, its Node is drained round after round, it stays.
     let log = passes_at(&mut sim, 1_000, 5);
     assert_eq!(log[0], format!("delete {oldest}"));
-    assert!(log[1..].iter().all(|l| *l == format!("drain held {node}")), "{log:?}");
+    assert!(
+        log[1..].iter().all(|l| *l == format!("drain held {node}")),
+        "{log:?}"
+    );
     assert!(sim.view.machines.iter().any(|m| m.name == oldest));
     // Still within the timeout, counted from the first round.
     let log = passes_at(&mut sim, 1_299, 3);
-    assert!(log.iter().all(|l| *l == format!("drain held {node}")), "{log:?}");
+    assert!(
+        log.iter().all(|l| *l == format!("drain held {node}")),
+        "{log:?}"
+    );
     // Past it: the drain gives up, says so, and the machine goes.
     let log = passes_at(&mut sim, 1_300, 4);
-    assert_eq!(log[0], format!("drain of {node} timed out after 300"), "{log:?}");
+    assert_eq!(
+        log[0],
+        format!("drain of {node} timed out after 300"),
+        "{log:?}"
+    );
     assert!(sim.view.machines.iter().all(|m| m.name != oldest));
     assert_eq!(sim.count("md-0"), 2);
 }
@@ -610,11 +637,20 @@ fn a_held_drain_waits_until_the_timeout_then_the_deletion_goes_on() {
 #[test]
 fn a_drain_released_before_the_timeout_lets_the_deletion_go_on_at_once() {
     let mut sim = observed_cluster(2, 1_000);
-    let oldest = sim.live().iter().find(|m| m.pool == "md-0").unwrap().name.clone();
+    let oldest = sim
+        .live()
+        .iter()
+        .find(|m| m.pool == "md-0")
+        .unwrap()
+        .name
+        .clone();
     sim.drain_blocked.insert(oldest.clone());
     sim.view.pools[0].replicas = 1;
     let log = passes_at(&mut sim, 1_000, 3);
-    assert!(log.contains(&format!("drain held node-{oldest}")), "{log:?}");
+    assert!(
+        log.contains(&format!("drain held node-{oldest}")),
+        "{log:?}"
+    );
     // The budget allows the eviction now (a replacement is Ready elsewhere).
     sim.drain_blocked.clear();
     let log = passes_at(&mut sim, 1_010, 3);
@@ -625,9 +661,22 @@ fn a_drain_released_before_the_timeout_lets_the_deletion_go_on_at_once() {
 #[test]
 fn a_machine_without_a_node_is_not_drained_and_no_limit_means_no_timeout() {
     let mut sim = observed_cluster(2, 1_000);
-    let oldest = sim.live().iter().find(|m| m.pool == "md-0").unwrap().name.clone();
+    let oldest = sim
+        .live()
+        .iter()
+        .find(|m| m.pool == "md-0")
+        .unwrap()
+        .name
+        .clone();
     sim.machine(&oldest).node = None;
-    let younger = sim.live().iter().filter(|m| m.pool == "md-0").nth(1).unwrap().name.clone();
+    let younger = sim
+        .live()
+        .iter()
+        .filter(|m| m.pool == "md-0")
+        .nth(1)
+        .unwrap()
+        .name
+        .clone();
     sim.view.pools[0].replicas = 1;
     let log = passes_at(&mut sim, 1_000, 3);
     assert_eq!(
@@ -641,7 +690,11 @@ fn a_machine_without_a_node_is_not_drained_and_no_limit_means_no_timeout() {
     sim.view.pools[0].replicas = 0;
     passes_at(&mut sim, 1_000, 2);
     let log = passes_at(&mut sim, u64::MAX / 2, 3);
-    assert!(log.iter().all(|l| *l == format!("drain held node-{younger}")), "{log:?}");
+    assert!(
+        log.iter()
+            .all(|l| *l == format!("drain held node-{younger}")),
+        "{log:?}"
+    );
 }
 
 #[test]

@@ -73,6 +73,10 @@ impl Connection {
                 .await
                 .map_err(ClusterCacheError::Kubeconfig)?;
         client_config.connect_timeout = Some(config.connect_timeout);
+        // No retries inside the client: every call here has its own bound, and a refused
+        // eviction (429 while a PodDisruptionBudget forbids it) is an answer to report, not a
+        // failure to retry for minutes.
+        client_config.default_retry = false;
         let server = server_of(&client_config.cluster_url);
         let client = Client::try_from(client_config).map_err(ClusterCacheError::Client)?;
         let (nodes, writer) = reflector::store();

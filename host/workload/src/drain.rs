@@ -5,7 +5,8 @@
 //! until a later round may take it.
 //!
 //! One call is one round: it evicts what may go now and reports what is left. The caller
-//! repeats rounds until nothing is left or its own deadline passes.
+//! repeats rounds until nothing is left or its own deadline passes. On a Node whose kubelet
+//! stopped reporting, an evicted Pod is not waited for: no kubelet will finish it.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -34,6 +35,10 @@ pub struct DrainRound {
     pub terminating: Vec<String>,
     /// DaemonSet and mirror Pods, left on the Node as kubectl leaves them.
     pub skipped: usize,
+    /// Pods being deleted on a Node whose kubelet stopped reporting (`Ready` is `Unknown`):
+    /// nothing will finish them, so the drain does not wait for them (Cluster API and
+    /// `kubectl drain --skip-wait-for-delete-timeout` do the same).
+    pub abandoned: usize,
 }
 
 impl DrainRound {
@@ -133,6 +138,12 @@ async fn round_unbounded(
             ..DrainRound::default()
         });
     };
+    let unreachable = (current.status.as_ref())
+        .and_then(|st| st.conditions.as_ref())
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c.type_ == "Ready" && c.status == "Unknown")
+        });
     let cordoned = current
         .spec
         .as_ref()
@@ -158,7 +169,11 @@ async fn round_unbounded(
         }
         let name = pod_name(&pod);
         if pod.metadata.deletion_timestamp.is_some() {
-            out.terminating.push(name);
+            if unreachable {
+                out.abandoned += 1;
+            } else {
+                out.terminating.push(name);
+            }
             continue;
         }
         let namespace = pod.metadata.namespace.clone().unwrap_or_default();

@@ -318,9 +318,9 @@ pub struct Inventory {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InstanceFaults {
-    /// Whether the instance's kubelet runs: `stopped` stops its heartbeats (its Node turns
-    /// NotReady through the cluster's node lifecycle controller, as when a kubelet dies);
-    /// `running` resumes them.
+    /// Whether the instance's kubelet runs: `stopped` stops its heartbeats and Pod updates (its
+    /// Node turns NotReady through the cluster's node lifecycle controller, as when a kubelet
+    /// dies); `running` resumes them.
     pub kubelet: KubeletState,
 }
 

@@ -212,7 +212,7 @@ func clientFromConfig(kc *clientcmdapi.Config) (kubernetes.Interface, error) {
 
 // apiServerAddresses are the addresses of the control-plane machines: the InternalIPs of the
 // Nodes kubeadm's mark-control-plane labelled (kubeadm itself lists the etcd static pods of
-// those Nodes; there are no pods here). The `kubernetes` Service has no endpoints to read:
+// those Nodes; there are no static pods here). The `kubernetes` Service has no endpoints to read:
 // the API server refuses loopback addresses as endpoints.
 func apiServerAddresses(ctx context.Context, client kubernetes.Interface) ([]string, error) {
 	var lastErr error

@@ -39,16 +39,14 @@
 //
 // # What comes next (day two)
 //
-//   - Removing a control-plane machine: `reset` already removes the machine's etcd member through
-//     any member that answers. Scale-down and rollouts should call it before the machine is
-//     deleted, and check first that the remaining members keep quorum (the state file holds the
-//     member list, refreshed while the agent runs).
+//   - Removing a control-plane machine: the host removes its etcd member before the machine
+//     goes; `reset` removing it too stays as a second line.
 //   - Drain and health: drains are done by the host, with evictions through the workload
 //     cluster's API; the stand-in runs pause Pods, so a drain meets PodDisruptionBudgets and
 //     waits for its evicted Pods to go as on a real Node. The kubelet-stopped fault (a file
 //     under DIR/faults) stops the heartbeats and the pod runner both, so a Node goes NotReady
-//     and its Pods stay as a dead kubelet leaves them; health checks that fail a Node in
-//     other ways would be more such files.
+//     and its Pods stay as a dead kubelet leaves them; faults that fail a Node in other ways
+//     (a Node that never registers, a killed kube-apiserver or etcd) would be more such files.
 //   - Rollouts that swap versions: each version's binaries come from --bin-dir, so an upgrade is
 //     a new machine booted from another bin dir joining the same cluster (join-control-plane or
 //     worker), then the old machine reset and deleted, as Cluster API's rolling update does. An

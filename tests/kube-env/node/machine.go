@@ -53,7 +53,8 @@ func (m machine) kubeletPKIDir() string     { return m.rootfs("/var/lib/kubelet/
 func (m machine) agentDir() string          { return filepath.Join(m.Root, "agent") }
 func (m machine) logsDir() string           { return filepath.Join(m.Root, "logs") }
 
-// kubeletStopFile is the fault simcloud sets to stop the kubelet stand-in's heartbeats.
+// kubeletStopFile is the fault simcloud sets to stop the kubelet stand-in's heartbeats and
+// Pod updates.
 func (m machine) kubeletStopFile() string { return filepath.Join(m.Root, "faults", "kubelet-stopped") }
 func (m machine) bin(name string) string  { return filepath.Join(m.BinDir, name) }
 func (m machine) pki(name string) string  { return filepath.Join(m.pkiDir(), name) }

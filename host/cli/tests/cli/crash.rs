@@ -340,8 +340,8 @@ async fn killing_capw_anywhere_never_duplicates_or_orphans_and_it_converges() {
     landed.assert_at_least(100, 8, 6);
 }
 
-/// The same with real boot: the instances run real etcd, kube-apiserver and
-/// kube-controller-manager, so a kill can land while a member joins or leaves etcd, and the
+/// The same with real boot: the instances run real etcd, kube-apiserver,
+/// kube-controller-manager and kube-scheduler, so a kill can land while a member joins or leaves etcd, and the
 /// class has the host keep etcd's membership (a kill can land between marking a machine
 /// deleted, moving leadership and removing its member). After every phase, etcd's members are
 /// the control-plane machines by name (none left for a deleted machine, none missing), exactly the live cluster's load balancer runs, every machine runs the

@@ -1,9 +1,9 @@
-//! The scenario on real workload clusters: simcloud boots real etcd, kube-apiserver and
-//! kube-controller-manager for every control-plane machine and a kubelet stand-in for every
-//! machine (docs/workload-clusters.md), and the host reaches each cluster through the
-//! kubeconfig Secret it stored. Everything checked about Nodes, etcd and versions is asked of
-//! those real components. [`hung_api`] times one cluster's step beside another whose API
-//! hangs.
+//! The scenario on real workload clusters: simcloud boots real etcd, kube-apiserver,
+//! kube-controller-manager and kube-scheduler for every control-plane machine and a kubelet
+//! stand-in for every machine (docs/workload-clusters.md), and the host reaches each cluster
+//! through the kubeconfig Secret it stored. Everything checked about Nodes, etcd and versions
+//! is asked of those real components. [`hung_api`] times one cluster's step beside another
+//! whose API hangs.
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;

@@ -2,6 +2,7 @@
 //! delays, the real provider components from `CAPW_PLUGIN_DIR` (build them first with
 //! `make plugins`).
 
+mod drain;
 mod etcd;
 mod go_sim_infra;
 mod hung;

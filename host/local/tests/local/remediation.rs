@@ -165,7 +165,8 @@ fn ready_lost_for_five_seconds() -> Value {
     ]})
 }
 
-/// Stops the kubelet of machine `m`'s instance (no more heartbeats or Lease renewals); its
+/// Stops the kubelet of machine `m`'s instance (no more heartbeats, Lease renewals or Pod
+/// updates); its
 /// provider id.
 async fn stop_kubelet(env: &Env, m: &Value) -> String {
     let provider_id = m["status"]["providerId"].as_str().unwrap().to_owned();

@@ -114,8 +114,9 @@ impl Machines {
         lock(&self.locks).entry(id.to_owned()).or_default().clone()
     }
 
-    /// Stops (or resumes) the heartbeats of instance `id`'s kubelet stand-in: the agent looks
-    /// for the file `faults/kubelet-stopped` in the machine's directory before each one.
+    /// Stops (or resumes) the heartbeats and Pod updates of instance `id`'s kubelet stand-in:
+    /// the agent looks for the file `faults/kubelet-stopped` in the machine's directory before
+    /// each one.
     ///
     /// # Errors
     ///

@@ -75,7 +75,7 @@ pub(crate) async fn drain(env: &Env, s: &Snapshot, m: &Machine, step: &DrainStep
             Err(message) => (
                 ConditionStatus::False,
                 DRAINING,
-                format!("draining Node {node}: {message}"),
+                message,
                 Some(ROUND_INTERVAL),
             ),
         },
@@ -92,10 +92,13 @@ pub(crate) async fn drain(env: &Env, s: &Snapshot, m: &Machine, step: &DrainStep
     }
 }
 
-/// One round through the cluster cache; the error as a sentence without credentials.
+/// One round through the cluster cache; the error as a sentence naming the Node, without
+/// credentials.
 async fn round(env: &Env, s: &Snapshot, node: &str) -> Result<DrainRound, String> {
     let (Some(cache), Some(kubeconfig)) = (env.cluster_cache.as_deref(), &s.kubeconfig) else {
-        return Err("the workload cluster's kubeconfig is not stored yet".into());
+        return Err(format!(
+            "draining Node {node}: the workload cluster's kubeconfig is not stored yet"
+        ));
     };
     cache
         .drain_node(&s.cluster_id(), &kubeconfig.value, node)
@@ -107,12 +110,20 @@ fn drained_message(node: &str, r: &DrainRound) -> String {
     if r.node_gone {
         return format!("Node {node} is gone: nothing to drain");
     }
-    match r.skipped {
-        0 => format!("Node {node} is cordoned and every Pod left it"),
-        n => format!(
-            "Node {node} is cordoned and every Pod left it but {n} DaemonSet or mirror Pod(s), left as kubectl drain leaves them"
-        ),
+    let mut text = format!("Node {node} is cordoned and every Pod left it");
+    if r.skipped > 0 {
+        text += &format!(
+            "; {} DaemonSet or mirror Pod(s) stay, as kubectl drain leaves them",
+            r.skipped
+        );
     }
+    if r.abandoned > 0 {
+        text += &format!(
+            "; {} evicted Pod(s) were not waited for: the Node's kubelet stopped reporting",
+            r.abandoned
+        );
+    }
+    text
 }
 
 /// What holds the drain: each blocked Pod with the budgets that select it and what the API
