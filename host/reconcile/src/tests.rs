@@ -105,6 +105,13 @@ impl Sim {
         self.view.machines.iter().filter(|m| !m.deleting).collect()
     }
 
+    /// The name of the first live machine of pool `md-0` (the oldest: machines are kept in
+    /// creation order).
+    fn first_worker(&self) -> String {
+        let first = self.live().into_iter().find(|m| m.pool == "md-0");
+        first.expect("a live worker").name.clone()
+    }
+
     /// The stand-in control-plane provider: init, then one join at a time, removal of the
     /// oldest, and surge-one upgrades.
     fn plan(&self) -> PlanView {
@@ -573,13 +580,7 @@ fn passes_at(sim: &mut Sim, now: u64, n: usize) -> Vec<String> {
 #[test]
 fn a_scale_down_drains_the_node_before_the_machine_goes() {
     let mut sim = observed_cluster(3, 1_000);
-    let oldest = sim
-        .live()
-        .iter()
-        .find(|m| m.pool == "md-0")
-        .unwrap()
-        .name
-        .clone();
+    let oldest = sim.first_worker();
     sim.view.pools[0].replicas = 2;
     let log = passes_at(&mut sim, 1_000, 6);
     let node = format!("node-{oldest}");
@@ -598,13 +599,7 @@ fn a_scale_down_drains_the_node_before_the_machine_goes() {
 #[test]
 fn a_held_drain_waits_until_the_timeout_then_the_deletion_goes_on() {
     let mut sim = observed_cluster(3, 1_000);
-    let oldest = sim
-        .live()
-        .iter()
-        .find(|m| m.pool == "md-0")
-        .unwrap()
-        .name
-        .clone();
+    let oldest = sim.first_worker();
     sim.view.pools[0].drain_timeout = 300;
     sim.drain_blocked.insert(oldest.clone());
     sim.view.pools[0].replicas = 2;
@@ -637,13 +632,7 @@ fn a_held_drain_waits_until_the_timeout_then_the_deletion_goes_on() {
 #[test]
 fn a_drain_released_before_the_timeout_lets_the_deletion_go_on_at_once() {
     let mut sim = observed_cluster(2, 1_000);
-    let oldest = sim
-        .live()
-        .iter()
-        .find(|m| m.pool == "md-0")
-        .unwrap()
-        .name
-        .clone();
+    let oldest = sim.first_worker();
     sim.drain_blocked.insert(oldest.clone());
     sim.view.pools[0].replicas = 1;
     let log = passes_at(&mut sim, 1_000, 3);
@@ -661,13 +650,7 @@ fn a_drain_released_before_the_timeout_lets_the_deletion_go_on_at_once() {
 #[test]
 fn a_machine_without_a_node_is_not_drained_and_no_limit_means_no_timeout() {
     let mut sim = observed_cluster(2, 1_000);
-    let oldest = sim
-        .live()
-        .iter()
-        .find(|m| m.pool == "md-0")
-        .unwrap()
-        .name
-        .clone();
+    let oldest = sim.first_worker();
     sim.machine(&oldest).node = None;
     let younger = sim
         .live()
@@ -1134,13 +1117,7 @@ fn on_delete_replaces_a_machine_only_once_someone_deleted_it() {
         "an OnDelete pool with old machines is ready"
     );
     assert_eq!(decision.status.workers[0].up_to_date, 0);
-    let victim = sim
-        .live()
-        .iter()
-        .find(|m| m.pool == "md-0")
-        .unwrap()
-        .name
-        .clone();
+    let victim = sim.first_worker();
     sim.machine(&victim).deleting = true;
     sim.converge();
     let log = sim.take_log();
@@ -1286,13 +1263,7 @@ fn an_unhealthy_worker_is_replaced_its_replacement_first() {
     sim.view.pools[0].health = Some(ready_unknown_for(300, None));
     converge_at(&mut sim, 1_000, &[]);
     sim.take_log();
-    let sick = sim
-        .live()
-        .iter()
-        .find(|m| m.pool == "md-0")
-        .unwrap()
-        .name
-        .clone();
+    let sick = sim.first_worker();
     // Unknown since 1000: at 1200 it is not yet past its 300 s.
     sim.view.now = 1_200;
     sim.view.workload = nodes_at(&sim, &[(&sick, 1_000)], &[]);
@@ -1369,13 +1340,7 @@ fn a_machine_whose_node_never_registers_is_replaced_after_its_startup_time() {
         ..HealthCheck::default()
     });
     converge_at(&mut sim, 1_000, &[]);
-    let worker = sim
-        .live()
-        .iter()
-        .find(|m| m.pool == "md-0")
-        .unwrap()
-        .name
-        .clone();
+    let worker = sim.first_worker();
     let created = sim
         .live()
         .iter()
