@@ -186,6 +186,16 @@ fn build(view: &ClusterView) -> Vec<Action> {
                     machine: m.name.clone(),
                 });
             }
+            // A failed control-plane member is the plan's to replace where the provider is
+            // told of it (contract 0.3: `member.unhealthy`); otherwise the host deletes it, but
+            // never beside another control-plane change.
+            MachinePhase::Failed if m.role.is_control_plane() => {
+                let busy = (view.machines.iter())
+                    .any(|o| o.name != m.name && o.role.is_control_plane() && o.deleting);
+                if !view.control_plane_replaces_failed && !busy {
+                    actions.push(delete(m));
+                }
+            }
             MachinePhase::Failed => actions.push(delete(m)),
             MachinePhase::Running => {}
         }

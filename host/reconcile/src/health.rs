@@ -2,7 +2,7 @@
 //! Node's conditions held an unhealthy status too long. The pool replaces unhealthy machines
 //! unless more are unhealthy than its trigger allows.
 
-use crate::view::{ClusterView, MachineView, PoolSpec};
+use crate::view::{ClusterView, MachinePhase, MachineView, PoolSpec};
 use crate::workload::WorkloadView;
 
 /// The Machine condition that says whether its health checks pass.
@@ -227,18 +227,28 @@ pub(crate) fn control_plane_held(view: &ClusterView) -> Option<(&'static str, St
 
 /// Every live control-plane machine its checks judge unhealthy, with why.
 pub(crate) fn control_plane_unhealthy(view: &ClusterView) -> Vec<(String, String)> {
+    let live = || (view.machines.iter()).filter(|m| m.live() && m.role.is_control_plane());
+    // A failed member is unhealthy whether or not a check is configured: its infrastructure
+    // gave up on it, and only the plan may take it out (the host does where the provider is
+    // not told: `control_plane_replaces_failed`).
+    let failed = live()
+        .filter(|m| view.control_plane_replaces_failed && m.phase == MachinePhase::Failed)
+        .map(|m| {
+            let why = "its infrastructure reports the machine failed".to_owned();
+            (m.name.clone(), why)
+        });
     let Some(check) = &view.control_plane_health else {
-        return Vec::new();
+        return failed.collect();
     };
-    (view.machines.iter())
-        .filter(|m| m.live() && m.role.is_control_plane())
+    let judged = live()
+        .filter(|m| m.phase != MachinePhase::Failed)
         .filter_map(
             |m| match machine_health(m, check, &view.workload, view.now) {
                 Health::Unhealthy { message, .. } => Some((m.name.clone(), message)),
                 _ => None,
             },
-        )
-        .collect()
+        );
+    failed.chain(judged).collect()
 }
 
 /// Whether the control plane may replace `count` unhealthy machines.

@@ -1779,3 +1779,38 @@ fn while_the_token_cannot_be_looked_at_joins_wait_and_the_cluster_says_why() {
     assert_eq!(sim.count("md-0"), 2);
     assert!(!sim.take_log().iter().any(|l| l.starts_with("renew")));
 }
+
+#[test]
+fn a_failed_control_plane_member_is_the_plans_to_replace_where_the_provider_is_told() {
+    let mut sim = Sim::new(3, &[]);
+    sim.converge();
+    let failed = sim.live()[1].name.clone();
+    sim.machine(&failed).phase = MachinePhase::Failed;
+    sim.view.plan = Some(sim.plan());
+    let deletes = |d: &Decision| {
+        (d.actions.iter())
+            .filter(|a| matches!(a, Action::DeleteMachine { .. } | Action::DrainNode { .. }))
+            .count()
+    };
+
+    // Told (contract 0.3): the host deletes nothing itself and tells the plan, even with no
+    // health check configured.
+    sim.view.control_plane_replaces_failed = true;
+    assert_eq!(deletes(&decide(&sim.view)), 0);
+    let told = control_plane_to_remediate(&sim.view);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0].0, failed);
+    assert!(told[0].1.contains("failed"), "{told:?}");
+
+    // Not told: the host deletes it, but not beside another control-plane change.
+    sim.view.control_plane_replaces_failed = false;
+    assert!(control_plane_to_remediate(&sim.view).is_empty());
+    assert_eq!(deletes(&decide(&sim.view)), 1);
+    let other = sim.live()[0].name.clone();
+    sim.machine(&other).deleting = true;
+    let d = decide(&sim.view);
+    let on_failed = d.actions.iter().any(|a| {
+        matches!(a, Action::DeleteMachine { machine } | Action::DrainNode { machine, .. } if *machine == failed)
+    });
+    assert!(!on_failed, "{:?}", d.actions);
+}

@@ -38,6 +38,10 @@ pub struct ClusterView {
     /// version (contract 0.3), so a changed input counts against `upToDateReplicas`; a provider
     /// that is not told rolls versions only, and only the version counts.
     pub control_plane_rolls_inputs: bool,
+    /// The control-plane provider is told which members failed or are unhealthy (contract 0.3)
+    /// and replaces them through its plan, one at a time and within etcd's quorum; a provider
+    /// that is not told never would, so the host deletes a failed member itself, one at a time.
+    pub control_plane_replaces_failed: bool,
     /// Seconds a control-plane machine's Node is drained at most before the machine goes;
     /// `0` without limit.
     pub control_plane_drain_timeout: u64,

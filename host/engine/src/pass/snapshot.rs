@@ -101,6 +101,7 @@ impl Snapshot {
                 .map(core_health_check),
             // The provider's contract decides; the pass knows it (`control_plane::rolls_inputs`).
             control_plane_rolls_inputs: false,
+            control_plane_replaces_failed: false,
             last_remediation: (self.cluster.status.as_ref())
                 .and_then(|s| s.control_plane.as_ref()?.last_remediation.as_ref())
                 .map(|r| capw_reconcile::LastRemediation {
