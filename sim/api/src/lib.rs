@@ -314,22 +314,71 @@ pub struct Inventory {
     pub clusters: BTreeMap<String, ClusterInventory>,
 }
 
-/// `PUT /v1/admin/instances/{id}/faults`: faults of one instance of a real-boot cloud.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `PUT /v1/admin/instances/{id}/faults`: faults of one instance of a real-boot cloud. Every
+/// field is optional: only those given are applied, and the answer echoes them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct InstanceFaults {
     /// Whether the instance's kubelet runs: `stopped` stops its heartbeats and Pod updates (its
     /// Node turns NotReady through the cluster's node lifecycle controller, as when a kubelet
     /// dies); `running` resumes them.
-    pub kubelet: KubeletState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubelet: Option<ComponentState>,
+    /// Whether the kube-apiserver of a control-plane instance runs: `stopped` kills it (SIGKILL,
+    /// as a crash) and keeps it down; `running` starts it again with the same command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_server: Option<ComponentState>,
+    /// Whether the etcd member of a control-plane instance runs, as for `apiServer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etcd: Option<ComponentState>,
+    /// Whether the instance's Node may register: `unregistered` holds back a kubelet that has
+    /// not registered its Node yet (the instance still runs, its Node never appears);
+    /// `registered` lets it register. A Node that registered already stays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<NodeRegistration>,
 }
 
-/// The kubelet of an instance, as a fault sets it.
+/// A component of an instance (its kubelet, kube-apiserver or etcd), as a fault sets it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum KubeletState {
+pub enum ComponentState {
     Running,
     Stopped,
+}
+
+/// The kubelet of an instance, as a fault sets it: the name [`InstanceFaults::kubelet`] had
+/// when it was the only fault.
+pub type KubeletState = ComponentState;
+
+/// Whether an instance's kubelet may register its Node, as a fault sets it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeRegistration {
+    Registered,
+    Unregistered,
+}
+
+/// `PUT /v1/admin/clusters/{cluster}/faults`: faults of one cluster of a real-boot cloud.
+/// Every field is optional: only those given are applied, and the answer echoes them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClusterFaults {
+    /// What the cluster's load balancers do with connections: `silent` accepts them and never
+    /// forwards, answers nor closes them (a hung API server; connections it forwarded are cut);
+    /// `forwarding` resumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_balancer: Option<LoadBalancerTraffic>,
+}
+
+/// What a load balancer does with connections, as a fault sets it. (Its lifecycle is
+/// [`LoadBalancerState`].)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadBalancerTraffic {
+    /// Connections go to a healthy backend.
+    Forwarding,
+    /// Connections are accepted and left hanging.
+    Silent,
 }
 
 /// The body of every error response.
@@ -382,5 +431,30 @@ mod tests {
         let lb: LoadBalancer = serde_json::from_str(json).unwrap();
         assert_eq!(lb.state, LoadBalancerState::Active);
         assert_eq!(lb.endpoint.to_string(), "lb-1.sim:6443");
+    }
+
+    #[test]
+    fn faults_apply_only_the_fields_given_and_echo_them() {
+        let kubelet: InstanceFaults = serde_json::from_str(r#"{"kubelet": "stopped"}"#).unwrap();
+        assert_eq!(
+            kubelet,
+            InstanceFaults {
+                kubelet: Some(ComponentState::Stopped),
+                ..InstanceFaults::default()
+            }
+        );
+        assert_eq!(
+            serde_json::to_value(&kubelet).unwrap(),
+            serde_json::json!({"kubelet": "stopped"})
+        );
+        let all = r#"{"kubelet": "running", "apiServer": "stopped", "etcd": "running",
+            "node": "unregistered"}"#;
+        let all: InstanceFaults = serde_json::from_str(all).unwrap();
+        assert_eq!(all.api_server, Some(ComponentState::Stopped));
+        assert_eq!(all.node, Some(NodeRegistration::Unregistered));
+        let e = serde_json::from_str::<InstanceFaults>(r#"{"api_server": "stopped"}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `api_server`"), "{e}");
+        let silent: ClusterFaults = serde_json::from_str(r#"{"loadBalancer": "silent"}"#).unwrap();
+        assert_eq!(silent.load_balancer, Some(LoadBalancerTraffic::Silent));
     }
 }

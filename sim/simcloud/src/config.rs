@@ -196,6 +196,12 @@ pub struct FaultConfig {
     pub retry_after_secs: u32,
     /// Probability that a request never answers (until the client gives up or the sim stops).
     pub hang_rate: f64,
+    /// Not a request fault: the next this many instances booted for real never register their
+    /// Node (their kubelet waits for `PUT /v1/admin/instances/{id}/faults` with
+    /// `{"node": "registered"}`). Each such instance takes one when its agent starts, so the
+    /// count goes down to 0; simulated instances (a cloud that boots nothing for real) and
+    /// boots that fail before their agent starts take none.
+    pub unregistered_nodes: u32,
 }
 
 impl FaultConfig {

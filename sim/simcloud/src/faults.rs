@@ -83,6 +83,16 @@ impl FaultInjector {
         *self = FaultInjector::new(config);
     }
 
+    /// Whether the instance booting now is one whose Node must never register, taking one of
+    /// [`FaultConfig::unregistered_nodes`] when it is.
+    pub fn take_unregistered_node(&mut self) -> bool {
+        let Some(left) = self.config.unregistered_nodes.checked_sub(1) else {
+            return false;
+        };
+        self.config.unregistered_nodes = left;
+        true
+    }
+
     /// The decision for the next request. Draws exactly one number, whatever the rates.
     pub fn decide(&mut self) -> Decision {
         let draw = self.rng.next_unit();
@@ -200,6 +210,20 @@ mod tests {
             == Fault::Throttle {
                 retry_after_secs: 9
             }));
+    }
+
+    #[test]
+    fn unregistered_nodes_are_taken_one_by_one_without_drawing() {
+        let mut injector = FaultInjector::new(FaultConfig {
+            unregistered_nodes: 2,
+            ..FaultConfig::default()
+        });
+        assert!(injector.take_unregistered_node());
+        assert_eq!(injector.config().unregistered_nodes, 1);
+        assert!(injector.take_unregistered_node());
+        assert!(!injector.take_unregistered_node());
+        assert_eq!(injector.config().unregistered_nodes, 0);
+        assert_eq!(injector.stats(), FaultStats::default());
     }
 
     #[test]

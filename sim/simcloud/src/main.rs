@@ -76,6 +76,9 @@ struct Args {
     /// Probability that a request never answers.
     #[arg(long, default_value_t = 0.0)]
     hang_rate: f64,
+    /// How many of the next instances booted for real never register their Node.
+    #[arg(long, default_value_t = 0)]
+    unregistered_nodes: u32,
     /// How instances boot.
     #[arg(long, value_enum, default_value = "simulated")]
     boot: Boot,
@@ -121,6 +124,7 @@ impl Args {
                 throttle_rate: self.throttle_rate,
                 retry_after_secs: self.retry_after_secs,
                 hang_rate: self.hang_rate,
+                unregistered_nodes: self.unregistered_nodes,
             },
             boot,
         }

@@ -52,13 +52,37 @@ func bootMachine(ctx context.Context, m machine, sup *supervisor) error {
 	if err != nil {
 		return err
 	}
+	// Under simcloud's node-unregistered fault the machine runs but its Node does not appear:
+	// the boot ends without it, and the kubelet stand-in registers in the background once the
+	// fault goes. Otherwise a Node that cannot register fails the boot.
+	registerLater := node.heldBack()
+	if !registerLater {
+		if err := node.register(ctx); err != nil {
+			return err
+		}
+	}
 	if err := writeStatus(m.Root, "ready"); err != nil {
 		return err
 	}
 	log.Printf("%s is ready", m.Name)
-	go node.run(ctx)
+	if registerLater {
+		go func() {
+			if err := node.register(ctx); err != nil {
+				if ctx.Err() == nil {
+					log.Printf("node %s did not register: %v", m.Name, err)
+				}
+				return
+			}
+			node.run(ctx)
+		}()
+	} else {
+		go node.run(ctx)
+	}
 	if m.isControlPlane() {
 		go refreshEtcdMembers(ctx, m)
+		// On this goroutine, which started the components: see faultWatcher.run.
+		newFaultWatcher(m.faultsDir(), sup, killableComponents).run(ctx)
+		return nil
 	}
 	<-ctx.Done()
 	return nil
@@ -127,7 +151,7 @@ func bootInit(ctx context.Context, m machine, sup *supervisor, docs []kubeadmDoc
 	if err := bindClusterAdmins(ctx, client); err != nil {
 		return nil, err
 	}
-	return startControlPlaneNode(ctx, m, cfg.Settings, kcfg, client, version)
+	return controlPlaneNode(m, cfg.Settings, kcfg, client, version)
 }
 
 // bindClusterAdmins binds admin.conf's group kubeadm:cluster-admins to cluster-admin, which
@@ -199,7 +223,7 @@ func bootJoinControlPlane(ctx context.Context, m machine, sup *supervisor, docs 
 	if err != nil {
 		return nil, err
 	}
-	return startControlPlaneNode(ctx, m, cfg.Settings, kcfg, local, version)
+	return controlPlaneNode(m, cfg.Settings, kcfg, local, version)
 }
 
 func clientFromConfig(kc *clientcmdapi.Config) (kubernetes.Interface, error) {
@@ -281,25 +305,21 @@ func startControlPlane(ctx context.Context, m machine, sup *supervisor, s cluste
 	return waitHealthy(ctx, scheduler, schedulerHealth, insecureHTTPClient(), "", 60*time.Second)
 }
 
-// startControlPlaneNode registers a control-plane machine's Node with the kubelet.conf kubeadm
-// made (its own API server as server) and marks it as kubeadm's mark-control-plane phase does.
-func startControlPlaneNode(ctx context.Context, m machine, s clusterSettings, kcfg *kubeadmapi.InitConfiguration, admin kubernetes.Interface, version string) (*kubeletStandIn, error) {
+// controlPlaneNode is a control-plane machine's kubelet stand-in, with the kubelet.conf kubeadm
+// made (its own API server as server); once it registers its Node it marks it as kubeadm's
+// mark-control-plane phase does.
+func controlPlaneNode(m machine, s clusterSettings, kcfg *kubeadmapi.InitConfiguration, admin kubernetes.Interface, version string) (*kubeletStandIn, error) {
 	client, err := clientFromFile(m.rootfs("/etc/kubernetes/kubelet.conf"), localServer(m, s))
 	if err != nil {
 		return nil, err
 	}
-	node := &kubeletStandIn{client: client, name: m.Name, providerID: m.ProviderID, address: m.Address, version: version, stopFile: m.kubeletStopFile()}
-	if err := node.register(ctx); err != nil {
-		return nil, err
-	}
-	if err := markControlPlane(kcfg, admin); err != nil {
-		return nil, err
-	}
+	node := newKubeletStandIn(m, client, version)
+	node.onRegistered = func() error { return markControlPlane(kcfg, admin) }
 	return node, nil
 }
 
 // bootWorker is `kubeadm join` on a worker: discovery, then the kubelet stand-in's TLS
-// bootstrap and Node registration through the control-plane endpoint.
+// bootstrap through the control-plane endpoint; bootMachine has it register the Node.
 func bootWorker(ctx context.Context, m machine, docs []kubeadmDoc, version string) (*kubeletStandIn, error) {
 	d, err := joinDiscovery(findDoc(docs, "JoinConfiguration"))
 	if err != nil {
@@ -327,9 +347,5 @@ func bootWorker(ctx context.Context, m machine, docs []kubeadmDoc, version strin
 	if err != nil {
 		return nil, err
 	}
-	node := &kubeletStandIn{client: client, name: m.Name, providerID: m.ProviderID, address: m.Address, version: version, stopFile: m.kubeletStopFile()}
-	if err := node.register(ctx); err != nil {
-		return nil, err
-	}
-	return node, nil
+	return newKubeletStandIn(m, client, version), nil
 }

@@ -23,7 +23,13 @@
 // rootfs/etc/kubernetes/pki, kubeconfigs in rootfs/etc/kubernetes, etcd's data in
 // rootfs/var/lib/etcd, the kubelet's client certificate in rootfs/var/lib/kubelet/pki. Its own
 // files (the derived kubeadm configuration, kubeconfigs that reach the local API server, the
-// machine state that reset reads) are in DIR/agent; every process logs to DIR/logs.
+// machine state that reset reads) are in DIR/agent; every process logs to DIR/logs. DIR/faults
+// holds the faults simcloud sets, one file each, in force while the file exists:
+// kubelet-stopped (the kubelet stand-in sends no heartbeats and updates no Pods),
+// node-unregistered (it does not register its Node: the machine boots, its Node never
+// appears), kube-apiserver-stopped and etcd-stopped (the component is killed with SIGKILL and
+// kept down; faults.go). A load balancer is silent while the file `silent` beside its backends
+// file exists: it accepts connections and never answers them (lb.go).
 //
 // # What is real and what stands in
 //
@@ -45,8 +51,8 @@
 //     cluster's API; the stand-in runs pause Pods, so a drain meets PodDisruptionBudgets and
 //     waits for its evicted Pods to go as on a real Node. The kubelet-stopped fault (a file
 //     under DIR/faults) stops the heartbeats and the pod runner both, so a Node goes NotReady
-//     and its Pods stay as a dead kubelet leaves them; faults that fail a Node in other ways
-//     (a Node that never registers, a killed kube-apiserver or etcd) would be more such files.
+//     and its Pods stay as a dead kubelet leaves them; node-unregistered, kube-apiserver-stopped
+//     and etcd-stopped fail a machine in the other ways health checks look for.
 //   - Rollouts that swap versions: each version's binaries come from --bin-dir, so an upgrade is
 //     a new machine booted from another bin dir joining the same cluster (join-control-plane or
 //     worker), then the old machine reset and deleted, as Cluster API's rolling update does. An

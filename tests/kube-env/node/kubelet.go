@@ -47,10 +47,31 @@ type kubeletStandIn struct {
 	// them.
 	stopFile   string
 	wasStopped bool
+	// unregisteredFile, when it exists, keeps the stand-in from registering the Node
+	// (simcloud's fault "the Node never registers"): it waits until the file goes. A Node
+	// registered already is not affected.
+	unregisteredFile string
+	// onRegistered, when set, runs once the Node is registered and Ready (a control plane's
+	// mark-control-plane phase).
+	onRegistered func() error
 	// podCIDR is the Node's spec.podCIDR once read, for the Pods' addresses.
 	podCIDR string
 	// terminating holds when each Pod being deleted was first seen so, by UID.
 	terminating map[types.UID]time.Time
+}
+
+// newKubeletStandIn is machine m's kubelet stand-in talking to the cluster through client,
+// with the machine's fault files; it registers nothing yet.
+func newKubeletStandIn(m machine, client kubernetes.Interface, version string) *kubeletStandIn {
+	return &kubeletStandIn{
+		client:           client,
+		name:             m.Name,
+		providerID:       m.ProviderID,
+		address:          m.Address,
+		version:          version,
+		stopFile:         m.kubeletStopFile(),
+		unregisteredFile: m.nodeUnregisteredFile(),
+	}
 }
 
 // tlsBootstrap is the kubelet's TLS bootstrap, with the kubelet's own code: with the bootstrap
@@ -66,9 +87,44 @@ func tlsBootstrap(ctx context.Context, kubeconfigPath, bootstrapPath, certDir, n
 	return nil
 }
 
-// register creates the Node (or finds the one this machine made before a restart) and reports
-// it Ready once.
+// unregisteredCheckInterval is how often a stand-in held back by the node-unregistered fault
+// looks whether it may register.
+const unregisteredCheckInterval = 2 * time.Second
+
+// heldBack reports whether the node-unregistered fault is in force.
+func (k *kubeletStandIn) heldBack() bool {
+	if k.unregisteredFile == "" {
+		return false
+	}
+	_, err := os.Stat(k.unregisteredFile)
+	return err == nil
+}
+
+// waitWhileHeldBack returns once the node-unregistered fault is not in force (at once when it
+// is not), checking every unregisteredCheckInterval and logging the wait once.
+func (k *kubeletStandIn) waitWhileHeldBack(ctx context.Context) error {
+	if !k.heldBack() {
+		return nil
+	}
+	log.Printf("node %s: not registering while fault %s exists", k.name, k.unregisteredFile)
+	for k.heldBack() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(unregisteredCheckInterval):
+		}
+	}
+	log.Printf("node %s: fault %s removed; registering", k.name, k.unregisteredFile)
+	return nil
+}
+
+// register creates the Node (or finds the one this machine made before a restart), reports
+// it Ready once and runs onRegistered; first it waits while the node-unregistered fault holds
+// it back.
 func (k *kubeletStandIn) register(ctx context.Context) error {
+	if err := k.waitWhileHeldBack(ctx); err != nil {
+		return err
+	}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: k.name,
@@ -101,6 +157,9 @@ func (k *kubeletStandIn) register(ctx context.Context) error {
 	}
 	if err := k.heartbeat(ctx); err != nil {
 		return fmt.Errorf("reporting Node %s Ready: %w", k.name, err)
+	}
+	if k.onRegistered != nil {
+		return k.onRegistered()
 	}
 	return nil
 }

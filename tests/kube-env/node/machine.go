@@ -53,11 +53,21 @@ func (m machine) kubeletPKIDir() string     { return m.rootfs("/var/lib/kubelet/
 func (m machine) agentDir() string          { return filepath.Join(m.Root, "agent") }
 func (m machine) logsDir() string           { return filepath.Join(m.Root, "logs") }
 
+// faultsDir holds the fault files simcloud sets on this machine (faults.go).
+func (m machine) faultsDir() string { return filepath.Join(m.Root, "faults") }
+
 // kubeletStopFile is the fault simcloud sets to stop the kubelet stand-in's heartbeats and
 // Pod updates.
-func (m machine) kubeletStopFile() string { return filepath.Join(m.Root, "faults", "kubelet-stopped") }
-func (m machine) bin(name string) string  { return filepath.Join(m.BinDir, name) }
-func (m machine) pki(name string) string  { return filepath.Join(m.pkiDir(), name) }
+func (m machine) kubeletStopFile() string { return filepath.Join(m.faultsDir(), "kubelet-stopped") }
+
+// nodeUnregisteredFile is the fault simcloud sets to keep the kubelet stand-in from
+// registering the machine's Node.
+func (m machine) nodeUnregisteredFile() string {
+	return filepath.Join(m.faultsDir(), "node-unregistered")
+}
+
+func (m machine) bin(name string) string { return filepath.Join(m.BinDir, name) }
+func (m machine) pki(name string) string { return filepath.Join(m.pkiDir(), name) }
 
 func (m machine) etcdClientURL() string { return "https://" + net.JoinHostPort(m.Address, "2379") }
 func (m machine) etcdPeerURL() string   { return "https://" + net.JoinHostPort(m.Address, "2380") }

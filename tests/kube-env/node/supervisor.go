@@ -17,9 +17,12 @@ import (
 	"time"
 )
 
-// child is one component process of the machine.
+// child is one component process of the machine, with the command line it was started
+// with, so that it can be started again the same way.
 type child struct {
 	name    string
+	bin     string
+	args    []string
 	logPath string
 	cmd     *exec.Cmd
 	done    chan struct{}
@@ -36,7 +39,8 @@ func (c *child) exited() bool {
 	}
 }
 
-// supervisor starts the machine's components and stops them in reverse order.
+// supervisor starts the machine's components and stops them in reverse order. It is used from
+// one goroutine: the main one, whose thread the children's Pdeathsig is tied to (main.go).
 type supervisor struct {
 	logsDir  string
 	children []*child
@@ -47,6 +51,16 @@ func newSupervisor(logsDir string) *supervisor { return &supervisor{logsDir: log
 // start runs bin with args; its output goes to DIR/logs/<name>.log. The process gets SIGKILL
 // if the agent dies (Pdeathsig), so no component outlives its machine's agent.
 func (s *supervisor) start(name, bin string, args []string) (*child, error) {
+	c, err := s.spawn(name, bin, args)
+	if err != nil {
+		return nil, err
+	}
+	s.children = append(s.children, c)
+	return c, nil
+}
+
+// spawn starts a child without adding it to the list.
+func (s *supervisor) spawn(name, bin string, args []string) (*child, error) {
 	logPath := filepath.Join(s.logsDir, name+".log")
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -60,7 +74,7 @@ func (s *supervisor) start(name, bin string, args []string) (*child, error) {
 		f.Close()
 		return nil, fmt.Errorf("starting %s (%s): %w", name, bin, err)
 	}
-	c := &child{name: name, logPath: logPath, cmd: cmd, done: make(chan struct{})}
+	c := &child{name: name, bin: bin, args: args, logPath: logPath, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		c.err = cmd.Wait()
 		f.Close()
@@ -68,7 +82,58 @@ func (s *supervisor) start(name, bin string, args []string) (*child, error) {
 		log.Printf("%s (pid %d) exited: %v", name, cmd.Process.Pid, c.err)
 	}()
 	log.Printf("started %s (pid %d), log %s", name, cmd.Process.Pid, logPath)
-	s.children = append(s.children, c)
+	return c, nil
+}
+
+// find is the index of the child called name.
+func (s *supervisor) find(name string) (int, error) {
+	for i, c := range s.children {
+		if c.name == name {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("this machine runs no %s", name)
+}
+
+// kill sends SIGKILL to the child called name, as a crash would end it, and waits until it
+// is gone. A child that has exited already is left as it is.
+func (s *supervisor) kill(name string) error {
+	i, err := s.find(name)
+	if err != nil {
+		return err
+	}
+	c := s.children[i]
+	if c.exited() {
+		return nil
+	}
+	if err := c.cmd.Process.Kill(); err != nil && !c.exited() {
+		return fmt.Errorf("killing %s (pid %d): %w", name, c.cmd.Process.Pid, err)
+	}
+	select {
+	case <-c.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("%s (pid %d) still runs 10 seconds after SIGKILL", name, c.cmd.Process.Pid)
+	}
+}
+
+// restart starts the child called name again with its command line, once it has exited; the
+// new process takes the old one's place in the list, so stopAll stops it in the same order.
+// A child that still runs is left as it is.
+func (s *supervisor) restart(name string) (*child, error) {
+	i, err := s.find(name)
+	if err != nil {
+		return nil, err
+	}
+	old := s.children[i]
+	if !old.exited() {
+		return old, nil
+	}
+	c, err := s.spawn(name, old.bin, old.args)
+	if err != nil {
+		return nil, err
+	}
+	s.children[i] = c
 	return c, nil
 }
 

@@ -106,6 +106,86 @@ pub async fn simcloud_kubelet(base_url: &str, token: &str, id: &str, stopped: bo
         .expect("simcloud sets the instance's fault");
 }
 
+/// Sets `faults` (simcloud's `InstanceFaults` as JSON: `kubelet`, `apiServer`, `etcd`: `stopped`
+/// | `running`; `node`: `unregistered` | `registered`) of instance `id` of the real-boot
+/// simcloud at `base_url`: `PUT /v1/admin/instances/{id}/faults`. Returns simcloud's answer,
+/// the faults it applied.
+///
+/// # Panics
+///
+/// When simcloud does not answer or refuses, with its answer.
+pub async fn simcloud_instance_faults(
+    base_url: &str,
+    token: &str,
+    id: &str,
+    faults: serde_json::Value,
+) -> serde_json::Value {
+    simcloud_put(
+        &format!("{base_url}/v1/admin/instances/{id}/faults"),
+        token,
+        &faults,
+    )
+    .await
+}
+
+/// Sets `faults` (simcloud's `ClusterFaults` as JSON: `loadBalancer`: `silent` | `forwarding`)
+/// of cluster `cluster` of the real-boot simcloud at `base_url`:
+/// `PUT /v1/admin/clusters/{cluster}/faults`. Returns simcloud's answer, the faults it applied.
+///
+/// # Panics
+///
+/// When simcloud does not answer or refuses, with its answer.
+pub async fn simcloud_cluster_faults(
+    base_url: &str,
+    token: &str,
+    cluster: &str,
+    faults: serde_json::Value,
+) -> serde_json::Value {
+    simcloud_put(
+        &format!("{base_url}/v1/admin/clusters/{cluster}/faults"),
+        token,
+        &faults,
+    )
+    .await
+}
+
+/// Replaces the cloud-level faults of the simcloud at `base_url` with `faults` (its
+/// `FaultConfig` as JSON; fields left out are zero): `PUT /v1/admin/faults`. Returns simcloud's
+/// answer, `{"faults": ..., "stats": ...}`.
+///
+/// # Panics
+///
+/// When simcloud does not answer or refuses, with its answer.
+pub async fn simcloud_set_faults(
+    base_url: &str,
+    token: &str,
+    faults: serde_json::Value,
+) -> serde_json::Value {
+    simcloud_put(&format!("{base_url}/v1/admin/faults"), token, &faults).await
+}
+
+/// `PUT url` with `body` as JSON; the JSON answer of a success.
+async fn simcloud_put(url: &str, token: &str, body: &serde_json::Value) -> serde_json::Value {
+    let response = reqwest::Client::new()
+        .put(url)
+        .bearer_auth(token)
+        .json(body)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("PUT {url}: simcloud does not answer: {e}"));
+    let status = response.status();
+    let text = response
+        .text()
+        .await
+        .unwrap_or_else(|e| panic!("PUT {url}: reading simcloud's answer: {e}"));
+    assert!(
+        status.is_success(),
+        "PUT {url} {body}: simcloud refused with {status}: {text}"
+    );
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("PUT {url}: simcloud's answer is not JSON ({e}): {text}"))
+}
+
 /// Installs ring as the process's rustls crypto provider, as the capw binary does at start:
 /// the workspace enables both of rustls's providers (aws-lc through reqwest, ring through kube
 /// and wasmtime-wasi-http), and then rustls cannot pick one on its own.

@@ -8,8 +8,13 @@ use axum::extract::{Path, State};
 use super::ApiError;
 use super::extract::{ApiJson, ApiQuery};
 use crate::config::{ConfigError, FaultConfig};
-use crate::model::{FaultsView, InstanceFaults, Inventory, KubeletState};
+use crate::machines::fault;
+use crate::model::{
+    ClusterFaults, ComponentState, FaultsView, InstanceFaults, Inventory, LoadBalancerTraffic,
+    NodeRegistration, Role,
+};
 use crate::server::{Access, App, lock};
+use crate::state::StateError;
 
 /// `GET /healthz`: `{"status": "ok"}`, without authentication.
 pub async fn healthz() -> Json<serde_json::Value> {
@@ -60,9 +65,11 @@ pub async fn set_faults(
     }))
 }
 
-/// `PUT /v1/admin/instances/{id}/faults`: stops or resumes the kubelet of a real-boot
-/// instance. 404 for an unknown instance; 409 `failed_precondition` in a cloud that boots
-/// nothing for real (no kubelet runs there).
+/// `PUT /v1/admin/instances/{id}/faults`: sets the faults given (the kubelet's heartbeats,
+/// the kube-apiserver or etcd process, the Node's registration) of a real-boot instance, each
+/// a file its agent watches ([`crate::machines`]), and answers what it applied. 404 for an
+/// unknown instance; 409 `failed_precondition` in a cloud that boots nothing for real (nothing
+/// runs there), and for `apiServer` or `etcd` on a worker (it runs neither).
 pub async fn set_instance_faults(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
@@ -71,12 +78,85 @@ pub async fn set_instance_faults(
     let instance = app.run(Access::Read, |s, _, _| s.instance(&id)).await?;
     let Some(machines) = &app.machines else {
         return Err(ApiError::failed_precondition(format!(
-            "instance {} is simulated: no kubelet runs in a cloud that boots nothing for real",
+            "instance {} is simulated: no kubelet, kube-apiserver or etcd runs in a cloud that \
+             boots nothing for real",
             instance.id
         )));
     };
-    machines
-        .set_kubelet_stopped(&instance.id, faults.kubelet == KubeletState::Stopped)
-        .map_err(|e| ApiError::internal(format!("fault of {}: {e}", instance.id)))?;
+    let control_plane_only = [("apiServer", faults.api_server), ("etcd", faults.etcd)];
+    if instance.role != Role::ControlPlane
+        && let Some((field, _)) = control_plane_only.iter().find(|(_, f)| f.is_some())
+    {
+        return Err(ApiError::failed_precondition(format!(
+            "{field}: instance {} is a {} machine, which runs no kube-apiserver or etcd",
+            instance.id, instance.role
+        )));
+    }
+    let stopped = |state: Option<ComponentState>| state.map(|s| s == ComponentState::Stopped);
+    let files = [
+        (fault::KUBELET_STOPPED, stopped(faults.kubelet)),
+        (fault::API_SERVER_STOPPED, stopped(faults.api_server)),
+        (fault::ETCD_STOPPED, stopped(faults.etcd)),
+        (
+            fault::NODE_UNREGISTERED,
+            faults.node.map(|n| n == NodeRegistration::Unregistered),
+        ),
+    ];
+    for (file, on) in files {
+        let Some(on) = on else { continue };
+        machines
+            .set_instance_fault(&instance.id, file, on)
+            .map_err(|e| ApiError::internal(format!("fault {file} of {}: {e}", instance.id)))?;
+        tracing::info!(instance = %instance.id, fault = file, on, "instance fault set");
+    }
+    Ok(Json(faults))
+}
+
+/// `PUT /v1/admin/clusters/{cluster}/faults`: sets the faults given of a real-boot cluster
+/// (its load balancers' traffic), each a file a process watches ([`crate::machines`]), and
+/// answers what it applied. 404 for a cluster with nothing alive; 409 `failed_precondition` in
+/// a cloud that boots nothing for real, and for `loadBalancer` in a cluster without one.
+pub async fn set_cluster_faults(
+    State(app): State<Arc<App>>,
+    Path(cluster): Path<String>,
+    ApiJson(faults): ApiJson<ClusterFaults>,
+) -> Result<Json<ClusterFaults>, ApiError> {
+    let load_balancers: Vec<String> = app
+        .run(Access::Read, |s, _, settings| {
+            let inventory = s.inventory(Some(&cluster), settings);
+            let found = inventory
+                .clusters
+                .get(&cluster)
+                .ok_or(StateError::NotFound {
+                    kind: "cluster",
+                    id: cluster.clone(),
+                })?;
+            Ok(found
+                .load_balancers
+                .iter()
+                .map(|lb| lb.id.clone())
+                .collect())
+        })
+        .await?;
+    let Some(machines) = &app.machines else {
+        return Err(ApiError::failed_precondition(format!(
+            "cluster {cluster} is simulated: no load balancer forwards connections in a cloud \
+             that boots nothing for real"
+        )));
+    };
+    if let Some(traffic) = faults.load_balancer {
+        if load_balancers.is_empty() {
+            return Err(ApiError::failed_precondition(format!(
+                "loadBalancer: cluster {cluster} has no load balancer"
+            )));
+        }
+        let silent = traffic == LoadBalancerTraffic::Silent;
+        for id in &load_balancers {
+            machines
+                .set_load_balancer_silent(id, silent)
+                .map_err(|e| ApiError::internal(format!("fault of load balancer {id}: {e}")))?;
+            tracing::info!(%cluster, load_balancer = %id, silent, "load balancer fault set");
+        }
+    }
     Ok(Json(faults))
 }

@@ -76,6 +76,10 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route(
             "/v1/admin/instances/{id}/faults",
             put(admin::set_instance_faults),
+        )
+        .route(
+            "/v1/admin/clusters/{cluster}/faults",
+            put(admin::set_cluster_faults),
         );
     let authenticated = faulty
         .merge(reliable)

@@ -99,16 +99,23 @@ impl MachineDir<'_> {
 impl Machines {
     /// Launches the machine of `order`: writes its files, finds its image, has kubeadm judge
     /// its documents, applies the sim's own verdict, and starts its agent. Blocks for as long
-    /// as kubeadm takes.
+    /// as kubeadm takes. `node_unregistered` is asked once, just before the agent starts,
+    /// whether this machine's Node must not register (the cloud's `unregistered_nodes`
+    /// fault); if so the fault file is written first.
     ///
     /// # Guarantees
     ///
-    /// Idempotent: when an agent was started already (its pid file exists), nothing is done.
+    /// Idempotent: when an agent was started already (its pid file exists), nothing is done
+    /// and `node_unregistered` is not asked.
     ///
     /// # Errors
     ///
     /// [`LaunchError`], whose text is the boot's failure reason.
-    pub fn launch(&self, order: &LaunchOrder) -> Result<(), LaunchError> {
+    pub fn launch(
+        &self,
+        order: &LaunchOrder,
+        node_unregistered: impl FnOnce() -> bool,
+    ) -> Result<(), LaunchError> {
         let dir = self.dir.join(&order.id);
         let files = MachineDir(&dir);
         if files.pid_file().exists() {
@@ -145,6 +152,16 @@ impl Machines {
             "--provider-id",
             &order.provider_id,
         ];
+        if node_unregistered() {
+            let faults = dir.join("faults");
+            super::set_flag_file(&faults, super::fault::NODE_UNREGISTERED, true).map_err(
+                |source| LaunchError::Prepare {
+                    path: faults.join(super::fault::NODE_UNREGISTERED),
+                    source,
+                },
+            )?;
+            tracing::info!(instance = %order.id, "its Node will not register: the cloud's unregistered_nodes fault");
+        }
         process::spawn_detached(
             &bin.join(AGENT),
             &args,

@@ -135,8 +135,9 @@ async fn launch(
         return;
     };
     let m = machines.clone();
+    let faults = app.clone();
     let Ok((order, result)) = tokio::task::spawn_blocking(move || {
-        let result = m.launch(&order);
+        let result = m.launch(&order, || lock(&faults.faults).take_unregistered_node());
         (order, result)
     })
     .await

@@ -11,6 +11,9 @@ use super::process::{self, ProcessError};
 use super::{Machines, MachinesError};
 use crate::state::LoadBalancerPlan;
 
+/// The file beside the backends file that makes the balancer silent while it exists.
+const SILENT_FILE: &str = "silent";
+
 /// How long the balancer gets to stop after SIGTERM.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
@@ -75,6 +78,19 @@ impl Machines {
         )?;
         tracing::info!(load_balancer = %plan.id, %listen, "load balancer started");
         Ok(true)
+    }
+
+    /// Makes load balancer `id` silent (accepting connections and leaving them hanging, its
+    /// forwarded connections cut) or forwarding again: the file `silent` beside its backends
+    /// file, which `capw-node lb` looks for several times a second. Setting it before the
+    /// balancer starts is fine: it finds the file when it does.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be written or removed.
+    pub(crate) fn set_load_balancer_silent(&self, id: &str, silent: bool) -> io::Result<()> {
+        // `id` is the cloud's own (`lb-<n>`), looked up in its state: never a path.
+        super::set_flag_file(&self.dir.join(id), SILENT_FILE, silent)
     }
 
     /// Stops load balancer `id`'s process and removes its directory. Blocks.

@@ -114,29 +114,20 @@ impl Machines {
         lock(&self.locks).entry(id.to_owned()).or_default().clone()
     }
 
-    /// Stops (or resumes) the heartbeats and Pod updates of instance `id`'s kubelet stand-in:
-    /// the agent looks for the file `faults/kubelet-stopped` in the machine's directory before
-    /// each one.
+    /// Sets (`on`) or clears fault `fault` of instance `id`: the file `faults/<fault>` in the
+    /// machine's directory, which its agent looks for (the names are [`fault`]'s). Setting a
+    /// fault of an instance whose agent has not started yet is fine: the agent finds the file
+    /// when it does.
     ///
     /// # Errors
     ///
     /// The file cannot be written or removed.
-    pub(crate) fn set_kubelet_stopped(&self, id: &str, stopped: bool) -> io::Result<()> {
+    pub(crate) fn set_instance_fault(&self, id: &str, fault: &str, on: bool) -> io::Result<()> {
         // `id` is the cloud's own (`i-<n>`), looked up in its state: never a path.
-        let faults = self.dir.join(id).join("faults");
-        let file = faults.join("kubelet-stopped");
-        if stopped {
-            std::fs::create_dir_all(&faults)?;
-            std::fs::write(&file, b"stopped by a fault of the sim cloud\n")
-        } else {
-            match std::fs::remove_file(&file) {
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-                other => other,
-            }
-        }
+        set_flag_file(&self.dir.join(id).join("faults"), fault, on)
     }
 
-    /// Forgets the lock of a destroyed machine.
+    /// Forgets the lock of a destroyed machine.    /// Forgets the lock of a destroyed machine.
     pub(crate) fn forget(&self, id: &str) {
         lock(&self.locks).remove(id);
     }
@@ -157,6 +148,34 @@ impl Machines {
                 Ok(()) => tracing::info!(id, "destroyed a machine the cloud no longer has"),
                 Err(e) => tracing::warn!(id, error = %crate::error_chain(&e), "destroy orphan"),
             }
+        }
+    }
+}
+
+/// The fault files of an instance's machine, in `DIR/faults/`: while one exists, the agent
+/// (`capw-node`) keeps the fault in force; removing it ends the fault.
+pub(crate) mod fault {
+    /// The kubelet stand-in sends no heartbeats and updates no Pods.
+    pub(crate) const KUBELET_STOPPED: &str = "kubelet-stopped";
+    /// The kube-apiserver of a control-plane machine is killed and kept down.
+    pub(crate) const API_SERVER_STOPPED: &str = "kube-apiserver-stopped";
+    /// The etcd member of a control-plane machine is killed and kept down.
+    pub(crate) const ETCD_STOPPED: &str = "etcd-stopped";
+    /// The kubelet stand-in does not register its Node (yet).
+    pub(crate) const NODE_UNREGISTERED: &str = "node-unregistered";
+}
+
+/// Creates (`on`, with `dir` when missing) or removes the file `dir/name`; a missing file is
+/// removed already.
+fn set_flag_file(dir: &Path, name: &str, on: bool) -> io::Result<()> {
+    let file = dir.join(name);
+    if on {
+        fs::create_dir_all(dir)?;
+        fs::write(&file, b"set by a fault of the sim cloud\n")
+    } else {
+        match fs::remove_file(&file) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
         }
     }
 }

@@ -1,12 +1,17 @@
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use capw_simcloud::FaultConfig;
-use capw_simcloud::model::{FaultsView, Instance, InstanceList, Inventory, Network, NetworkList};
+use capw_simcloud::model::{
+    FaultsView, Instance, InstanceList, InstanceState, Inventory, Network, NetworkList,
+};
+use capw_test_support::{simcloud_cluster_faults, simcloud_instance_faults};
 use reqwest::header::RETRY_AFTER;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::support::{Sim, body, error, fast_config, instance_body};
+use crate::real_boot::{MachinesGuard, kube_binaries, real_config};
+use crate::support::{API_TOKEN, Sim, body, error, fast_config, instance_body};
 
 async fn set_faults(sim: &Sim, faults: serde_json::Value) -> FaultsView {
     let r = sim
@@ -251,5 +256,243 @@ async fn an_instance_fault_needs_a_real_machine() {
     assert_eq!(
         error(r, StatusCode::BAD_REQUEST).await.error.code,
         "invalid_request"
+    );
+    for faults in [
+        json!({"apiServer": "stopped"}),
+        json!({"etcd": "stopped"}),
+        json!({"node": "unregistered"}),
+    ] {
+        let r = sim.send(Method::PUT, &path, Some(faults.clone())).await;
+        let e = error(r, StatusCode::CONFLICT).await;
+        assert_eq!(e.error.code, "failed_precondition", "{faults}");
+    }
+    let r = sim
+        .send(Method::PUT, &path, Some(json!({"api_server": "stopped"})))
+        .await;
+    let e = error(r, StatusCode::BAD_REQUEST).await;
+    assert_eq!(e.error.field.as_deref(), Some("api_server"));
+    let r = sim
+        .send(Method::PUT, &path, Some(json!({"node": "stopped"})))
+        .await;
+    error(r, StatusCode::BAD_REQUEST).await;
+}
+
+/// A cluster's load balancer fault needs a real load balancer: an unknown cluster is 404, a
+/// simulated one 409 naming it, a bad body 400.
+#[tokio::test]
+async fn a_cluster_fault_needs_a_real_load_balancer() {
+    let sim = Sim::start().await;
+    let silent = json!({"loadBalancer": "silent"});
+    let r = sim
+        .send(
+            Method::PUT,
+            "/v1/admin/clusters/c9/faults",
+            Some(silent.clone()),
+        )
+        .await;
+    let e = error(r, StatusCode::NOT_FOUND).await;
+    assert_eq!(e.error.code, "not_found");
+    assert!(e.error.message.contains("c9"), "{}", e.error.message);
+    sim.setup_cluster("c1").await;
+    let r = sim
+        .send(Method::PUT, "/v1/admin/clusters/c1/faults", Some(silent))
+        .await;
+    let e = error(r, StatusCode::CONFLICT).await;
+    assert_eq!(e.error.code, "failed_precondition");
+    assert!(e.error.message.contains("c1"), "{}", e.error.message);
+    let r = sim
+        .send(
+            Method::PUT,
+            "/v1/admin/clusters/c1/faults",
+            Some(json!({"loadBalancer": "mute"})),
+        )
+        .await;
+    assert_eq!(
+        error(r, StatusCode::BAD_REQUEST).await.error.code,
+        "invalid_request"
+    );
+}
+
+/// `unregistered_nodes` is shown with the other faults and counts real boots only: an instance
+/// of a cloud that boots nothing for real takes none.
+#[tokio::test]
+async fn unregistered_nodes_are_left_to_real_boots() {
+    let sim = Sim::start().await;
+    sim.setup_cluster("c1").await;
+    let view = set_faults(&sim, json!({"unregistered_nodes": 2})).await;
+    assert_eq!(view.faults.unregistered_nodes, 2);
+    let (_, created) = sim.create_instance("u1", "c1", "worker", "").await;
+    sim.wait_for(&format!("/v1/instances/{}", created.id), |i: &Instance| {
+        i.state == InstanceState::Failed
+    })
+    .await;
+    let view: FaultsView = body(sim.get("/v1/admin/faults").await).await;
+    assert_eq!(view.faults.unregistered_nodes, 2);
+    let r = sim
+        .send(
+            Method::PUT,
+            "/v1/admin/faults",
+            Some(json!({"unregistered_nodes": -1})),
+        )
+        .await;
+    error(r, StatusCode::BAD_REQUEST).await;
+}
+
+/// The machines directory of a real-boot sim.
+fn machines_of(sim: &Sim) -> PathBuf {
+    sim.handle
+        .machines_dir()
+        .unwrap_or_else(|| panic!("a real-boot sim has a machines directory"))
+        .to_owned()
+}
+
+/// Each instance fault given is a file in the machine's `faults/` that its agent watches, set
+/// or removed; faults left out stay as they are, and the answer is what was applied. A worker
+/// has no kube-apiserver or etcd to stop. (The instances' data is empty: their boots fail
+/// before anything runs, which leaves the files to look at.)
+#[tokio::test]
+async fn instance_faults_set_and_clear_the_files_the_agent_watches() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let _guard = MachinesGuard(dir.path().join("machines"));
+    let sim = Sim::with(real_config(
+        &dir.path().join("bins"),
+        &dir.path().join("machines"),
+    ))
+    .await;
+    let machines = machines_of(&sim);
+    let r = sim
+        .post("/v1/networks", json!({"cluster": "c1", "name": "c1-net"}))
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let (_, worker) = sim.create_instance("w", "c1", "worker", "").await;
+    let (_, cp) = sim.create_instance("cp", "c1", "control-plane", "").await;
+    let base = sim.handle.base_url();
+    let file = |id: &str, name: &str| machines.join(id).join("faults").join(name);
+
+    let faults = json!({"kubelet": "stopped", "node": "unregistered"});
+    let applied = simcloud_instance_faults(&base, API_TOKEN, &worker.id, faults.clone()).await;
+    assert_eq!(applied, faults);
+    assert!(file(&worker.id, "kubelet-stopped").is_file());
+    assert!(file(&worker.id, "node-unregistered").is_file());
+    // The old body, alone.
+    let applied =
+        simcloud_instance_faults(&base, API_TOKEN, &worker.id, json!({"kubelet": "running"})).await;
+    assert_eq!(applied, json!({"kubelet": "running"}));
+    assert!(!file(&worker.id, "kubelet-stopped").exists());
+    assert!(file(&worker.id, "node-unregistered").is_file());
+
+    let path = format!("/v1/admin/instances/{}/faults", worker.id);
+    let r = sim
+        .send(
+            Method::PUT,
+            &path,
+            Some(json!({"kubelet": "stopped", "etcd": "stopped"})),
+        )
+        .await;
+    let e = error(r, StatusCode::CONFLICT).await;
+    assert_eq!(e.error.code, "failed_precondition");
+    assert!(
+        e.error.message.contains("etcd") && e.error.message.contains("worker"),
+        "{}",
+        e.error.message
+    );
+    assert!(
+        !file(&worker.id, "kubelet-stopped").exists(),
+        "a refused body applied a part"
+    );
+
+    let faults = json!({"apiServer": "stopped", "etcd": "stopped"});
+    simcloud_instance_faults(&base, API_TOKEN, &cp.id, faults).await;
+    assert!(file(&cp.id, "kube-apiserver-stopped").is_file());
+    assert!(file(&cp.id, "etcd-stopped").is_file());
+    simcloud_instance_faults(&base, API_TOKEN, &cp.id, json!({"etcd": "running"})).await;
+    assert!(file(&cp.id, "kube-apiserver-stopped").is_file());
+    assert!(!file(&cp.id, "etcd-stopped").exists());
+    assert_eq!(
+        simcloud_instance_faults(&base, API_TOKEN, &cp.id, json!({})).await,
+        json!({})
+    );
+}
+
+/// What a client that connects to `endpoint` and sends a request line sees within `wait`:
+/// `Some(true)` when the connection is closed (or reset), `Some(false)` when nothing comes
+/// (the connection hangs), `None` when it cannot connect or gets an answer.
+async fn connection_outcome(endpoint: String, wait: Duration) -> Option<bool> {
+    tokio::task::spawn_blocking(move || {
+        use std::io::{ErrorKind, Read as _, Write as _};
+        let address: std::net::SocketAddr = endpoint.parse().ok()?;
+        let mut conn = std::net::TcpStream::connect_timeout(&address, wait).ok()?;
+        conn.set_read_timeout(Some(wait)).ok()?;
+        let _ = conn.write_all(b"GET /readyz HTTP/1.0\r\n\r\n");
+        match conn.read(&mut [0; 64]) {
+            Ok(0) => Some(true),
+            Ok(_) => None,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                Some(false)
+            }
+            Err(_) => Some(true),
+        }
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Polls `endpoint` until a connection to it ends as `closed` says; fails after 10 s.
+async fn wait_connections(endpoint: &str, closed: bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let seen = connection_outcome(endpoint.to_owned(), Duration::from_millis(500)).await;
+        if seen == Some(closed) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "connections to {endpoint}: {seen:?}, want closed = {closed}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A cluster's silent load balancer (a real `capw-node lb`, without backends) accepts
+/// connections and leaves them hanging; forwarding again, it closes them at once, as a
+/// balancer without a healthy backend does. A cluster without a balancer cannot be silenced.
+#[tokio::test]
+async fn a_silent_load_balancer_accepts_connections_and_never_answers() {
+    let bins = kube_binaries();
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let _guard = MachinesGuard(dir.path().join("machines"));
+    let sim = Sim::with(real_config(&bins, &dir.path().join("machines"))).await;
+    let machines = machines_of(&sim);
+    let base = sim.handle.base_url();
+    let lb = sim.setup_cluster("c1").await;
+    let endpoint = format!("{}:{}", lb.endpoint.host, lb.endpoint.port);
+    wait_connections(&endpoint, true).await;
+
+    let silent = json!({"loadBalancer": "silent"});
+    assert_eq!(
+        simcloud_cluster_faults(&base, API_TOKEN, "c1", silent.clone()).await,
+        silent
+    );
+    assert!(machines.join(&lb.id).join("silent").is_file());
+    wait_connections(&endpoint, false).await;
+
+    let forwarding = json!({"loadBalancer": "forwarding"});
+    simcloud_cluster_faults(&base, API_TOKEN, "c1", forwarding).await;
+    assert!(!machines.join(&lb.id).join("silent").exists());
+    wait_connections(&endpoint, true).await;
+
+    let r = sim
+        .post("/v1/networks", json!({"cluster": "c2", "name": "c2-net"}))
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let r = sim
+        .send(Method::PUT, "/v1/admin/clusters/c2/faults", Some(silent))
+        .await;
+    let e = error(r, StatusCode::CONFLICT).await;
+    assert_eq!(e.error.code, "failed_precondition");
+    assert!(
+        e.error.message.contains("no load balancer"),
+        "{}",
+        e.error.message
     );
 }

@@ -1,6 +1,7 @@
 //! Real boot end to end through the HTTP API: a cluster's network and load balancer, an
 //! `init` instance booted from the kubeadm bootstrap provider's data, its API answering
-//! through the load balancer, and a delete that leaves nothing behind.
+//! through the load balancer, the faults that fail it (a Node held back, a killed
+//! kube-apiserver, a silent load balancer), and a delete that leaves nothing behind.
 
 use std::fs;
 use std::path::Path;
@@ -13,32 +14,40 @@ use capw_kubeadm_bootstrap::token::BootstrapToken;
 use capw_kubeadm_bootstrap::{KeyAlgorithm, KubeadmBootstrapConfig, cloud_init, kubeconfig};
 use capw_sdk::bootstrap::BootstrapRequest;
 use capw_sdk::types::{Endpoint, KubernetesVersion, MachineRef, MachineRole};
-use capw_simcloud::model::{Instance, InstanceState, LoadBalancer, LoadBalancerState};
+use capw_simcloud::FaultConfig;
+use capw_simcloud::model::{FaultsView, Instance, InstanceState, LoadBalancer, LoadBalancerState};
+use capw_test_support::{simcloud_cluster_faults, simcloud_instance_faults};
 use reqwest::StatusCode;
 use serde_json::json;
 
 use capw_test_support::real_boot::processes_naming;
 
 use crate::real_boot::{MachinesGuard, kube_binaries, real_config};
-use crate::support::{Sim, body};
+use crate::support::{API_TOKEN, Sim, body};
 
 /// How long a control plane may take to come up on a busy machine.
 const BOOT_LIMIT: Duration = Duration::from_secs(180);
 
-/// A real-boot sim on `state`, with the cluster `e2e`'s network and load balancer, and an
-/// init instance created from the kubeadm bootstrap provider's data: the sim, the load
-/// balancer, the instance and the secret items.
+/// A real-boot sim on `state` injecting `faults`, with the cluster `e2e`'s network and load
+/// balancer, and an init instance created from the kubeadm bootstrap provider's data: the sim,
+/// the load balancer, the instance and the secret items.
 async fn boot_init(
     bins: &Path,
     machines: &Path,
     state: &Path,
+    faults: FaultConfig,
 ) -> (
     Sim,
     LoadBalancer,
     Instance,
     Vec<capw_sdk::bootstrap::SecretItem>,
 ) {
-    let sim = Sim::with(real_config(bins, machines).with_state_file(state)).await;
+    let sim = Sim::with(
+        real_config(bins, machines)
+            .with_state_file(state)
+            .with_faults(faults),
+    )
+    .await;
     let r = sim
         .post("/v1/networks", json!({"cluster": "e2e", "name": "e2e-net"}))
         .await;
@@ -188,6 +197,48 @@ async fn stays_adopted(
     }
 }
 
+/// How long a kubectl request through the load balancer may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(4);
+
+/// kubectl of the cluster's version with an admin kubeconfig.
+struct Kubectl {
+    bin: std::path::PathBuf,
+    kubeconfig: std::path::PathBuf,
+}
+
+impl Kubectl {
+    /// Runs kubectl with `args`, each request bounded by [`REQUEST_TIMEOUT`].
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new(&self.bin)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg(format!("--request-timeout={}s", REQUEST_TIMEOUT.as_secs()))
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("run kubectl: {e}"))
+    }
+
+    /// Runs kubectl with `args` until it succeeds (`ok`) or fails (`!ok`); fails the test
+    /// about `what` after `limit`.
+    async fn wait(&self, what: &str, ok: bool, limit: Duration, args: &[&str]) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let out = self.run(args);
+            if out.status.success() == ok {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: still {} after {limit:?}: {}{}",
+                if ok { "failing" } else { "answering" },
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_restarted_sim_adopts_its_machines_and_fails_one_whose_agent_died() {
     let bins = kube_binaries();
@@ -195,7 +246,7 @@ async fn a_restarted_sim_adopts_its_machines_and_fails_one_whose_agent_died() {
     let machines = dir.path().join("machines");
     let _guard = MachinesGuard(machines.clone());
     let state = dir.path().join("state.json");
-    let (sim, lb, instance, _) = boot_init(&bins, &machines, &state).await;
+    let (sim, lb, instance, _) = boot_init(&bins, &machines, &state, FaultConfig::default()).await;
     wait_state(&sim, &instance.id, InstanceState::Running, BOOT_LIMIT).await;
     let machines = sim
         .handle
@@ -250,14 +301,27 @@ async fn a_restarted_sim_adopts_its_machines_and_fails_one_whose_agent_died() {
     assert_eq!(processes_naming(&machines), Vec::<String>::new());
 }
 
+/// The init's control plane answers through the load balancer, and each fault does to it what
+/// it says: its Node appears only once let register, its API goes while its kube-apiserver is
+/// stopped and comes back once started, and hangs while the balancer is silent.
 #[tokio::test]
 async fn an_init_instance_runs_a_real_control_plane_behind_its_load_balancer() {
     let bins = kube_binaries();
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let machines = dir.path().join("machines");
     let _guard = MachinesGuard(machines.clone());
-    let (sim, lb, instance, items) =
-        boot_init(&bins, &machines, &dir.path().join("state.json")).await;
+    // Its Node does not register until told to: the cloud's unregistered_nodes fault.
+    let unregistered = FaultConfig {
+        unregistered_nodes: 1,
+        ..FaultConfig::default()
+    };
+    let (sim, lb, instance, items) = boot_init(
+        &bins,
+        &machines,
+        &dir.path().join("state.json"),
+        unregistered,
+    )
+    .await;
     let machines = sim
         .handle
         .machines_dir()
@@ -281,28 +345,93 @@ async fn an_init_instance_runs_a_real_control_plane_behind_its_load_balancer() {
     .unwrap_or_else(|e| panic!("{e}"));
     let kubeconfig_file = dir.path().join("admin.conf");
     fs::write(&kubeconfig_file, admin).unwrap_or_else(|e| panic!("{e}"));
-    let kubectl = bins
-        .join(crate::real_boot::KUBE_VERSION)
-        .join("bin/kubectl");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let out = Command::new(&kubectl)
-            .arg("--kubeconfig")
-            .arg(&kubeconfig_file)
-            .args(["get", "--raw", "/readyz", "--request-timeout=5s"])
-            .output()
-            .unwrap_or_else(|e| panic!("run kubectl: {e}"));
-        if out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok" {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} /readyz through the load balancer: {}",
-            lb.endpoint,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    let kubectl = Kubectl {
+        bin: bins
+            .join(crate::real_boot::KUBE_VERSION)
+            .join("bin/kubectl"),
+        kubeconfig: kubeconfig_file,
+    };
+    let through_lb = format!("{} /readyz through the load balancer", lb.endpoint);
+    kubectl
+        .wait(
+            &through_lb,
+            true,
+            Duration::from_secs(60),
+            &["get", "--raw", "/readyz"],
+        )
+        .await;
+
+    // The machine runs, its Node is held back; told to, it registers.
+    let view: FaultsView = body(sim.get("/v1/admin/faults").await).await;
+    assert_eq!(view.faults.unregistered_nodes, 0, "the boot took none");
+    let held = machines.join(&instance.id).join("faults/node-unregistered");
+    assert!(held.is_file(), "{} is missing", held.display());
+    let node = ["get", "node", running.name.as_str()];
+    let out = kubectl.run(&node);
+    assert!(
+        !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("NotFound"),
+        "the Node of a held-back kubelet: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let base = sim.handle.base_url();
+    let id = instance.id.as_str();
+    simcloud_instance_faults(&base, API_TOKEN, id, json!({"node": "registered"})).await;
+    kubectl
+        .wait("the Node registering", true, Duration::from_secs(30), &node)
+        .await;
+
+    // Its kube-apiserver killed, the cluster's API does not answer; started again, it does.
+    simcloud_instance_faults(&base, API_TOKEN, id, json!({"apiServer": "stopped"})).await;
+    kubectl
+        .wait(
+            &through_lb,
+            false,
+            Duration::from_secs(20),
+            &["get", "--raw", "/readyz"],
+        )
+        .await;
+    simcloud_instance_faults(&base, API_TOKEN, id, json!({"apiServer": "running"})).await;
+    kubectl
+        .wait(
+            &through_lb,
+            true,
+            Duration::from_secs(90),
+            &["get", "--raw", "/readyz"],
+        )
+        .await;
+
+    // A silent load balancer: connections hang (the request times out); forwarding, they are
+    // answered again.
+    let silent = json!({"loadBalancer": "silent"});
+    simcloud_cluster_faults(&base, API_TOKEN, "e2e", silent).await;
+    kubectl
+        .wait(
+            &through_lb,
+            false,
+            Duration::from_secs(20),
+            &["get", "--raw", "/readyz"],
+        )
+        .await;
+    let started = Instant::now();
+    let out = kubectl.run(&["get", "--raw", "/readyz"]);
+    assert!(!out.status.success(), "answered while silent");
+    assert!(
+        started.elapsed() >= REQUEST_TIMEOUT - Duration::from_millis(500),
+        "the request failed after {:?}, before its timeout: the connection did not hang: {}",
+        started.elapsed(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let forwarding = json!({"loadBalancer": "forwarding"});
+    simcloud_cluster_faults(&base, API_TOKEN, "e2e", forwarding).await;
+    kubectl
+        .wait(
+            &through_lb,
+            true,
+            Duration::from_secs(20),
+            &["get", "--raw", "/readyz"],
+        )
+        .await;
 
     let instance_dir = machines.join(&instance.id);
     let r = sim.delete(&format!("/v1/instances/{}", instance.id)).await;
