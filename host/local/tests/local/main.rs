@@ -4,6 +4,7 @@
 
 mod drain;
 mod etcd;
+mod faults;
 mod go_sim_infra;
 mod hung;
 mod lifecycle;

@@ -1,8 +1,9 @@
 //! A worker whose kubelet stops, on a real workload cluster: its Node turns `Ready=Unknown`
 //! through the cluster's own node lifecycle controller, the pool's health check judges it
 //! unhealthy, and the pool replaces it, the replacement first. A control-plane member whose
-//! kubelet stops is judged the same way by the control plane's health check and replaced
-//! through kubeadm-control-plane's plan (contract 0.3): out of etcd first, then a new member.
+//! kube-apiserver is killed (its kubelet reports through it, so its Node turns `Unknown` too)
+//! is judged the same way by the control plane's health check and replaced through
+//! kubeadm-control-plane's plan (contract 0.3): out of etcd first, then a new member.
 
 use std::time::{Duration, Instant};
 
@@ -86,7 +87,7 @@ async fn a_worker_whose_kubelet_stops_turns_not_ready_and_is_replaced() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_control_plane_member_whose_kubelet_stops_is_replaced_through_the_plan() {
+async fn a_control_plane_member_whose_kube_apiserver_is_killed_is_replaced_through_the_plan() {
     let machines_dir = tempfile::tempdir().unwrap();
     let _guard = MachinesGuard(machines_dir.path().to_owned());
     let env = env_with(FaultConfig::default(), Some(machines_dir.path())).await;
@@ -118,7 +119,22 @@ async fn a_control_plane_member_whose_kubelet_stops_is_replaced_through_the_plan
     assert_eq!(before.len(), 3);
     let sick = name(&before[1]);
     let etcd = EtcdClient::from_secret_items(&secret_items(&env.store, "alpha"));
-    stop_kubelet(&env, &before[1]).await;
+    // Its kube-apiserver dies and stays down; its kubelet, which talks to it, can no longer
+    // report, and the Node turns `Ready=Unknown` as on a kubeadm machine.
+    let instance = before[1]["status"]["providerId"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    capw_test_support::simcloud_instance_faults(
+        &env.sim.base_url(),
+        TOKEN,
+        &instance,
+        json!({"apiServer": "stopped"}),
+    )
+    .await;
     let mut left_etcd_while_kept = false;
     let judged = until_replaced(&env, &executor, &sick, 3, control_plane, |now| {
         let leaving = now.iter().find(|m| name(m) == sick);
