@@ -117,6 +117,11 @@ async fn each_break_fails_the_rule_it_breaks() {
         ),
         ("broken-bootstrap", id::GENERATE_ROLES, "role worker"),
         ("broken-bootstrap", id::KUBECONFIG, "empty"),
+        (
+            "renews-same-id",
+            id::JOIN_TOKEN_RENEWS,
+            "renew-join-token answered the current token's id abcdef",
+        ),
     ];
     for (brk, rule, needle) in cases {
         let report = with_breaks(&p, &[*brk]).await;

@@ -11,7 +11,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use capw_sdk::bootstrap::{
-    BootstrapData, BootstrapFormat, BootstrapRequest, SecretItem, SecretsState,
+    BootstrapData, BootstrapFormat, BootstrapRequest, JoinToken, SecretItem, SecretsState,
 };
 use capw_sdk::control_plane::{
     ControlPlaneStatus, EtcdMembership, MachineToCreate, Plan, PlanInput, Step,
@@ -66,6 +66,8 @@ pub enum Break {
     DeletesEtcdMembers,
     /// cluster-secrets names two items alike, generate fails for workers, kubeconfig is empty.
     BrokenBootstrap,
+    /// renew-join-token answers the current token again instead of a new one.
+    RenewsSameId,
 }
 
 /// The broken provider's config.
@@ -241,7 +243,14 @@ impl Bootstrap for Broken {
             name: name.into(),
             data: format!("{name} of {}", ctx.cluster().uid).into_bytes(),
         };
-        let mut items = vec![item("ca.crt"), item("ca.key")];
+        let mut items = vec![
+            item("ca.crt"),
+            item("ca.key"),
+            SecretItem {
+                name: JOIN_TOKEN_ITEM.into(),
+                data: b"abcdef.0123456789abcdef".to_vec(),
+            },
+        ];
         if broken(ctx, Break::BrokenBootstrap) {
             items.push(item("ca.key"));
         }
@@ -267,6 +276,29 @@ impl Bootstrap for Broken {
         })
     }
 
+    /// The token in its item, `<id>.<secret>`.
+    fn current_join_token(
+        _ctx: &Ctx,
+        secrets: Vec<SecretItem>,
+    ) -> Result<Option<JoinToken>, ProviderError> {
+        Ok(stored_token(&secrets).map(|(id, secret)| join_token(id, secret)))
+    }
+
+    /// A token whose id and secret are the current ones, each letter and digit moved one
+    /// place on: new, and the same for the same input.
+    fn renew_join_token(ctx: &Ctx, secrets: Vec<SecretItem>) -> Result<JoinToken, ProviderError> {
+        let (id, secret) = stored_token(&secrets).ok_or_else(|| {
+            ProviderError::permanent(
+                ErrorCode::InvalidInput,
+                "no join token in the cluster's secrets",
+            )
+        })?;
+        if broken(ctx, Break::RenewsSameId) {
+            return Ok(join_token(id, secret));
+        }
+        Ok(join_token(next(&id), next(&secret)))
+    }
+
     fn kubeconfig(
         ctx: &Ctx,
         endpoint: Endpoint,
@@ -282,6 +314,38 @@ impl Bootstrap for Broken {
             endpoint.port
         ))
     }
+}
+
+/// The secret item holding the join token.
+const JOIN_TOKEN_ITEM: &str = "join-token";
+
+/// The token stored in `secrets`, as (id, secret).
+fn stored_token(secrets: &[SecretItem]) -> Option<(String, String)> {
+    let item = secrets.iter().find(|i| i.name == JOIN_TOKEN_ITEM)?;
+    let text = std::str::from_utf8(&item.data).ok()?;
+    let (id, secret) = text.split_once('.')?;
+    Some((id.to_owned(), secret.to_owned()))
+}
+
+fn join_token(id: String, secret: String) -> JoinToken {
+    JoinToken {
+        item: JOIN_TOKEN_ITEM.into(),
+        id,
+        secret,
+        ttl_seconds: 3600,
+        extra_groups: Vec::new(),
+    }
+}
+
+/// Each character of `text` moved one place on in `[a-z0-9]`.
+fn next(text: &str) -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    text.bytes()
+        .map(|b| {
+            let at = ALPHABET.iter().position(|a| *a == b).unwrap_or(0);
+            char::from(ALPHABET[(at + 1) % ALPHABET.len()])
+        })
+        .collect()
 }
 
 impl ControlPlane for Broken {
