@@ -28,9 +28,27 @@ struct Setup {
     /// The class says how to reach etcd (`spec.controlPlane.etcd`), so the host keeps the
     /// membership: only where the machines really run etcd.
     keeps_etcd: bool,
+    /// The worker class's health check also judges a machine whose Node has not registered
+    /// within this many seconds, and may replace one machine at a time.
+    node_startup_timeout: Option<u32>,
+    /// `capw up` reaches the workload clusters (`--workload-clusters connect`): the machines
+    /// really run, so Nodes are watched, drained and health-checked, and etcd's membership is
+    /// the host's. Without it (a simulated cloud), those steps are skipped.
+    connect: bool,
 }
 
 impl Setup {
+    /// `capw up` against the sim started by the test, reaching workload clusters when the
+    /// setup says so.
+    fn up(&self) -> Command {
+        let mut cmd = self.capw();
+        cmd.args(["up", "--no-simcloud", "--timeout", "5m"]);
+        if self.connect {
+            cmd.args(["--workload-clusters", "connect"]);
+        }
+        cmd
+    }
+
     fn capw(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_capw"));
         cmd.arg("--state-dir")
@@ -90,6 +108,25 @@ spec:
                 1,
             );
         }
+        if let Some(seconds) = self.node_startup_timeout {
+            let checks = "          checks:\n";
+            assert!(
+                text.contains(checks),
+                "the quickstart's worker health check changed"
+            );
+            text = text.replacen(
+                checks,
+                &format!("{checks}            nodeStartupTimeoutSeconds: {seconds}\n"),
+                1,
+            );
+            // 40% of a pool of two rounds down to none: let one machine be replaced.
+            let trigger = "triggerIf: {unhealthyLessThanOrEqualTo: 40%}";
+            assert!(
+                text.contains(trigger),
+                "the quickstart's worker trigger changed"
+            );
+            text = text.replacen(trigger, "triggerIf: {unhealthyLessThanOrEqualTo: 1}", 1);
+        }
         std::fs::write(&self.manifest, text).unwrap();
         self.run_ok(&["apply", "-f", self.manifest.to_str().unwrap()]);
     }
@@ -97,8 +134,7 @@ spec:
     /// Starts `capw up` and SIGKILLs it after `after`; true when it was still running.
     async fn up_and_kill(&self, after: Duration) -> bool {
         let mut child = self
-            .capw()
-            .args(["up", "--no-simcloud", "--timeout", "5m"])
+            .up()
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -259,7 +295,13 @@ async fn campaign(
             }
         }
         // Left alone, it converges.
-        setup.run_ok(&["up", "--no-simcloud", "--timeout", "5m"]);
+        let out = setup.up().output().unwrap();
+        assert!(
+            out.status.success(),
+            "{phase}: capw up did not converge: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         let (machines, instances) = setup.check_no_orphans(&format!("{phase}, converged")).await;
         assert_eq!((machines, instances), (want, want), "{phase}");
         start = (want, want);
@@ -307,6 +349,8 @@ fn setup(tmp: tempfile::TempDir, sim: SimCloudHandle) -> Setup {
         state_dir,
         sim,
         keeps_etcd: false,
+        node_startup_timeout: None,
+        connect: false,
     }
 }
 
@@ -369,13 +413,17 @@ async fn killing_capw_during_real_boots_never_duplicates_or_leaves_etcd_members(
     .unwrap();
     let setup = Setup {
         keeps_etcd: true,
+        connect: true,
         ..setup(tmp, sim)
     };
     let [v1, v2] = KUBE_VERSIONS;
     let round: [(&str, Option<Topology>); 5] = [
         ("create 1+1", Some((1, 1, v1))),
-        ("scale up to 3+1", Some((3, 1, v1))),
-        ("upgrade", Some((3, 1, v2))),
+        ("scale up to 3+2", Some((3, 2, v1))),
+        ("upgrade", Some((3, 2, v2))),
+        // Each machine that goes is drained first (its Node cordoned, its Pods evicted) and a
+        // member leaves etcd: kills land between marking a machine deleted, the drain's
+        // rounds, the member's removal and the delete.
         ("scale down to 1+1", Some((1, 1, v2))),
         ("delete", None),
     ];
@@ -491,5 +539,89 @@ async fn killing_capw_during_real_boots_never_duplicates_or_leaves_etcd_members(
     })
     .await;
     landed.assert_at_least(100, 4, 4);
+    setup.sim.destroy_machines().await.unwrap();
+}
+
+/// A remediation under kills, on real machines: the pool grows by one worker whose Node never
+/// registers (simcloud's `unregistered_nodes`), the pool's health check judges it after its
+/// startup timeout, and it is drained (nothing to drain: it has no Node), deleted and replaced,
+/// while `capw up` is killed every few hundred milliseconds. Once settled: no instance without
+/// a Machine, none twice, etcd's members the control-plane machines, and the phase converged,
+/// which needs every worker's Node Ready: the machine that never registered is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_capw_during_a_remediation_never_duplicates_or_orphans() {
+    use capw_test_support::real_boot::{KUBE_VERSIONS, MachinesGuard, kube_binaries};
+    capw_test_support::init_tracing();
+    let tmp = tempfile::tempdir().unwrap();
+    let machines = tmp.path().join("machines");
+    let _guard = MachinesGuard(machines.clone());
+    let sim = SimCloud::start(
+        SimCloudConfig::new(TOKEN)
+            .with_timings(Timings::uniform(Duration::from_millis(200)))
+            .with_real_boot(RealBoot {
+                kube_binaries: kube_binaries(),
+                machines_dir: machines.clone(),
+            }),
+    )
+    .await
+    .unwrap();
+    let setup = Setup {
+        keeps_etcd: true,
+        connect: true,
+        node_startup_timeout: Some(20),
+        ..setup(tmp, sim)
+    };
+    let v = KUBE_VERSIONS[0];
+    let phases: [(&str, Option<Topology>); 3] = [
+        ("create 1+1", Some((1, 1, v))),
+        ("grow by a worker that never registers", Some((1, 2, v))),
+        ("delete", None),
+    ];
+    let kills = Kills {
+        first_ms: 400,
+        step_ms: 300,
+        per_phase: 25,
+    };
+    let base = setup.sim.base_url();
+    let landed = campaign(&setup, &phases, kills, async |setup, phase, topology| {
+        if phase == "create 1+1" {
+            // The next instance booted, the new worker, never registers its Node.
+            capw_test_support::simcloud_set_faults(
+                &base,
+                TOKEN,
+                serde_json::json!({"unregistered_nodes": 1}),
+            )
+            .await;
+            return;
+        }
+        if topology.is_some() {
+            // The fault was taken: an instance booted that never registered its Node.
+            let faults: serde_json::Value = reqwest::Client::new()
+                .get(format!("{base}/v1/admin/faults"))
+                .bearer_auth(TOKEN)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(faults["faults"]["unregistered_nodes"], 0, "{faults}");
+            let inv = setup.inventory().await;
+            let alpha = inv.clusters.get("alpha").cloned().unwrap_or_default();
+            // Converged with every Node Ready: the worker that never registered was replaced.
+            assert_eq!(alpha.instances.len(), 3, "{phase}: {faults}");
+            let first = alpha
+                .instances
+                .iter()
+                .find(|i| i.role == capw_simcloud::model::Role::ControlPlane)
+                .expect("a control-plane instance");
+            let members = setup
+                .etcd_client("alpha")
+                .members(&first.addresses[0].address);
+            assert_eq!(members, [first.tags["capw.dev/machine"].clone()], "{phase}");
+        }
+    })
+    .await;
+    landed.assert_at_least(20, 2, 2);
     setup.sim.destroy_machines().await.unwrap();
 }
