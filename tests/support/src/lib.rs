@@ -164,6 +164,25 @@ pub async fn simcloud_set_faults(
     simcloud_put(&format!("{base_url}/v1/admin/faults"), token, &faults).await
 }
 
+/// The cloud-level faults of the simcloud at `base_url` and what they did:
+/// `GET /v1/admin/faults`, `{"faults": ..., "stats": ...}`.
+///
+/// # Panics
+///
+/// When simcloud does not answer or refuses.
+pub async fn simcloud_faults(base_url: &str, token: &str) -> serde_json::Value {
+    reqwest::Client::new()
+        .get(format!("{base_url}/v1/admin/faults"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .unwrap_or_else(|e| panic!("GET {base_url}/v1/admin/faults: {e}"))
+        .json()
+        .await
+        .expect("simcloud's faults as JSON")
+}
+
 /// `PUT url` with `body` as JSON; the JSON answer of a success.
 async fn simcloud_put(url: &str, token: &str, body: &serde_json::Value) -> serde_json::Value {
     let response = reqwest::Client::new()
