@@ -101,9 +101,14 @@ fn machine_conditions(m: &Machine) -> &[Condition] {
     conditions(m.status.as_ref().map(|s| &s.conditions))
 }
 
-/// The condition a Machine's row shows: `InfrastructureReady`, unless that is fine and the
-/// machine is out of date: then `UpToDate`, which names what changed.
+/// The condition a Machine's row shows: while its Node is drained, `DrainingSucceeded`, which
+/// names the Pods and budgets that hold it; else `InfrastructureReady`, unless that is fine
+/// and the machine is out of date: then `UpToDate`, which names what changed.
 fn machine_row_condition(m: &Machine) -> (String, String, String) {
+    let drain = cond(machine_conditions(m), "DrainingSucceeded");
+    if m.metadata.deletion_timestamp.is_some() && drain.0 == "False" {
+        return drain;
+    }
     let infrastructure = cond(machine_conditions(m), "InfrastructureReady");
     let up_to_date = cond(machine_conditions(m), "UpToDate");
     if infrastructure.0 != "False" && up_to_date.0 == "False" {
@@ -209,7 +214,7 @@ pub async fn render(
         };
         tree.row(
             format!("│ {branch}{}", machine_line(m)),
-            cond(machine_conditions(m), "InfrastructureReady"),
+            machine_row_condition(m),
         );
     }
     tree.row("└─Workers".into(), cond(cluster_conditions, "WorkersReady"));
@@ -427,6 +432,45 @@ mod tests {
             new.contains("Running") && !new.contains("UpToDate"),
             "{out}"
         );
+    }
+
+    /// A machine whose deletion waits for its drain says what holds it.
+    #[tokio::test]
+    async fn a_machine_being_drained_names_what_holds_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state.redb")).unwrap();
+        let condition = |type_: &str, status: &str, reason: &str, message: &str| json!({"type": type_, "status": status, "reason": reason, "message": message, "lastTransitionTime": "2026-12-02T00:00:00Z"});
+        let counters = json!({"name": "md-0", "desiredReplicas": 1, "replicas": 2,
+            "readyReplicas": 1, "upToDateReplicas": 2});
+        store
+            .create(json!({
+                "apiVersion": "capw.dev/v1alpha1", "kind": "Cluster",
+                "metadata": {"name": "alpha", "namespace": "default"},
+                "spec": {"topology": {"classRef": {"name": "none"}, "version": "v1.34.4"}},
+                "status": {"phase": "Provisioning", "workers": [counters]},
+            }))
+            .unwrap();
+        store
+            .create(json!({
+                "apiVersion": "capw.dev/v1alpha1", "kind": "Machine",
+                "metadata": {"name": "leaving", "namespace": "default",
+                    "finalizers": ["capw.dev/machine"]},
+                "spec": {"clusterName": "alpha", "role": "Worker", "pool": "md-0",
+                    "version": "v1.34.4", "idempotencyKey": "leaving"},
+                "status": {"phase": "Running", "conditions": [
+                    condition("InfrastructureReady", "True", "Running", ""),
+                    condition("DrainingSucceeded", "False", "Draining",
+                        "draining Node n1 (cordoned): Pod default/web-1 is held by PodDisruptionBudget web")]},
+            }))
+            .unwrap();
+        let key = capw_engine::store::ObjectKey::namespaced("Machine", "default", "leaving");
+        store.delete(&key).unwrap();
+
+        let out = render(&store, "default", "alpha").await.unwrap();
+
+        let row = out.lines().find(|l| l.contains("Machine/leaving")).unwrap();
+        assert!(row.contains("Draining"), "{out}");
+        assert!(row.contains("PodDisruptionBudget web"), "{out}");
     }
 
     #[test]
