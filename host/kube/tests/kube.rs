@@ -979,7 +979,34 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
     })
     .await;
     register_ready_nodes(&nodes, &machines, "node").await;
-    let c = w.wait_ready("alpha").await;
+    // Ready once every machine ran; a token the host renewed after the last look above (the
+    // workers' joins wait for it) is followed here too, or simcloud refuses their boot.
+    step("alpha Ready");
+    let deadline = Instant::now() + WAIT;
+    let c = loop {
+        capw_test_support::kube::follow_join_tokens(
+            &stand_in.client().await,
+            &w.sim.base_url(),
+            TOKEN,
+            &w.cloud_key("alpha"),
+        )
+        .await;
+        let ms = w.machines("alpha").await;
+        register_ready_nodes(&nodes, &ms, "node").await;
+        let c = w.get("Cluster", "alpha").await.unwrap();
+        if condition(&c, "Ready")["status"] == "True"
+            && c["status"]["observedGeneration"] == c["metadata"]["generation"]
+        {
+            break c;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "alpha never Ready: {:#}\nmachines: {:#}",
+            c["status"],
+            Value::Array(ms.iter().map(|m| m["status"].clone()).collect())
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
     assert_eq!(condition(&c, "ControlPlaneAvailable")["status"], "True");
     for m in w.machines("alpha").await {
         let name = m["metadata"]["name"].as_str().unwrap();
