@@ -192,7 +192,7 @@ fn build(view: &ClusterView) -> Vec<Action> {
             MachinePhase::Failed if m.role.is_control_plane() => {
                 let busy = (view.machines.iter())
                     .any(|o| o.name != m.name && o.role.is_control_plane() && o.deleting);
-                if !view.control_plane_replaces_failed && !busy {
+                if !view.control_plane_told_members && !busy {
                     actions.push(delete(m));
                 }
             }

@@ -230,9 +230,9 @@ pub(crate) fn control_plane_unhealthy(view: &ClusterView) -> Vec<(String, String
     let live = || (view.machines.iter()).filter(|m| m.live() && m.role.is_control_plane());
     // A failed member is unhealthy whether or not a check is configured: its infrastructure
     // gave up on it, and only the plan may take it out (the host does where the provider is
-    // not told: `control_plane_replaces_failed`).
+    // not told: `control_plane_told_members`).
     let failed = live()
-        .filter(|m| view.control_plane_replaces_failed && m.phase == MachinePhase::Failed)
+        .filter(|m| view.control_plane_told_members && m.phase == MachinePhase::Failed)
         .map(|m| {
             let why = "its infrastructure reports the machine failed".to_owned();
             (m.name.clone(), why)

@@ -109,7 +109,7 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
         view.control_plane_replicas,
         &cp_machines,
         view,
-        view.control_plane_rolls_inputs,
+        view.control_plane_told_members,
     );
     let workers: Vec<PoolStatus> = view
         .pools

@@ -1795,7 +1795,7 @@ fn a_failed_control_plane_member_is_the_plans_to_replace_where_the_provider_is_t
 
     // Told (contract 0.3): the host deletes nothing itself and tells the plan, even with no
     // health check configured.
-    sim.view.control_plane_replaces_failed = true;
+    sim.view.control_plane_told_members = true;
     assert_eq!(deletes(&decide(&sim.view)), 0);
     let told = control_plane_to_remediate(&sim.view);
     assert_eq!(told.len(), 1, "{told:?}");
@@ -1803,7 +1803,7 @@ fn a_failed_control_plane_member_is_the_plans_to_replace_where_the_provider_is_t
     assert!(told[0].1.contains("failed"), "{told:?}");
 
     // Not told: the host deletes it, but not beside another control-plane change.
-    sim.view.control_plane_replaces_failed = false;
+    sim.view.control_plane_told_members = false;
     assert!(control_plane_to_remediate(&sim.view).is_empty());
     assert_eq!(deletes(&decide(&sim.view)), 1);
     let other = sim.live()[0].name.clone();

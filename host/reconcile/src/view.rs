@@ -34,14 +34,13 @@ pub struct ClusterView {
     /// When control-plane machines are unhealthy; `None`: never judged. The control-plane
     /// provider replaces them through its plan.
     pub control_plane_health: Option<crate::health::HealthCheck>,
-    /// The control-plane provider is told what makes a member out of date besides its
-    /// version (contract 0.3), so a changed input counts against `upToDateReplicas`; a provider
-    /// that is not told rolls versions only, and only the version counts.
-    pub control_plane_rolls_inputs: bool,
-    /// The control-plane provider is told which members failed or are unhealthy (contract 0.3)
-    /// and replaces them through its plan, one at a time and within etcd's quorum; a provider
-    /// that is not told never would, so the host deletes a failed member itself, one at a time.
-    pub control_plane_replaces_failed: bool,
+    /// The control-plane provider is told, per member, what makes it out of date besides its
+    /// version and whether it failed or is unhealthy (contract 0.3), and acts on both through
+    /// its plan. Then a changed input counts against `upToDateReplicas`, and a failed member
+    /// is the plan's to replace. A provider that is not told rolls versions only (only the
+    /// version counts) and would never replace a failed member, so the host deletes it itself,
+    /// one at a time.
+    pub control_plane_told_members: bool,
     /// Seconds a control-plane machine's Node is drained at most before the machine goes;
     /// `0` without limit.
     pub control_plane_drain_timeout: u64,

@@ -227,8 +227,7 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
     // Observe what the core asks to observe, then decide again.
     let mut view = s.view(&workload);
     view.etcd = etcd.view.clone();
-    view.control_plane_rolls_inputs = rolls_inputs;
-    view.control_plane_replaces_failed = rolls_inputs;
+    view.control_plane_told_members = rolls_inputs;
     notes.extend(health::record_health(env, &s, &workload, view.now).await);
     let remediate = capw_reconcile::control_plane_to_remediate(&view);
     let mut orphan_names = BTreeMap::new();
@@ -319,8 +318,7 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
     };
     let mut after_view = after.view(&workload);
     after_view.etcd = etcd.view;
-    after_view.control_plane_rolls_inputs = rolls_inputs;
-    after_view.control_plane_replaces_failed = rolls_inputs;
+    after_view.control_plane_told_members = rolls_inputs;
     after_view.join_token = view.join_token.clone();
     let status = decide(&after_view).status;
     status::write(env, &after, Some(&status), &notes, provider_status.as_ref()).await?;

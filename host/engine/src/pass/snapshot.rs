@@ -100,8 +100,7 @@ impl Snapshot {
                 .and_then(|d| d.control_plane.health_check.as_ref())
                 .map(core_health_check),
             // The provider's contract decides; the pass knows it (`control_plane::rolls_inputs`).
-            control_plane_rolls_inputs: false,
-            control_plane_replaces_failed: false,
+            control_plane_told_members: false,
             last_remediation: (self.cluster.status.as_ref())
                 .and_then(|s| s.control_plane.as_ref()?.last_remediation.as_ref())
                 .map(|r| capw_reconcile::LastRemediation {

@@ -29,7 +29,7 @@ use capw_test_support::real_boot::{KUBE_VERSIONS, kube_binaries};
 use serde_json::{Value, json};
 
 use crate::support::{
-    Env, cluster, condition, env_with, kubectl, machines, manifests, set_workers, settle_within,
+    Env, alpha_only, cluster, condition, env_with, kubectl, machines, set_workers, settle_within,
 };
 
 /// How long real machines may take to boot and join.
@@ -248,10 +248,7 @@ async fn a_drain_waits_for_budgets_and_gives_up_at_its_timeout() {
     let _guard = MachinesGuard(machines_dir.path().to_owned());
     let dir = machines_dir.path();
     let env = env_with(FaultConfig::default(), Some(dir)).await;
-    let mut objects: Vec<Value> = manifests(&env.sim, "")
-        .into_iter()
-        .filter(|o| o["metadata"]["name"] != "beta")
-        .collect();
+    let mut objects = alpha_only(&env.sim);
     for o in objects.iter_mut() {
         if o["kind"] == "ClusterClass" {
             o["spec"]["workers"]["machineDeployments"][0]["deletion"] =

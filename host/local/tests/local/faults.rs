@@ -14,7 +14,7 @@ use capw_test_support::real_boot::MachinesGuard;
 use serde_json::{Value, json};
 
 use crate::support::{
-    TOKEN, cluster, condition, env_with, machines, manifests, nodes, ready, set_workers,
+    TOKEN, alpha_only, cluster, condition, env_with, machines, nodes, ready, set_workers,
     settle_within,
 };
 
@@ -37,10 +37,7 @@ async fn a_silent_api_is_judged_within_the_client_timeouts_and_a_node_that_never
     let _guard = MachinesGuard(machines_dir.path().to_owned());
     let dir = machines_dir.path();
     let env = env_with(FaultConfig::default(), Some(dir)).await;
-    let mut objects: Vec<Value> = manifests(&env.sim, "")
-        .into_iter()
-        .filter(|o| o["metadata"]["name"] != "beta")
-        .collect();
+    let mut objects = alpha_only(&env.sim);
     for o in objects.iter_mut() {
         if o["kind"] == "ClusterClass" {
             o["spec"]["workers"]["machineDeployments"][0]["healthCheck"] = json!({

@@ -17,7 +17,7 @@ use capw_test_support::real_boot::EtcdClient;
 use capw_engine::Executor;
 
 use crate::support::{
-    Env, TOKEN, alpha_with_three_etcd_members, cluster, condition, env_with, machines, manifests,
+    Env, TOKEN, alpha_only, alpha_with_three_etcd_members, cluster, condition, env_with, machines,
     nodes, ready, secret_items, settle_within,
 };
 use capw_local::ClusterOutcome;
@@ -30,10 +30,7 @@ async fn a_worker_whose_kubelet_stops_turns_not_ready_and_is_replaced() {
     let machines_dir = tempfile::tempdir().unwrap();
     let _guard = MachinesGuard(machines_dir.path().to_owned());
     let env = env_with(FaultConfig::default(), Some(machines_dir.path())).await;
-    let mut objects: Vec<Value> = manifests(&env.sim, "")
-        .into_iter()
-        .filter(|o| o["metadata"]["name"] != "beta")
-        .collect();
+    let mut objects = alpha_only(&env.sim);
     for o in objects.iter_mut().filter(|o| o["kind"] == "ClusterClass") {
         o["spec"]["workers"]["machineDeployments"][0]["healthCheck"] = json!({
             "checks": ready_lost_for_five_seconds(),

@@ -38,6 +38,15 @@ pub fn manifests(sim: &SimCloudHandle, extra: &str) -> Vec<Value> {
     capw_test_support::quickstart_objects(&sim.base_url(), extra)
 }
 
+/// The quickstart's manifests, pointed at `sim`, without its second cluster (`beta`): the
+/// class and one cluster, `alpha`.
+pub fn alpha_only(sim: &SimCloudHandle) -> Vec<Value> {
+    manifests(sim, "")
+        .into_iter()
+        .filter(|o| o["metadata"]["name"] != "beta")
+        .collect()
+}
+
 pub async fn inventory(sim: &SimCloudHandle) -> Inventory {
     capw_test_support::simcloud_inventory(&sim.base_url(), TOKEN).await
 }

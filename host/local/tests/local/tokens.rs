@@ -11,7 +11,7 @@ use capw_test_support::real_boot::MachinesGuard;
 use serde_json::Value;
 
 use crate::support::{
-    cluster, condition, env_with, kubectl, machines, manifests, nodes, ready, secret_items,
+    alpha_only, cluster, condition, env_with, kubectl, machines, nodes, ready, secret_items,
     set_workers, settle_within,
 };
 
@@ -72,10 +72,7 @@ async fn a_worker_added_after_the_clusters_token_was_deleted_joins_and_is_ready(
     let _guard = MachinesGuard(machines_dir.path().to_owned());
     let dir = machines_dir.path();
     let env = env_with(FaultConfig::default(), Some(dir)).await;
-    let mut objects: Vec<Value> = manifests(&env.sim, "")
-        .into_iter()
-        .filter(|o| o["metadata"]["name"] != "beta")
-        .collect();
+    let mut objects = alpha_only(&env.sim);
     for o in objects.iter_mut().filter(|o| o["kind"] == "Cluster") {
         o["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = 1.into();
     }
