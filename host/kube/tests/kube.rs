@@ -964,10 +964,8 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
     // Nodes register as the machines come up: a control-plane member counts as ready only
     // once its Node is Ready, so the workers wait for the first member's.
     let nodes: Api<Node> = Api::all(stand_in.client().await);
-    let machines = wait("alpha's machines running, each with its Node", || async {
-        let ms = w.machines("alpha").await;
-        register_ready_nodes(&nodes, &ms, "node").await;
-        // The join tokens the host writes into the stand-in, accepted as a cluster would.
+    // The join tokens the host writes into the stand-in, accepted as a cluster would.
+    let follow_tokens = || async {
         capw_test_support::kube::follow_join_tokens(
             &stand_in.client().await,
             &w.sim.base_url(),
@@ -975,6 +973,11 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
             &w.cloud_key("alpha"),
         )
         .await;
+    };
+    let machines = wait("alpha's machines running, each with its Node", || async {
+        let ms = w.machines("alpha").await;
+        register_ready_nodes(&nodes, &ms, "node").await;
+        follow_tokens().await;
         (ms.len() == 3 && ms.iter().all(|m| m["status"]["providerId"].is_string())).then_some(ms)
     })
     .await;
@@ -984,13 +987,7 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
     step("alpha Ready");
     let deadline = Instant::now() + WAIT;
     let c = loop {
-        capw_test_support::kube::follow_join_tokens(
-            &stand_in.client().await,
-            &w.sim.base_url(),
-            TOKEN,
-            &w.cloud_key("alpha"),
-        )
-        .await;
+        follow_tokens().await;
         let ms = w.machines("alpha").await;
         register_ready_nodes(&nodes, &ms, "node").await;
         let c = w.get("Cluster", "alpha").await.unwrap();
@@ -1056,6 +1053,7 @@ async fn the_kubeconfig_secret_lives_and_dies_with_its_cluster() {
     // stays up and keeps answering with its own Nodes, so a client kept per cluster whatever
     // its kubeconfig names would go on showing `node-*`, and the flipped machine unhealthy.
     let rotated_nodes: Api<Node> = Api::all(rotated_to.client().await);
+    let machines = w.machines("alpha").await;
     register_ready_nodes(&rotated_nodes, &machines, "rotated").await;
     point_alpha_kubeconfig_at(&secrets, &rotated_to.kubeconfig()).await;
     // A change of the Secret triggers no pass; a change of alpha does, sooner than its
