@@ -7,9 +7,12 @@ use crate::types::{CallContext, Endpoint, ProviderError};
 use crate::{Context, Provider};
 
 pub use crate::__bindings::exports::capw::provider::bootstrap::{
-    BootstrapData, BootstrapFormat, BootstrapRequest, ControlPlaneMember, JoinToken, SecretItem,
-    SecretsState,
+    BootstrapData, BootstrapFormat, BootstrapRequest, ControlPlaneMember, JoinCredentials,
+    SecretItem, SecretsState,
 };
+/// The bootstrap token a join carries, shared with the control plane's access since it moved
+/// to the contract's `types`; re-exported here where it was first.
+pub use crate::types::JoinToken;
 
 /// The bootstrap extension point. Every method defaults to `unsupported`.
 ///

@@ -7,16 +7,24 @@
 //! `apply-manifests`, managed ones drive their cloud API and answer `wait` until it is done.
 //! Every plan carries the control plane's [`ControlPlaneStatus`]: for the hosted and managed
 //! shapes, where no machines exist, it is all the host knows.
+//!
+//! The shapes without machines (hosted, managed) also implement
+//! [`ControlPlane::reconcile_control_plane`], which moves the service toward the input and
+//! hands out its [`ControlPlaneAccess`], and [`ControlPlane::delete_control_plane`]: `plan`
+//! stays pure and answers, for them, what a reconcile would do.
 
 use crate::__bindings::exports::capw::provider::control_plane::Guest;
 use crate::context::enter;
 use crate::metadata::ControlPlaneShape;
-use crate::types::{CallContext, KubernetesVersion, ProviderError};
+use crate::types::{CallContext, Deletion, KubernetesVersion, ProviderError};
 use crate::{Context, Provider};
 
 pub use crate::__bindings::exports::capw::provider::control_plane::{
-    ControlPlaneStatus, EtcdMembership, MachineToCreate, Member, PlanInput, Step,
+    ControlPlaneAccess, ControlPlaneStatus, EtcdMembership, MachineToCreate, Member, PlanInput,
+    ReconcileOutput, Step,
 };
+/// The token workers join a service's control plane with ([`ControlPlaneAccess::join_token`]).
+pub use crate::types::JoinToken;
 
 /// The plan, the counts and the control plane's [`ControlPlaneStatus`] the host shows in the
 /// Cluster's status: the answer of `control-plane.plan`.
@@ -34,7 +42,7 @@ pub fn oldest_version<'a>(
         .min_by_key(|v| (v.major, v.minor, v.patch))
 }
 
-/// The control-plane extension point. Its method defaults to `unsupported`.
+/// The control-plane extension point. Every method defaults to `unsupported`.
 ///
 /// The shape and the capabilities `describe` declares are this trait's constants, so a
 /// provider cannot serve `control-plane` without declaring a shape: without `SHAPE` it does
@@ -85,11 +93,58 @@ pub trait ControlPlane: Provider {
     fn plan(_ctx: &Context<Self::Config>, _input: PlanInput) -> Result<Plan, ProviderError> {
         Err(ProviderError::unsupported("control-plane.plan"))
     }
+
+    /// For the shapes without machines (`hosted`, `managed`): move the control plane toward
+    /// `input` (create it, start one step of an update) and say where it stands, with how to
+    /// reach and join it once it can be. It may call the provider's service, and must be
+    /// idempotent by [`Context::idempotency_key`], which the host keeps for the cluster: a
+    /// repeated call never creates a second control plane. The host calls it in its passes
+    /// only, never at admission; the answer's step is [`Step::None`] or [`Step::Wait`].
+    ///
+    /// # Errors
+    ///
+    /// A [`ProviderError`]; retryable when the same call may succeed later. The `machines`
+    /// shape keeps the default, `unsupported`.
+    fn reconcile_control_plane(
+        _ctx: &Context<Self::Config>,
+        _input: PlanInput,
+    ) -> Result<ReconcileOutput, ProviderError> {
+        Err(ProviderError::unsupported(
+            "control-plane.reconcile-control-plane",
+        ))
+    }
+
+    /// For the shapes without machines: delete the control plane, answering
+    /// [`Deletion::Deleted`] once nothing of it is left (also when there was nothing). The host
+    /// calls it once the cluster's workers are gone, before it deletes the infrastructure.
+    ///
+    /// # Errors
+    ///
+    /// A [`ProviderError`]; retryable when the same call may succeed later. The `machines`
+    /// shape keeps the default, `unsupported`.
+    fn delete_control_plane(_ctx: &Context<Self::Config>) -> Result<Deletion, ProviderError> {
+        Err(ProviderError::unsupported(
+            "control-plane.delete-control-plane",
+        ))
+    }
 }
 
 impl<T: ControlPlane> Guest for T {
     fn plan(ctx: &CallContext, input: PlanInput) -> Result<Plan, ProviderError> {
         let ctx = enter(T::SUPPORTED, "control-plane.plan", ctx)?;
         <T as ControlPlane>::plan(&ctx, input)
+    }
+
+    fn reconcile_control_plane(
+        ctx: &CallContext,
+        input: PlanInput,
+    ) -> Result<ReconcileOutput, ProviderError> {
+        let ctx = enter(T::SUPPORTED, "control-plane.reconcile-control-plane", ctx)?;
+        <T as ControlPlane>::reconcile_control_plane(&ctx, input)
+    }
+
+    fn delete_control_plane(ctx: &CallContext) -> Result<Deletion, ProviderError> {
+        let ctx = enter(T::SUPPORTED, "control-plane.delete-control-plane", ctx)?;
+        <T as ControlPlane>::delete_control_plane(&ctx)
     }
 }

@@ -81,7 +81,10 @@
 //! This SDK builds components of `capw:provider@0.3.0`, the contract's draft: what it adds
 //! (a control-plane member's [`etcd`](control_plane::Member::etcd) and
 //! [`out_of_date`](control_plane::Member::out_of_date), the
-//! [`CHAINS_UPGRADES`](ControlPlane::CHAINS_UPGRADES) capability) may still change until the
+//! [`CHAINS_UPGRADES`](ControlPlane::CHAINS_UPGRADES) capability, the service-run control
+//! plane's [`reconcile_control_plane`](ControlPlane::reconcile_control_plane) and
+//! [`delete_control_plane`](ControlPlane::delete_control_plane), a worker's
+//! [`join`](bootstrap::BootstrapRequest::join) credentials) may still change until the
 //! draft is released, and a component built now is rebuilt then. A host serves 0.1, 0.2 and
 //! 0.3 components side by side, so a component built with an earlier SDK keeps working
 //! unchanged. From 0.1, rebuilding needs the changes in [`Context`]'s migration note and, for
@@ -131,11 +134,12 @@ pub use provider::{Provider, Validate};
 /// The most used items, for `use capw_sdk::prelude::*;`.
 pub mod prelude {
     pub use crate::bootstrap::{
-        BootstrapData, BootstrapFormat, BootstrapRequest, ControlPlaneMember, SecretItem,
-        SecretsState,
+        BootstrapData, BootstrapFormat, BootstrapRequest, ControlPlaneMember, JoinCredentials,
+        SecretItem, SecretsState,
     };
     pub use crate::control_plane::{
-        ControlPlaneStatus, EtcdMembership, MachineToCreate, Member, Plan, PlanInput, Step,
+        ControlPlaneAccess, ControlPlaneStatus, EtcdMembership, MachineToCreate, Member, Plan,
+        PlanInput, ReconcileOutput, Step,
     };
     pub use crate::infrastructure::{
         ClusterInfrastructure, ClusterState, FailureDomain, ListedMachine, MachinePhase,
@@ -145,7 +149,8 @@ pub mod prelude {
     pub use crate::metadata::{Capabilities, ControlPlaneShape, FieldError, RequestedGrants};
     pub use crate::types::{
         Address, AddressKind, ClusterRef, Condition, ConditionStatus, Deletion, Endpoint,
-        ErrorCode, InProgress, KubernetesVersion, MachineRef, MachineRole, ProviderError,
+        ErrorCode, InProgress, JoinToken, KubernetesVersion, MachineRef, MachineRole,
+        ProviderError,
     };
     pub use crate::{
         Bootstrap, Context, ControlPlane, Infrastructure, LifecycleHooks, Provider, Validate,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 pub use crate::__bindings::capw::provider::types::{
     Address, AddressKind, CallContext, ClusterRef, Condition, ConditionStatus, Deletion, Endpoint,
-    ErrorCode, InProgress, KubernetesVersion, MachineRef, MachineRole, ProviderError,
+    ErrorCode, InProgress, JoinToken, KubernetesVersion, MachineRef, MachineRole, ProviderError,
 };
 
 /// Milliseconds of `duration` as the contract carries them, saturating at `u32::MAX` (about 49

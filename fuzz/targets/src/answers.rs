@@ -461,6 +461,7 @@ pub fn plan_output(c: &Ctx<'_>, m: &PlanOutput) -> control_plane::PlanOutput {
         conditions: conditions(c, &m.conditions),
         ready: None,
         version: None,
+        failures_tolerated: None,
     }
 }
 

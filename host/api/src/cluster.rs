@@ -71,17 +71,31 @@ pub struct ClassRef {
     pub namespace: Option<String>,
 }
 
-/// Control-plane size.
+/// Control-plane size: a replica count, or the failures it is to tolerate.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!(has(self.replicas) && has(self.failuresTolerated))",
+     "message": "give replicas or failuresTolerated, not both",
+     "fieldPath": ".failuresTolerated"}
+]))]
 pub struct ControlPlaneTopology {
-    /// Number of control-plane replicas; 1 when absent.
+    /// Number of control-plane replicas. When absent: 1 for a control plane on machines; for
+    /// one a service runs (hosted, managed), what the service runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     // capw_topology::MAX_CONTROL_PLANE_REPLICAS.
     #[schemars(extend("x-kubernetes-validations" = [
         {"rule": "self >= 1 && self <= 15", "message": "is outside 1..=15"}
     ]))]
     pub replicas: Option<i32>,
+    /// How many members may fail with the control plane still serving, instead of a count:
+    /// its provider says what that means for its shape (2N+1 members for stacked etcd; what
+    /// the service promises for a managed one) or refuses it. Never beside `replicas`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "self >= 0 && self <= 7", "message": "is outside 0..=7"}
+    ]))]
+    pub failures_tolerated: Option<i32>,
     /// Overrides the class's `controlPlane.healthCheck`, field by field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health_check: Option<MachineHealthCheck>,
@@ -223,6 +237,10 @@ pub struct ControlPlaneStatus {
     /// Lowest Kubernetes version running in the control plane.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// How many members may fail with the control plane still serving, as its provider says
+    /// of it now (for a managed control plane, what the service promises).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failures_tolerated: Option<i32>,
     /// The last unhealthy member the control-plane provider was asked to replace and did
     /// (its `remediation.maxRetry` and `retryPeriodSeconds` count from it).
     #[serde(default, skip_serializing_if = "Option::is_none")]

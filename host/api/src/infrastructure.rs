@@ -51,6 +51,45 @@ pub struct ClusterInfrastructureStatus {
     /// with these.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applied: Option<serde_json::Value>,
+    /// A control plane that a service runs (hosted, managed), as its provider's
+    /// `reconcile-control-plane` and `delete-control-plane` last said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_plane: Option<ServiceControlPlane>,
+}
+
+/// What the host keeps of a control plane that a service runs.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceControlPlane {
+    /// `Ready` (as desired), `InProgress` (the service works toward it) or `Deleted`.
+    pub state: String,
+    /// Host and port of its API server, once known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<(String, u16)>,
+    /// Its API server answered once.
+    #[serde(default)]
+    pub initialized: bool,
+    /// It serves requests now.
+    #[serde(default)]
+    pub ready: bool,
+    /// The version it runs, `vX.Y.Z`, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Members (API servers) as the provider counts them.
+    #[serde(default)]
+    pub replicas: u32,
+    /// Those of them that are ready.
+    #[serde(default)]
+    pub ready_replicas: u32,
+    /// Those of them that run the desired version.
+    #[serde(default)]
+    pub up_to_date_replicas: u32,
+    /// How many members may fail with it still serving (the service's promise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failures_tolerated: Option<u32>,
+    /// What the provider said while it works, for people.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
 }
 
 impl JsonSchema for ClusterInfrastructureStatus {

@@ -47,6 +47,7 @@ pub use health::{
 };
 pub use infrastructure::{
     ClusterInfrastructure, ClusterInfrastructureSpec, ClusterInfrastructureStatus,
+    ServiceControlPlane,
 };
 pub use json::JsonObject;
 pub use machine::{

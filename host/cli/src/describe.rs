@@ -174,12 +174,25 @@ pub async fn render(
         format!("├─Infrastructure ({infrastructure}){endpoint}"),
         cond(cluster_conditions, "InfrastructureReady"),
     );
-    let cp_counters = status
-        .and_then(|s| s.control_plane.as_ref())
-        .map(|cp| cp.counters);
+    let cp_status = status.and_then(|s| s.control_plane.as_ref());
+    let cp_counters = cp_status.map(|cp| cp.counters);
+    // The version it runs when it differs from the spec's (an upgrade under way, or one the
+    // service made), and the failures it tolerates beside those the Cluster asked.
+    let runs = cp_status
+        .and_then(|cp| cp.version.as_deref())
+        .filter(|v| *v != c.spec.topology.version)
+        .map_or(String::new(), |v| format!(", runs {}", printable(v)));
+    let asked = c.spec.topology.control_plane.failures_tolerated;
+    let tolerated = cp_status.and_then(|cp| cp.failures_tolerated);
+    let tolerates = match (asked, tolerated) {
+        (None, None) => String::new(),
+        (Some(a), None) => format!(", failures tolerated: {a} asked"),
+        (None, Some(t)) => format!(", tolerates {t} failed"),
+        (Some(a), Some(t)) => format!(", tolerates {t} failed ({a} asked)"),
+    };
     tree.row(
         format!(
-            "├─ControlPlane ({control_plane}) {}/{}",
+            "├─ControlPlane ({control_plane}) {}/{}{runs}{tolerates}",
             cell(&cp_counters.map(|c| c.ready_replicas)),
             cell(&cp_counters.map(|c| c.desired_replicas))
         ),

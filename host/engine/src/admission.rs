@@ -206,6 +206,7 @@ async fn cluster_problems(env: &Env, mut cluster: Cluster, old: Option<&Value>) 
         problems.push(format!("Cluster spec.topology.version: {why}"));
     }
     problems.extend(shape_problems(env, &class));
+    problems.extend(failures_tolerated_problems(env, &class, &cluster));
     if let Some(old) = &old {
         problems.extend(change_problems(env, &class, &cluster, old));
     }
@@ -219,6 +220,28 @@ fn capabilities(env: &Env, class: &ClusterClass) -> Option<(String, Capabilities
     let loaded = env.registry.get(name)?;
     let declared = loaded.provider.info().metadata.capabilities;
     Some((name.clone(), declared))
+}
+
+/// `failuresTolerated` asked of a control-plane provider older than contract 0.3, which is not
+/// told the ask.
+fn failures_tolerated_problems(env: &Env, class: &ClusterClass, cluster: &Cluster) -> Vec<String> {
+    let Some(n) = cluster.spec.topology.control_plane.failures_tolerated else {
+        return Vec::new();
+    };
+    let name = &class.spec.control_plane.provider;
+    let Some(loaded) = env.registry.get(name) else {
+        return Vec::new();
+    };
+    let version = loaded.provider.info().contract.version.clone();
+    let mut parts = version.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
+    if (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (0, 3) {
+        return Vec::new();
+    }
+    vec![format!(
+        "Cluster spec.topology.controlPlane.failuresTolerated: {n} is asked of the control-plane \
+         provider {name}, built for contract {version}, which is told only a replica count \
+         (failures-tolerated is since 0.3): give spec.topology.controlPlane.replicas"
+    )]
 }
 
 /// `controlPlane.machineInfrastructure` against the shape the control-plane provider declares:
@@ -267,13 +290,22 @@ fn change_problems(
         return Vec::new();
     };
     let mut problems = Vec::new();
-    let replicas = |c: &Cluster| c.spec.topology.control_plane.replicas.unwrap_or(1);
-    let (from, to) = (replicas(old), replicas(cluster));
+    // The size as asked: a count (absent is the default, whatever it means for the shape) or
+    // the failures to tolerate, either of which a control plane that does not scale keeps.
+    let size = |c: &Cluster| {
+        let cp = &c.spec.topology.control_plane;
+        match (cp.replicas, cp.failures_tolerated) {
+            (Some(n), _) => ("replicas", n.to_string()),
+            (None, Some(n)) => ("failuresTolerated", n.to_string()),
+            (None, None) => ("replicas", "the default".to_owned()),
+        }
+    };
+    let ((_, from), (field, to)) = (size(old), size(cluster));
     if from != to && !declared.control_plane_scalable {
         problems.push(format!(
-            "Cluster spec.topology.controlPlane.replicas: the control-plane provider {name} \
-             declares control-plane-scalable false: the replica count cannot change from {from} \
-             to {to}"
+            "Cluster spec.topology.controlPlane.{field}: the control-plane provider {name} \
+             declares control-plane-scalable false: the control plane's size cannot change \
+             from {from} to {to}"
         ));
     }
     let (from, to) = (&old.spec.topology.version, &cluster.spec.topology.version);

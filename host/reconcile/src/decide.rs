@@ -4,8 +4,8 @@ use crate::health;
 use crate::hooks::Hook;
 use crate::status::{ConditionView, StatusView, status};
 use crate::view::{
-    ClusterView, DeletionOrder, InfraView, MachinePhase, MachineRole, MachineView, PlanStep,
-    PoolSpec, Version,
+    ClusterView, ControlPlaneShape, DeletionOrder, InfraView, MachinePhase, MachineRole,
+    MachineView, PlanStep, PoolSpec, Version,
 };
 use crate::workload::node_ready;
 
@@ -21,6 +21,12 @@ pub enum Action {
     EnsureKubeconfig,
     /// Call the control-plane provider's `plan` for the current machines.
     PlanControlPlane,
+    /// Call the control-plane provider's `reconcile-control-plane` for a control plane a
+    /// service runs, store how to reach it and record what it said (an observation with side
+    /// effects on the service only: the core decides again with the answer).
+    ReconcileControlPlane,
+    /// Call `delete-control-plane` until the service's control plane is gone.
+    DeleteControlPlane,
     /// Persist a new Machine (name, idempotency key) with this intent, then create it.
     CreateMachine(MachineIntent),
     /// Call `reconcile-machine` for a machine that is not running yet and record its status.
@@ -172,12 +178,22 @@ fn build(view: &ClusterView) -> Vec<Action> {
         actions.push(Action::ReconcileInfrastructure);
         return actions;
     };
-    if !view.secrets_ready {
-        actions.push(Action::EnsureSecrets);
-        return actions;
-    }
-    if view.workload.observed() && !view.kubeconfig_current {
-        actions.push(Action::EnsureKubeconfig);
+    let service = view.control_plane_shape == ControlPlaneShape::Service;
+    if service {
+        // The service issues the cluster's CAs, kubeconfig and join token: the provider's
+        // answer brings them, and nothing joins before it did.
+        if view.service.is_none() {
+            actions.push(Action::ReconcileControlPlane);
+            return actions;
+        }
+    } else {
+        if !view.secrets_ready {
+            actions.push(Action::EnsureSecrets);
+            return actions;
+        }
+        if view.workload.observed() && !view.kubeconfig_current {
+            actions.push(Action::EnsureKubeconfig);
+        }
     }
     for m in view.machines.iter().filter(|m| m.live()) {
         match m.phase {
@@ -216,16 +232,24 @@ fn build(view: &ClusterView) -> Vec<Action> {
         to: version,
     };
     let live = || view.machines.iter().filter(|m| m.live());
+    let service_initialized = view.service.as_ref().is_some_and(|s| s.initialized);
     if view.hooks.pending(Hook::AfterControlPlaneInitialized, None)
-        && live().any(|m| m.role.is_control_plane() && m.phase == MachinePhase::Running)
+        && (service_initialized
+            || live().any(|m| m.role.is_control_plane() && m.phase == MachinePhase::Running))
     {
         actions.push(hook(Hook::AfterControlPlaneInitialized, None));
     }
+    // A service's control plane counts by the version it runs; one that runs a newer version
+    // than desired (the service upgraded it on its own) is not behind.
+    let service_behind = (view.service.as_ref())
+        .and_then(|s| s.version)
+        .filter(|v| *v < version);
     let oldest = |control_plane: Option<bool>| {
         live()
             .filter(|m| m.version != version)
             .filter(|m| control_plane.is_none_or(|cp| m.role.is_control_plane() == cp))
             .map(|m| m.version)
+            .chain(service_behind.filter(|_| control_plane != Some(false)))
             .min()
     };
     if let Some(from) = oldest(None)
@@ -268,6 +292,14 @@ fn build(view: &ClusterView) -> Vec<Action> {
 
 /// Control-plane actions from the plan; whether the control plane is as desired.
 fn control_plane(view: &ClusterView, version: Version, actions: &mut Vec<Action>) -> bool {
+    if view.control_plane_shape == ControlPlaneShape::Service {
+        // The provider drove the service in this pass already; workers join once it is as
+        // desired, serves, and the host holds how to join it.
+        return view
+            .service
+            .as_ref()
+            .is_some_and(|s| s.settled && s.ready && s.access);
+    }
     let Some(plan) = &view.plan else {
         actions.push(Action::PlanControlPlane);
         return false;
@@ -496,8 +528,8 @@ fn place(pool: &PoolSpec, domains: &[String], placed: &[Option<String>]) -> Opti
         .cloned()
 }
 
-/// The path of a deleted cluster: workers, then the control plane, then orphans, then the
-/// infrastructure, then the finalizer.
+/// The path of a deleted cluster: workers, then the control plane (its machines, or the
+/// service's), then orphans, then the infrastructure, then the finalizer.
 fn teardown(view: &ClusterView) -> Vec<Action> {
     let workers: Vec<Action> = view
         .machines
@@ -510,6 +542,9 @@ fn teardown(view: &ClusterView) -> Vec<Action> {
     }
     if !view.machines.is_empty() {
         return view.machines.iter().map(delete).collect();
+    }
+    if view.control_plane_shape == ControlPlaneShape::Service && !view.service_deleted {
+        return vec![Action::DeleteControlPlane];
     }
     match &view.orphans {
         None => return vec![Action::ListMachines],

@@ -61,8 +61,8 @@ pub use hooks::{Hook, HooksView};
 pub use join_token::{JOIN_TOKEN_VALID, JoinTokenView, fresh as join_token_fresh};
 pub use status::{ClusterPhase, ConditionView, PoolStatus, StatusView};
 pub use view::{
-    ClusterView, DeletionOrder, InfraView, MachinePhase, MachineRole, MachineView, PlanStep,
-    PlanView, PoolSpec, Rollout, Version,
+    ClusterView, ControlPlaneShape, DeletionOrder, InfraView, MachinePhase, MachineRole,
+    MachineView, PlanStep, PlanView, PoolSpec, Rollout, ServiceView, Version,
 };
 pub use workload::{
     CONTROL_PLANE_AVAILABLE, NODE_HEALTHY, NodeCondition, NodeConditionSince, NodeHealth,

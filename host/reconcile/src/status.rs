@@ -1,7 +1,9 @@
 //! The status the core derives for a cluster: phase, counters and conditions.
 
 use crate::health;
-use crate::view::{ClusterView, InfraView, MachinePhase, MachineView, PoolSpec};
+use crate::view::{
+    ClusterView, ControlPlaneShape, InfraView, MachinePhase, MachineView, PlanStep, PoolSpec,
+};
 use crate::workload::{
     CONTROL_PLANE_AVAILABLE, WORKLOAD_NOT_CONNECTED, WORKLOAD_UNREACHABLE, WorkloadView, node_ready,
 };
@@ -104,13 +106,42 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
         .iter()
         .filter(|m| m.role.is_control_plane())
         .collect();
-    let control_plane = counters(
-        "control-plane",
-        view.control_plane_replicas,
-        &cp_machines,
-        view,
-        view.control_plane_told_members,
-    );
+    let service = view.control_plane_shape == ControlPlaneShape::Service;
+    let control_plane = match &view.service {
+        // A service's control plane is counted by its provider; a Cluster that asks no count
+        // wants what the service runs.
+        Some(s) if service => PoolStatus {
+            name: "control-plane".into(),
+            desired: if view.control_plane_replicas > 0 {
+                view.control_plane_replicas
+            } else {
+                s.replicas
+            },
+            replicas: s.replicas,
+            ready: s.ready_replicas,
+            up_to_date: s.up_to_date_replicas,
+        },
+        // Asked by `failuresTolerated`, the count is the provider's to choose: what it has
+        // is what it wants once its plan has nothing more to do.
+        _ if view.control_plane_replicas == 0 => {
+            let mut counted = counters(
+                "control-plane",
+                0,
+                &cp_machines,
+                view,
+                view.control_plane_told_members,
+            );
+            counted.desired = counted.replicas;
+            counted
+        }
+        _ => counters(
+            "control-plane",
+            view.control_plane_replicas,
+            &cp_machines,
+            view,
+            view.control_plane_told_members,
+        ),
+    };
     let workers: Vec<PoolStatus> = view
         .pools
         .iter()
@@ -126,6 +157,7 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
 
     let infra_ready = matches!(view.infrastructure, InfraView::Ready { .. });
     let initialized = view.plan.as_ref().is_some_and(|p| p.initialized)
+        || view.service.as_ref().is_some_and(|s| s.initialized)
         || cp_machines.iter().any(|m| m.phase == MachinePhase::Running);
     let settled = |p: &PoolStatus| {
         p.replicas == p.desired && p.ready == p.desired && p.up_to_date == p.desired
@@ -138,7 +170,17 @@ pub(crate) fn status(view: &ClusterView) -> StatusView {
     let pool_settled = |p: &PoolStatus| {
         settled(p) || (on_delete(p) && p.replicas == p.desired && p.ready == p.desired)
     };
-    let cp_ready = settled(&control_plane);
+    let cp_ready = if service {
+        (view.service.as_ref()).is_some_and(|s| s.settled && s.ready && s.access)
+            && settled(&control_plane)
+    } else {
+        // A plan that still has a step to take is not as desired, whatever the counts say
+        // (they are all a `failuresTolerated` ask has).
+        settled(&control_plane)
+            && (view.control_plane_replicas > 0
+                || (control_plane.desired > 0
+                    && view.plan.as_ref().is_none_or(|p| p.step == PlanStep::None)))
+    };
     let workers_ready = workers.iter().all(pool_settled);
     let stray = view
         .machines

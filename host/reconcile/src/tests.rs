@@ -237,6 +237,10 @@ impl Sim {
             }
             Action::EnsureSecrets => self.view.secrets_ready = true,
             Action::EnsureKubeconfig => self.view.kubeconfig_current = true,
+            // The simulated clusters' control planes are on machines.
+            Action::ReconcileControlPlane | Action::DeleteControlPlane => {
+                unreachable!("{action:?} for a control plane on machines")
+            }
             Action::CreateMachine(intent) => {
                 if intent.role != MachineRole::Init {
                     self.check_token();
@@ -1813,4 +1817,150 @@ fn a_failed_control_plane_member_is_the_plans_to_replace_where_the_provider_is_t
         matches!(a, Action::DeleteMachine { machine } | Action::DrainNode { machine, .. } if *machine == failed)
     });
     assert!(!on_failed, "{:?}", d.actions);
+}
+
+/// A cluster whose control plane a service runs: its infrastructure ready, two workers
+/// wanted, no machine yet.
+fn service_view(service: Option<ServiceView>) -> ClusterView {
+    ClusterView {
+        version: Some(V2),
+        control_plane_shape: ControlPlaneShape::Service,
+        service,
+        infrastructure: InfraView::Ready {
+            failure_domains: vec!["a".into()],
+        },
+        orphans: Some(Vec::new()),
+        pools: vec![PoolSpec {
+            name: "md-0".into(),
+            replicas: 2,
+            failure_domain: None,
+            rollout: Rollout::default(),
+            deletion_order: DeletionOrder::Oldest,
+            health: None,
+            drain_timeout: 600,
+        }],
+        ..ClusterView::default()
+    }
+}
+
+fn service_at(settled: bool, ready: bool, access: bool) -> ServiceView {
+    ServiceView {
+        settled,
+        initialized: ready,
+        ready,
+        version: Some(V2),
+        replicas: 3,
+        ready_replicas: if ready { 3 } else { 0 },
+        up_to_date_replicas: if ready { 3 } else { 0 },
+        access,
+    }
+}
+
+#[test]
+fn a_service_control_plane_is_asked_before_anything_joins_and_no_secrets_are_made() {
+    let d = decide(&service_view(None));
+    assert_eq!(d.actions, [Action::ReconcileControlPlane]);
+    // Working on it, or ready without a way to join it: no worker, not provisioned.
+    for service in [
+        service_at(false, false, false),
+        service_at(false, true, true),
+        service_at(true, true, false),
+    ] {
+        let d = decide(&service_view(Some(service.clone())));
+        assert!(
+            !(d.actions.iter()).any(|a| matches!(a, Action::CreateMachine(_))),
+            "{service:?}: {:?}",
+            d.actions
+        );
+        assert!(
+            !d.actions.contains(&Action::EnsureSecrets),
+            "{:?}",
+            d.actions
+        );
+        assert_ne!(d.status.phase, ClusterPhase::Provisioned);
+    }
+    // As desired, ready, joinable: the workers, and the counts are the service's.
+    let d = decide(&service_view(Some(service_at(true, true, true))));
+    let creates = (d.actions.iter())
+        .filter(|a| matches!(a, Action::CreateMachine(i) if i.role == MachineRole::Worker))
+        .count();
+    assert!(creates > 0, "{:?}", d.actions);
+    assert_eq!(d.status.control_plane.desired, 3);
+    assert_eq!(d.status.control_plane.ready, 3);
+    let ready = (d.status.conditions.iter()).find(|c| c.type_ == "ControlPlaneReady");
+    assert!(ready.is_some_and(|c| c.status), "{:?}", d.status.conditions);
+}
+
+#[test]
+fn a_service_control_plane_behind_the_spec_holds_the_workers_and_one_ahead_does_not() {
+    let mut behind = service_at(false, true, true);
+    behind.version = Some(V1);
+    let mut view = service_view(Some(behind));
+    view.machines = (0..2)
+        .map(|i| MachineView {
+            name: format!("w{i}"),
+            role: MachineRole::Worker,
+            pool: "md-0".into(),
+            version: V1,
+            failure_domain: None,
+            created_at: i,
+            phase: MachinePhase::Running,
+            deleting: false,
+            provider_id: Some(format!("p{i}")),
+            changed: Vec::new(),
+            node: None,
+            drain: Default::default(),
+        })
+        .collect();
+    let d = decide(&view);
+    assert!(
+        !(d.actions.iter())
+            .any(|a| matches!(a, Action::CreateMachine(_) | Action::DrainNode { .. })),
+        "workers wait for the service's upgrade: {:?}",
+        d.actions
+    );
+    // The service upgraded itself past the spec: it is as desired, and workers roll to the
+    // spec's version, not the service's.
+    let mut ahead = service_at(true, true, true);
+    ahead.version = Some(Version { minor: 35, ..V2 });
+    view.service = Some(ahead);
+    let d = decide(&view);
+    let created: Vec<&MachineIntent> = (d.actions.iter())
+        .filter_map(|a| match a {
+            Action::CreateMachine(i) => Some(i),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(created.len(), 1, "{:?}", d.actions);
+    assert_eq!(created[0].version, V2);
+}
+
+#[test]
+fn a_deleted_cluster_takes_its_workers_then_the_service_then_the_infrastructure() {
+    let mut view = service_view(None);
+    view.deleting = true;
+    view.machines = vec![MachineView {
+        name: "w0".into(),
+        role: MachineRole::Worker,
+        pool: "md-0".into(),
+        version: V2,
+        failure_domain: None,
+        created_at: 0,
+        phase: MachinePhase::Running,
+        deleting: false,
+        provider_id: None,
+        changed: Vec::new(),
+        node: None,
+        drain: Default::default(),
+    }];
+    let d = decide(&view);
+    assert!(
+        !d.actions.contains(&Action::DeleteControlPlane),
+        "{:?}",
+        d.actions
+    );
+    view.machines.clear();
+    assert_eq!(decide(&view).actions, [Action::DeleteControlPlane]);
+    view.service_deleted = true;
+    assert_eq!(decide(&view).actions, [Action::DeleteInfrastructure]);
 }

@@ -29,8 +29,16 @@ pub struct ClusterView {
     pub paused: bool,
     /// The desired Kubernetes version.
     pub version: Option<Version>,
-    /// Desired control-plane replicas.
+    /// Desired control-plane replicas; 0 when the Cluster asks none (a control plane a
+    /// service runs, or one asked by `failuresTolerated`): the provider's plan decides.
     pub control_plane_replicas: u32,
+    /// Where the control plane runs: on machines, or run by a service the provider drives.
+    pub control_plane_shape: ControlPlaneShape,
+    /// What the provider's `reconcile-control-plane` said in this pass of a control plane a
+    /// service runs; `None` when it has not been asked in this pass (or failed).
+    pub service: Option<ServiceView>,
+    /// A service's control plane was deleted (`delete-control-plane` answered `deleted`).
+    pub service_deleted: bool,
     /// When control-plane machines are unhealthy; `None`: never judged. The control-plane
     /// provider replaces them through its plan.
     pub control_plane_health: Option<crate::health::HealthCheck>,
@@ -73,6 +81,38 @@ pub struct ClusterView {
     pub etcd: crate::etcd::EtcdView,
     /// The token joins carry, where the host keeps it valid.
     pub join_token: crate::join_token::JoinTokenView,
+}
+
+/// Where a cluster's control plane runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ControlPlaneShape {
+    /// On machines the host creates and deletes as the provider's plan says.
+    #[default]
+    Machines,
+    /// Run by a service, hosted in the management cluster or managed by a cloud: no machines;
+    /// the provider drives it through `reconcile-control-plane` and says how to reach it.
+    Service,
+}
+
+/// What the provider's `reconcile-control-plane` said of a control plane a service runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServiceView {
+    /// It is as desired (step `none`); otherwise the service works toward it (`wait`).
+    pub settled: bool,
+    /// Its API server answered once.
+    pub initialized: bool,
+    /// It serves requests now.
+    pub ready: bool,
+    /// The version it runs, when known.
+    pub version: Option<Version>,
+    /// Members (API servers) it has, as the provider counts them.
+    pub replicas: u32,
+    /// Those of them that are ready.
+    pub ready_replicas: u32,
+    /// Those of them that run the desired version.
+    pub up_to_date_replicas: u32,
+    /// The host holds how to reach and join it (the provider's access, stored).
+    pub access: bool,
 }
 
 /// A desired worker pool.

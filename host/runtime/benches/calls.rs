@@ -80,6 +80,7 @@ fn host_input() -> (CallContext, PlanInput) {
             host: "bench.eu-1.example.test".into(),
             port: 6443,
         }),
+        failures_tolerated: None,
     };
     (ctx, input)
 }
@@ -147,6 +148,7 @@ fn native_input(
             host: e.host.clone(),
             port: e.port,
         }),
+        failures_tolerated: None,
     };
     (ctx, input)
 }

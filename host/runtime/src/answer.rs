@@ -168,7 +168,8 @@ pub fn printable(s: &str, max: usize) -> String {
 pub(crate) fn answer_root(operation: &str) -> &'static str {
     match operation.rsplit('.').next().unwrap_or_default() {
         "reconcile-cluster" => "cluster-state",
-        "delete-cluster" | "delete-machine" => "deletion",
+        "delete-cluster" | "delete-machine" | "delete-control-plane" => "deletion",
+        "reconcile-control-plane" => "reconcile-output",
         "reconcile-machine" => "machine-status",
         "list-machines" => "listed-machines",
         "cluster-secrets" => "secrets-state",
@@ -360,6 +361,46 @@ impl Answer for control_plane::PlanOutput {
             a.endpoint(".endpoint", e)?;
         }
         a.conditions(&mut self.conditions)
+    }
+}
+
+/// A service's control plane has no machines: only `none` and `wait` are steps it can take;
+/// its access's endpoint and token are checked as an infrastructure's endpoint and a join
+/// token are, its kubeconfig and CA are data bounded by the answer's size.
+impl Answer for control_plane::ReconcileOutput {
+    fn check(&mut self, a: &mut Checker<'_>) -> Result<(), InvalidAnswer> {
+        a.at(".plan", |a| {
+            match &self.plan.step {
+                control_plane::Step::None | control_plane::Step::Wait(_) => {}
+                _ => {
+                    return Err(a.invalid(
+                        ".step",
+                        "is a machine or manifest step; reconcile-control-plane answers none or wait"
+                            .into(),
+                    ));
+                }
+            }
+            self.plan.check(a)
+        })?;
+        if let Some(access) = &mut self.access {
+            a.at(".access", |a| {
+                a.endpoint(".endpoint", &access.endpoint)?;
+                if !access
+                    .ca_certificate
+                    .contains("-----BEGIN CERTIFICATE-----")
+                {
+                    return Err(a.invalid(".ca-certificate", "is not a PEM certificate".into()));
+                }
+                if access.admin_kubeconfig.trim().is_empty() {
+                    return Err(a.invalid(".admin-kubeconfig", "is empty".into()));
+                }
+                match &mut access.join_token {
+                    Some(token) => a.at(".join-token", |a| token.check(a)),
+                    None => Ok(()),
+                }
+            })?;
+        }
+        Ok(())
     }
 }
 

@@ -10,9 +10,10 @@ use tracing::Instrument;
 use wasmtime::component::{Component, Instance, InstancePre};
 
 use crate::bindings::{
-    Callable, ClusterSecrets, ContractFn, CurrentJoinToken, DeleteCluster, DeleteMachine, Describe,
-    DescribeAsWritten, Exports, Generate, Handle, Kubeconfig, ListMachines, Plan, ReconcileCluster,
-    ReconcileMachine, RenewJoinToken, ValidateConfig,
+    Callable, ClusterSecrets, ContractFn, CurrentJoinToken, DeleteCluster, DeleteControlPlane,
+    DeleteMachine, Describe, DescribeAsWritten, Exports, Generate, Handle, Kubeconfig,
+    ListMachines, Plan, ReconcileCluster, ReconcileControlPlane, ReconcileMachine, RenewJoinToken,
+    ValidateConfig,
 };
 use crate::cache::{CacheOutcome, CompileCache};
 use crate::call::{ActiveCall, Caller, finish, with_deadline};
@@ -538,6 +539,23 @@ impl Provider {
         input: &control_plane::PlanInput,
     ) -> Result<control_plane::PlanOutput, CallError> {
         self.call::<Plan>((ctx, input)).await
+    }
+
+    /// `control-plane.reconcile-control-plane` (0.3 on): moves a control plane that a service
+    /// runs toward `input`. A provider of an earlier version answers `unsupported` without a
+    /// call.
+    pub async fn reconcile_control_plane(
+        &self,
+        ctx: &CallContext,
+        input: &control_plane::PlanInput,
+    ) -> Result<control_plane::ReconcileOutput, CallError> {
+        self.call::<ReconcileControlPlane>((ctx, input)).await
+    }
+
+    /// `control-plane.delete-control-plane` (0.3 on): takes a control plane that a service
+    /// runs down.
+    pub async fn delete_control_plane(&self, ctx: &CallContext) -> Result<Deletion, CallError> {
+        self.call::<DeleteControlPlane>(ctx).await
     }
 
     /// `lifecycle-hooks.handle`.

@@ -58,6 +58,39 @@ pub(crate) fn check_version(version: &str, path: &str, errors: &mut Errors) -> O
     }
 }
 
+/// Most failures a Cluster may ask its control plane to tolerate (15 etcd members).
+pub const MAX_FAILURES_TOLERATED: u32 = 7;
+
+/// The control plane's `failuresTolerated`, if given alone and within 0..=7; refused beside
+/// `replicas` (one or the other).
+pub(crate) fn check_failures_tolerated(
+    topology: &capw_api::ControlPlaneTopology,
+    replicas_path: &str,
+    errors: &mut Errors,
+) -> Option<u32> {
+    let wanted = topology.failures_tolerated?;
+    let path = "spec.topology.controlPlane.failuresTolerated";
+    if topology.replicas.is_some() {
+        errors.cluster(
+            Kind::InvalidReplicas,
+            path,
+            format!("is given beside {replicas_path}: give one or the other"),
+        );
+        return None;
+    }
+    match u32::try_from(wanted) {
+        Ok(n) if n <= MAX_FAILURES_TOLERATED => Some(n),
+        _ => {
+            errors.cluster(
+                Kind::InvalidReplicas,
+                path,
+                format!("{wanted} is outside 0..={MAX_FAILURES_TOLERATED}"),
+            );
+            None
+        }
+    }
+}
+
 /// `replicas` (1 when absent) if within `allowed`.
 pub(crate) fn check_replicas(
     replicas: Option<i32>,

@@ -3,7 +3,10 @@
 use capw_api::{Cluster, ClusterClass};
 use serde_json::json;
 
-use crate::checks::{MAX_CONTROL_PLANE_REPLICAS, check_class_ref, check_replicas, check_version};
+use crate::checks::{
+    MAX_CONTROL_PLANE_REPLICAS, check_class_ref, check_failures_tolerated, check_replicas,
+    check_version,
+};
 use crate::configs::{ProviderSchemas, check_configs};
 use crate::desired::DesiredState;
 use crate::error::{Errors, TopologyErrors};
@@ -47,12 +50,21 @@ pub fn compute_desired_state(
     let version =
         check_version(&topology.version, "spec.topology.version", &mut errors).unwrap_or_default();
     let replicas_path = "spec.topology.controlPlane.replicas";
-    let cp_replicas = check_replicas(
-        topology.control_plane.replicas,
-        1..=MAX_CONTROL_PLANE_REPLICAS,
-        replicas_path,
-        &mut errors,
-    );
+    let failures_tolerated =
+        check_failures_tolerated(&topology.control_plane, replicas_path, &mut errors);
+    // A count the Cluster does not give is 1 on machines; a control plane a service runs (no
+    // machine infrastructure in the class) or one asked by failuresTolerated leaves it to the
+    // provider (0).
+    let on_machines = spec.control_plane.machine_infrastructure.is_some();
+    let cp_replicas = match topology.control_plane.replicas {
+        None if failures_tolerated.is_some() || !on_machines => 0,
+        given => check_replicas(
+            given,
+            1..=MAX_CONTROL_PLANE_REPLICAS,
+            replicas_path,
+            &mut errors,
+        ),
+    };
     let catalog = VariableCatalog::compile(&spec.variables, &mut errors);
     let variables = catalog.resolve_cluster(&topology.variables, &mut errors);
     check_selectors(spec, &mut errors);
@@ -78,7 +90,8 @@ pub fn compute_desired_state(
     };
     let scope = stamper.scope(variables.clone(), None);
     let infrastructure = stamper.infrastructure(&scope);
-    let control_plane = stamper.control_plane(cp_replicas, &topology.control_plane, &scope);
+    let mut control_plane = stamper.control_plane(cp_replicas, &topology.control_plane, &scope);
+    control_plane.failures_tolerated = failures_tolerated;
     let mds = &topology.workers.machine_deployments;
     let pools = (mds.iter().enumerate())
         .filter_map(|(i, md)| stamper.pool(i, md, &mds[..i], &variables))

@@ -49,8 +49,14 @@ pub struct ProviderConfig {
 pub struct DesiredControlPlane {
     /// The control-plane provider and its config.
     pub config: ProviderConfig,
-    /// Replicas (1 when the Cluster does not say).
+    /// Replicas: what the Cluster says; 1 on machines when it does not say, 0 (the
+    /// provider's to decide) for a control plane a service runs or one asked by
+    /// `failures_tolerated`.
     pub replicas: u32,
+    /// The Cluster asks the control plane to keep serving with this many members failed,
+    /// instead of a count (`spec.topology.controlPlane.failuresTolerated`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failures_tolerated: Option<u32>,
     /// Kubernetes version, `vMAJOR.MINOR.PATCH`.
     pub version: String,
     /// Infrastructure provider and config for control-plane machines (machine-based control

@@ -131,6 +131,7 @@ impl Stamper<'_> {
         DesiredControlPlane {
             config,
             replicas,
+            failures_tolerated: None,
             version: self.version.clone(),
             machine_infrastructure,
             bootstrap,

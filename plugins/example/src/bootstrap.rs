@@ -155,6 +155,7 @@ mod tests {
                     address: "10.0.0.2".into(),
                 },
             ],
+            join: None,
         };
         let c = context(r#"{"region": "r"}"#);
         let Ok(data) = ExampleProvider::generate(&c, request) else {

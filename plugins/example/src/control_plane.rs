@@ -101,6 +101,7 @@ pub fn plan(cluster: &ClusterRef, config: &ExampleConfig, input: &PlanInput) -> 
             version: control_plane::oldest_version(live.iter().copied()),
             endpoint: input.endpoint.clone(),
             conditions: Vec::new(),
+            failures_tolerated: None,
         },
         replicas,
         ready_replicas: ready,
@@ -168,6 +169,7 @@ mod tests {
                 host: "h".into(),
                 port: 6443,
             }),
+            failures_tolerated: None,
         }
     }
 

@@ -2,7 +2,7 @@
 //! control-plane machines, the shared CAs and service-account keys) and runs
 //! `kubeadm init` or `kubeadm join`.
 
-use capw_sdk::bootstrap::{BootstrapRequest, ControlPlaneMember};
+use capw_sdk::bootstrap::{BootstrapRequest, ControlPlaneMember, JoinCredentials};
 use capw_sdk::types::MachineRole;
 use serde::Serialize;
 
@@ -12,7 +12,9 @@ use crate::kubeadm::{
     BootstrapToken, BootstrapTokenDiscovery, ClusterConfiguration, InitConfiguration,
     JoinConfiguration, JoinControlPlane, KubeadmConfig, LocalApiEndpoint, Networking,
 };
+use crate::pki::{self, PkiError};
 use crate::secrets::{CONTROL_PLANE_FILES, SecretSet, SecretsError};
+use crate::token;
 
 /// Where the kubeadm config file is written; `runcmd` passes it to `--config`.
 pub const KUBEADM_CONFIG_PATH: &str = "/run/kubeadm/kubeadm.yaml";
@@ -67,6 +69,36 @@ pub enum GenerateError {
         /// The address, escaped.
         address: String,
     },
+    /// A control-plane machine asked to join a control plane that a service runs
+    /// (`request.join` given): such a control plane has no machines, and a machine of ours
+    /// cannot become one of the service's members.
+    #[error(
+        "role {role} with join credentials: control-plane machines do not join a service's \
+         control plane; only workers join one"
+    )]
+    ControlPlaneJoinsService {
+        /// The requested role.
+        role: MachineRole,
+    },
+    /// The service's join credentials carry no token: a kubeadm join discovers the cluster
+    /// with a bootstrap token, so it cannot join without one.
+    #[error(
+        "the join credentials carry no token: kubeadm joins the service's control plane with a \
+         bootstrap token"
+    )]
+    ServiceJoinWithoutToken,
+    /// The service's token is not a kubeadm bootstrap token. The message never quotes it.
+    #[error(
+        "the join credentials' token (id `{id}`) is not a kubeadm bootstrap token of the form \
+         [a-z0-9]{{6}}.[a-z0-9]{{16}}"
+    )]
+    BadServiceToken {
+        /// The token's public id, escaped.
+        id: String,
+    },
+    /// The service's CA certificate does not parse, so there is nothing to pin.
+    #[error("the join credentials' ca-certificate is not a PEM X.509 certificate")]
+    BadServiceCa(#[source] PkiError),
     /// The request's endpoint.
     #[error(transparent)]
     Endpoint(#[from] EndpointError),
@@ -95,16 +127,22 @@ pub enum GenerateError {
 ///   (keys 0600, the rest 0644); a control-plane join also gets [`ETCD_MEMBERS_PATH`].
 ///   Workers get no key.
 /// - Pure: the same request gives the same text (members are sorted by name).
+/// - With `request.join` (a control plane that a service runs, contract 0.3): see
+///   [`service_join`]; the secrets and members are not read.
 ///
 /// # Errors
 ///
 /// [`GenerateError`]: `init` with members, a join without members, a bad name, address or
-/// endpoint, or a missing or garbled secret item.
+/// endpoint, or a missing or garbled secret item; with `join`, a role other than `worker` or
+/// unusable join credentials.
 pub fn generate(
     config: &KubeadmBootstrapConfig,
     cluster_name: &str,
     request: &BootstrapRequest,
 ) -> Result<String, GenerateError> {
+    if let Some(join) = &request.join {
+        return service_join(request, join);
+    }
     let members = &request.control_plane_members;
     match (request.role, members.is_empty()) {
         (MachineRole::Init, false) => {
@@ -181,16 +219,67 @@ pub fn generate(
             ))
         }
     };
+    render(files, &kubeadm)
+}
+
+/// A worker's cloud-config for joining a control plane that a service runs: a
+/// `JoinConfiguration` discovering `request.endpoint` with the service's token, pinned to the
+/// hash of the service's CA certificate, and the version file. No PKI file and no secret item
+/// of the cluster is read: the service keeps its CAs.
+///
+/// # Errors
+///
+/// [`GenerateError::ControlPlaneJoinsService`] for `init` and `join-control-plane`;
+/// [`GenerateError::ServiceJoinWithoutToken`], [`GenerateError::BadServiceToken`] and
+/// [`GenerateError::BadServiceCa`] for credentials kubeadm cannot join with; a bad machine
+/// name or endpoint.
+pub fn service_join(
+    request: &BootstrapRequest,
+    join: &JoinCredentials,
+) -> Result<String, GenerateError> {
+    if request.role != MachineRole::Worker {
+        return Err(GenerateError::ControlPlaneJoinsService { role: request.role });
+    }
+    let node_name = checked_name("machine name", &request.machine.name)?;
+    let endpoint = endpoint::authority(&request.endpoint)?;
+    let given = join
+        .token
+        .as_ref()
+        .ok_or(GenerateError::ServiceJoinWithoutToken)?;
+    let token = token::BootstrapToken::parse(&format!("{}.{}", given.id, given.secret))
+        .ok_or_else(|| GenerateError::BadServiceToken {
+            id: given.id.escape_debug().to_string(),
+        })?;
+    let ca =
+        pki::cert_from_pem(join.ca_certificate.as_bytes()).map_err(GenerateError::BadServiceCa)?;
+    let ca_cert_hash = pki::ca_cert_hash(&ca).map_err(GenerateError::BadServiceCa)?;
+    let files = vec![WriteFile::new(
+        KUBERNETES_VERSION_PATH.into(),
+        false,
+        format!("{}\n", request.version),
+    )];
+    let kubeadm = KubeadmConfig::Join(JoinConfiguration::new(
+        BootstrapTokenDiscovery {
+            api_server_endpoint: endpoint,
+            token: token.as_str().to_owned(),
+            ca_cert_hashes: vec![ca_cert_hash],
+        },
+        node_name,
+        None,
+    ));
+    render(files, &kubeadm)
+}
+
+/// `files` and the kubeadm config file, and the one `kubeadm init` or `kubeadm join` command.
+fn render(mut files: Vec<WriteFile>, kubeadm: &KubeadmConfig) -> Result<String, GenerateError> {
     files.push(WriteFile::new(
         KUBEADM_CONFIG_PATH.into(),
         true,
         kubeadm.to_yaml().map_err(GenerateError::Render)?,
     ));
-
-    let verb = if request.role == MachineRole::Init {
-        "init"
-    } else {
-        "join"
+    let verb = match kubeadm {
+        KubeadmConfig::Init { .. } => "init",
+        KubeadmConfig::Join(_) => "join",
     };
     CloudConfig {
         write_files: files,

@@ -8,6 +8,9 @@
 //!   items);
 //! - `generate` turns them, the endpoint, the version and the control-plane members into
 //!   cloud-config for the roles `init`, `join-control-plane` and `worker` ([`cloud_init`]);
+//!   for a worker of a cluster whose control plane a service runs (the request's `join`,
+//!   contract 0.3), a join with the service's token, pinned to the service's CA
+//!   ([`cloud_init::service_join`]);
 //! - `kubeconfig` issues an admin client certificate ([`kubeconfig`]);
 //! - `current-join-token` and `renew-join-token` (contract 0.3) name the bootstrap token joins
 //!   carry and mint a fresh one, which the host writes into the workload cluster once the

@@ -82,5 +82,6 @@ pub fn request(name: &str, role: MachineRole, items: Vec<SecretItem>) -> Bootstr
         endpoint: endpoint(),
         secrets: items,
         control_plane_members: members,
+        join: None,
     }
 }

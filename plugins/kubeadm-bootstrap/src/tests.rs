@@ -112,6 +112,25 @@ fn generate_refusals_are_permanent_invalid_input() {
 }
 
 #[test]
+fn a_control_plane_machine_with_join_credentials_is_refused_as_invalid_input() {
+    let mut request = request("c1-m-1", MachineRole::Init, Vec::new());
+    request.join = Some(capw_sdk::bootstrap::JoinCredentials {
+        ca_certificate: item(&items(), "ca.crt"),
+        token: None,
+    });
+    let Err(e) = KubeadmBootstrap::generate(&context("{}"), request) else {
+        panic!("an init joined a service's control plane");
+    };
+    assert_eq!((e.code, e.retryable), (ErrorCode::InvalidInput, false));
+    assert!(
+        e.message
+            .contains("control-plane machines do not join a service's control plane"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
 fn kubeconfig_has_one_cluster_user_and_current_context() {
     let items = items();
     let yaml = ok(KubeadmBootstrap::kubeconfig(

@@ -80,6 +80,7 @@ mod tests {
                 host: "cp.c1.test".into(),
                 port: 6443,
             }),
+            failures_tolerated: None,
         }
     }
 
@@ -152,6 +153,41 @@ mod tests {
         };
         assert_eq!(e.code, ErrorCode::InvalidInput);
         assert!(e.message.contains("replicas is 0"), "{}", e.message);
+    }
+
+    #[test]
+    fn failures_tolerated_becomes_an_odd_membership_or_a_refusal_naming_the_field() {
+        let mut asked = input(0);
+        asked.failures_tolerated = Some(1);
+        let p = match KubeadmControlPlane::plan(&context("{}"), asked.clone()) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        assert!(matches!(p.step, Step::CreateMachine(ref m) if m.init));
+        asked.failures_tolerated = Some(4);
+        let Err(e) = KubeadmControlPlane::plan(&context("{}"), asked) else {
+            panic!("nine members accepted");
+        };
+        assert_eq!((e.code, e.retryable), (ErrorCode::InvalidInput, false));
+        assert!(
+            e.message
+                .contains("spec.topology.controlPlane.failuresTolerated"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn the_service_functions_are_unsupported_for_machines() {
+        let c = context("{}");
+        let Err(e) = KubeadmControlPlane::reconcile_control_plane(&c, input(3)) else {
+            panic!("reconcile-control-plane answered");
+        };
+        assert_eq!(e.code, ErrorCode::Unsupported);
+        let Err(e) = KubeadmControlPlane::delete_control_plane(&c) else {
+            panic!("delete-control-plane answered");
+        };
+        assert_eq!(e.code, ErrorCode::Unsupported);
     }
 
     #[test]

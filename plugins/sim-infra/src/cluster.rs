@@ -1,5 +1,8 @@
 //! `reconcile-cluster` and `delete-cluster`: the cluster's network and load balancer.
 //!
+//! With `controlPlaneEndpoint: none` (a control plane that a service runs) only the network is
+//! made: the cluster is ready once it exists, with [`NO_ENDPOINT`].
+//!
 //! simcloud allows one network and one load balancer per cluster. Each is looked up by
 //! cluster first and created only when absent, with a client token derived from the call's
 //! idempotency key, so a create whose answer was lost is answered, not repeated. A create that
@@ -19,8 +22,16 @@ use crate::api::{
     NetworkList, ZoneList, codes,
 };
 use crate::client::{Client, ClientError, query};
-use crate::config::SimInfraConfig;
+use crate::config::{ControlPlaneEndpoint, SimInfraConfig};
 use crate::naming;
+
+/// The endpoint a cluster without a load balancer reports: no host, port 0. The contract's
+/// `control-plane-endpoint` is not optional; this is its "none", and the control-plane
+/// provider's service gives the real one.
+pub const NO_ENDPOINT: Endpoint = Endpoint {
+    host: String::new(),
+    port: 0,
+};
 
 /// When to look again at a load balancer that is not active yet.
 pub const LOAD_BALANCER_REQUEUE: Duration = Duration::from_secs(2);
@@ -78,6 +89,8 @@ impl From<ClusterError> for ProviderError {
 }
 
 /// Ensures the network and the load balancer exist; `ready` once the load balancer is active.
+/// With `controlPlaneEndpoint: none`, ensures the network only and is `ready` with
+/// [`NO_ENDPOINT`] once it exists.
 ///
 /// # Errors
 ///
@@ -108,6 +121,11 @@ pub fn reconcile(
         "NetworkCreated",
         format!("network {}", network.id),
     );
+    if ctx.config.control_plane_endpoint == ControlPlaneEndpoint::None {
+        let zones: ZoneList = client.get("/v1/zones")?;
+        let failure_domains = failure_domains(&zones.zones, &ctx.config.zones)?;
+        return Ok(ready_without_endpoint(failure_domains, network_ready));
+    }
     let load_balancer = ensure(
         "load balancer",
         &cluster,
@@ -246,6 +264,19 @@ fn find_load_balancer(
     Ok(list.load_balancers.into_iter().next())
 }
 
+/// The answer once the network exists for a cluster whose control plane is not on machines:
+/// ready, with [`NO_ENDPOINT`] and the network's condition only.
+pub fn ready_without_endpoint(
+    failure_domains: Vec<FailureDomain>,
+    network_ready: Condition,
+) -> ClusterState {
+    ClusterState::Ready(ClusterInfrastructure {
+        control_plane_endpoint: NO_ENDPOINT,
+        failure_domains,
+        conditions: vec![network_ready],
+    })
+}
+
 /// The answer while `load_balancer` is not active.
 pub fn waiting_for(load_balancer: &LoadBalancer, network_ready: Condition) -> InProgress {
     let state = match load_balancer.state {
@@ -356,6 +387,20 @@ mod tests {
         assert_eq!(p.requeue_after_ms, 2000);
         assert_eq!(p.conditions.len(), 2);
         assert_eq!(p.conditions[1].status, ConditionStatus::False);
+    }
+
+    #[test]
+    fn without_a_load_balancer_the_cluster_is_ready_with_no_endpoint() {
+        let ready = Condition::new("NetworkReady", ConditionStatus::True, "NetworkCreated", "");
+        let domains = failure_domains(&zones(&["a", "b"]), &[]).unwrap_or_default();
+        let ClusterState::Ready(infra) = ready_without_endpoint(domains, ready) else {
+            panic!("not ready");
+        };
+        assert_eq!(infra.control_plane_endpoint, NO_ENDPOINT);
+        assert!(infra.control_plane_endpoint.host.is_empty());
+        assert_eq!(names(&infra.failure_domains), ["a", "b"]);
+        let types: Vec<&str> = infra.conditions.iter().map(|c| c.type_.as_str()).collect();
+        assert_eq!(types, ["NetworkReady"]);
     }
 
     #[test]

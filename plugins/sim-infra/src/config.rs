@@ -16,6 +16,22 @@ pub const DEFAULT_REQUEST_TIMEOUT_MS: u32 = 5_000;
 /// The largest `requestTimeoutMs` accepted: ten minutes, longer than any sane call deadline.
 pub const MAX_REQUEST_TIMEOUT_MS: u32 = 600_000;
 
+/// Where the cluster's control plane is reached, which decides whether the infrastructure
+/// makes a load balancer for it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ControlPlaneEndpoint {
+    /// The control plane runs on the cluster's machines behind a load balancer this provider
+    /// creates; its address is the cluster's endpoint. The default.
+    #[default]
+    LoadBalancer,
+    /// The control plane is not on the cluster's machines (a service runs it, the `hosted`
+    /// and `managed` shapes): only the network is made, never a load balancer, and the
+    /// cluster is ready with no endpoint of this provider's (the control-plane provider
+    /// reports the service's).
+    None,
+}
+
 /// Config of the simcloud infrastructure provider, e.g.
 /// `{"endpoint": "http://127.0.0.1:8080", "zones": ["zone-a", "zone-b"]}`.
 ///
@@ -50,6 +66,17 @@ pub struct SimInfraConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-capw-shapes-machine" = true))]
     pub instance_type: Option<String>,
+    /// `loadBalancer` (default): the control plane runs on the cluster's machines and this
+    /// provider puts a load balancer in front of them as the cluster's endpoint. `none`: the
+    /// control plane is not on machines (a hosted or managed control-plane provider runs it),
+    /// so only the network is made and the cluster is ready without an endpoint from here.
+    #[serde(default, skip_serializing_if = "is_load_balancer")]
+    #[schemars(extend("x-capw-shapes-machine" = false))]
+    pub control_plane_endpoint: ControlPlaneEndpoint,
+}
+
+fn is_load_balancer(endpoint: &ControlPlaneEndpoint) -> bool {
+    *endpoint == ControlPlaneEndpoint::LoadBalancer
 }
 
 fn default_token_secret() -> String {
@@ -69,6 +96,7 @@ impl SimInfraConfig {
             zones: Vec::new(),
             request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
             instance_type: None,
+            control_plane_endpoint: ControlPlaneEndpoint::LoadBalancer,
         }
     }
 
@@ -265,9 +293,34 @@ mod tests {
         let schema = serde_json::to_value(schemars::schema_for!(SimInfraConfig)).unwrap();
         let marked = |field: &str| schema["properties"][field]["x-capw-shapes-machine"].clone();
         assert_eq!(marked("instanceType"), true);
-        for field in ["endpoint", "tokenSecret", "zones", "requestTimeoutMs"] {
+        for field in [
+            "endpoint",
+            "tokenSecret",
+            "zones",
+            "requestTimeoutMs",
+            "controlPlaneEndpoint",
+        ] {
             assert_eq!(marked(field), false, "{field}");
         }
+    }
+
+    #[test]
+    fn the_control_plane_endpoint_is_a_load_balancer_unless_it_says_none() {
+        let parsed: SimInfraConfig = config(r#"{"endpoint": "http://sim"}"#);
+        assert_eq!(
+            parsed.control_plane_endpoint,
+            ControlPlaneEndpoint::LoadBalancer
+        );
+        let parsed: SimInfraConfig =
+            config(r#"{"endpoint": "http://sim", "controlPlaneEndpoint": "none"}"#);
+        assert_eq!(parsed.control_plane_endpoint, ControlPlaneEndpoint::None);
+        assert_accepted::<SimInfra>(
+            r#"{"endpoint": "http://sim", "controlPlaneEndpoint": "loadBalancer"}"#,
+        );
+        assert_refused_at::<SimInfra>(
+            r#"{"endpoint": "http://sim", "controlPlaneEndpoint": "nodePort"}"#,
+            &["/controlPlaneEndpoint"],
+        );
     }
 
     #[test]

@@ -261,11 +261,51 @@ pub struct ManagedControlPlane {
     /// The version an update in progress goes to; absent when not `updating`.
     pub target_version: Option<String>,
     pub replicas: u32,
+    /// How many API server replicas (and etcd members) may fail with the control plane still
+    /// serving: the service's promise, `(replicas - 1) / 2`.
+    pub failures_tolerated: u32,
     pub state: ControlPlaneState,
     /// `mcp-<n>.<domain>:443`; absent while `creating`.
     pub endpoint: Option<Endpoint>,
     pub created_at: u64,
     pub updated_at: u64,
+}
+
+/// `GET /v1/managed-control-planes/{id}/credentials`: how to reach and join a managed control
+/// plane that is `ready` or `updating` (what EKS's DescribeCluster and a bootstrap token give);
+/// `409 failed_precondition` while it is `creating`.
+///
+/// The service issues its own certificate authority at creation, and a bootstrap token it
+/// registers as the cluster's (`/v1/clusters/{cluster}/bootstrap`, so instances joining the
+/// cluster must carry it) and renews, with a new id, once past half its life: each answer has
+/// the token valid now.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManagedControlPlaneCredentials {
+    /// Where the API server is reached.
+    pub endpoint: Endpoint,
+    /// The service's cluster CA certificate (PEM).
+    pub ca_certificate: String,
+    /// An admin kubeconfig (YAML) for `endpoint`. Secret.
+    pub admin_kubeconfig: String,
+    /// A kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`. Secret.
+    pub join_token: String,
+    /// How long the token is valid from `join_token_issued_at`.
+    pub join_token_ttl_seconds: u64,
+    /// When the token was issued, seconds since the Unix epoch.
+    pub join_token_issued_at: u64,
+    /// Groups the token authenticates as besides `system:bootstrappers`.
+    pub join_token_groups: Vec<String>,
+}
+
+/// `PUT /v1/admin/managed-control-planes/{id}/auto-upgrade`: the service upgrades a `ready`
+/// managed control plane on its own, as managed services do at the end of a version's
+/// support: an update to `version` starts as if a client had asked for it (one minor up at
+/// most). `409` when it is not `ready`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutoUpgrade {
+    /// The version the service moves it to.
+    pub version: String,
 }
 
 /// `GET /v1/managed-control-planes`.

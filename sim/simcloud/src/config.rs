@@ -141,7 +141,13 @@ pub struct Timings {
     pub control_plane_create: Duration,
     /// A managed control plane stays `updating` this long after a version update.
     pub control_plane_update: Duration,
+    /// How long a managed control plane's bootstrap token is valid; it is renewed (a new
+    /// token, with a new id) once past half of it.
+    pub join_token_ttl: Duration,
 }
+
+/// The bootstrap token lifetime of [`Timings`] unless set: kubeadm's default, 24 hours.
+pub const DEFAULT_JOIN_TOKEN_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
 impl Default for Timings {
     /// Delays that feel like a (fast) cloud: an instance runs after 1.5 s.
@@ -152,13 +158,15 @@ impl Default for Timings {
             load_balancer: Duration::from_millis(500),
             control_plane_create: Duration::from_secs(2),
             control_plane_update: Duration::from_secs(2),
+            join_token_ttl: DEFAULT_JOIN_TOKEN_TTL,
         }
     }
 }
 
 impl Timings {
     /// Every delay `delay`: a few milliseconds make tests fast while every intermediate state
-    /// still exists.
+    /// still exists. The bootstrap token lifetime, not a delay, stays
+    /// [`DEFAULT_JOIN_TOKEN_TTL`].
     pub fn uniform(delay: Duration) -> Self {
         Timings {
             provision: delay,
@@ -166,6 +174,7 @@ impl Timings {
             load_balancer: delay,
             control_plane_create: delay,
             control_plane_update: delay,
+            join_token_ttl: DEFAULT_JOIN_TOKEN_TTL,
         }
     }
 }

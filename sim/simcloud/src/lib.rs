@@ -22,6 +22,7 @@
 mod api;
 pub mod boot_check;
 pub mod config;
+pub mod credentials;
 pub mod faults;
 pub mod fixtures;
 pub mod machines;

@@ -55,6 +55,10 @@ struct Args {
     /// Milliseconds a managed control plane stays updating [default: 2000].
     #[arg(long)]
     mcp_update_delay_ms: Option<u64>,
+    /// Seconds a managed control plane's bootstrap token is valid; renewed past half of it
+    /// [default: 86400].
+    #[arg(long)]
+    mcp_join_token_ttl_secs: Option<u64>,
     /// Seed of the fault sequence.
     #[arg(long, default_value_t = 0)]
     fault_seed: u64,
@@ -115,6 +119,9 @@ impl Args {
                 load_balancer: ms(self.lb_delay_ms, defaults.load_balancer),
                 control_plane_create: ms(self.mcp_create_delay_ms, defaults.control_plane_create),
                 control_plane_update: ms(self.mcp_update_delay_ms, defaults.control_plane_update),
+                join_token_ttl: self
+                    .mcp_join_token_ttl_secs
+                    .map_or(defaults.join_token_ttl, Duration::from_secs),
             },
             faults: FaultConfig {
                 seed: self.fault_seed,

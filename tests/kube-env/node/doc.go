@@ -7,6 +7,7 @@
 //	                --name NODE_NAME --provider-id PROVIDER_ID
 //	capw-node reset --root DIR --bin-dir BIN
 //	capw-node lb    --listen IP:PORT --backends FILE
+//	capw-node managed --root DIR --address IP --port PORT --cluster NAME
 //
 // Start with [bootMachine] (boot.go): it reads the bootstrap data simcloud wrote under
 // DIR/rootfs, derives this machine's kubeadm configuration (kubeadmconfig.go), has kubeadm make
@@ -15,7 +16,9 @@
 // pod manifests would give them (components.go, supervisor.go), changes etcd's membership
 // (etcd.go), discovers a cluster from a bootstrap token (discovery.go) and runs the kubelet
 // stand-in (kubelet.go) with its pod runner (pods.go). The load balancer is lb.go; the status
-// file status.go.
+// file status.go. A managed control plane (simcloud's /v1/managed-control-planes booted for
+// real) is managed.go: the same components and kubeadm phases as an init, on the service's
+// own address, with no Node, upgraded in place when simcloud asks for another version.
 //
 // # Layout of a machine directory
 //

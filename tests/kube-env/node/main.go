@@ -25,6 +25,7 @@ func usage() {
   capw-node boot  --root DIR --bin-dir BIN --address IP --role init|join-control-plane|worker --name NODE_NAME --provider-id PROVIDER_ID
   capw-node reset --root DIR --bin-dir BIN
   capw-node lb    --listen IP:PORT --backends FILE
+  capw-node managed --root DIR --address IP --port PORT --cluster NAME
 `)
 	os.Exit(2)
 }
@@ -42,6 +43,8 @@ func main() {
 		os.Exit(runReset(ctx, os.Args[2:]))
 	case "lb":
 		os.Exit(runLB(ctx, os.Args[2:]))
+	case "managed":
+		os.Exit(runManaged(ctx, os.Args[2:]))
 	default:
 		usage()
 	}
@@ -124,6 +127,49 @@ func runLB(ctx context.Context, args []string) int {
 		fmt.Fprintf(os.Stderr, "capw-node lb: %v\n", err)
 		return 1
 	}
+	return 0
+}
+
+func runManaged(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("managed", flag.ExitOnError)
+	var s managedService
+	fs.StringVar(&s.Root, "root", "", "the service directory (simcloud's mcp-<n>)")
+	fs.StringVar(&s.Address, "address", "", "the service's loopback IPv4 address")
+	fs.IntVar(&s.Port, "port", 6443, "the API server's port")
+	fs.StringVar(&s.Cluster, "cluster", "", "the cluster's name")
+	_ = fs.Parse(args)
+	if err := s.validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "capw-node managed: %v\n", err)
+		return 2
+	}
+	abs, err := filepath.Abs(s.Root)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "capw-node managed: %v\n", err)
+		return 2
+	}
+	s.Root = abs
+	if err := os.MkdirAll(filepath.Join(s.Root, "logs"), 0o755); err != nil {
+		fmt.Fprintf(os.Stderr, "capw-node managed: %v\n", err)
+		return 1
+	}
+	if err := writeStatus(s.Root, "booting"); err != nil {
+		fmt.Fprintf(os.Stderr, "capw-node managed: %v\n", err)
+		return 1
+	}
+	closeLog := logTo(filepath.Join(s.Root, "logs", "capw-node.log"))
+	defer closeLog()
+	sup := newSupervisor(filepath.Join(s.Root, "logs"))
+	defer sup.stopAll()
+	if err := runManagedService(ctx, s, sup); err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			log.Printf("stopped while setting up")
+			return 0
+		}
+		log.Printf("managed control plane failed: %v", err)
+		_ = writeStatus(s.Root, "failed: "+oneLine(err.Error()))
+		return 1
+	}
+	log.Printf("stopping")
 	return 0
 }
 

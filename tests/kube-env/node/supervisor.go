@@ -137,21 +137,44 @@ func (s *supervisor) restart(name string) (*child, error) {
 	return c, nil
 }
 
+// restartWith stops the child called name (SIGTERM, SIGKILL after 10 seconds) and starts it
+// again with its command line and another binary, bin: an in-place upgrade. The new process
+// takes the old one's place in the list.
+func (s *supervisor) restartWith(name, bin string) (*child, error) {
+	i, err := s.find(name)
+	if err != nil {
+		return nil, err
+	}
+	old := s.children[i]
+	old.stop()
+	c, err := s.spawn(name, bin, old.args)
+	if err != nil {
+		return nil, err
+	}
+	s.children[i] = c
+	return c, nil
+}
+
+// stop sends SIGTERM to the child, and SIGKILL if it still runs after 10 seconds; it returns
+// once the child has exited.
+func (c *child) stop() {
+	if c.exited() {
+		return
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
 // stopAll sends SIGTERM to every child, last started first, and SIGKILL to any still running
 // after 10 seconds.
 func (s *supervisor) stopAll() {
 	for i := len(s.children) - 1; i >= 0; i-- {
-		c := s.children[i]
-		if c.exited() {
-			continue
-		}
-		_ = c.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-c.done:
-		case <-time.After(10 * time.Second):
-			_ = c.cmd.Process.Kill()
-			<-c.done
-		}
+		s.children[i].stop()
 	}
 }
 

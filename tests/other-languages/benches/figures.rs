@@ -58,6 +58,7 @@ fn request() -> BootstrapRequest {
             data: b"token:uid-1".to_vec(),
         }],
         control_plane_members: Vec::new(),
+        join: None,
     }
 }
 

@@ -76,6 +76,7 @@ fn request(secrets: Vec<SecretItem>) -> BootstrapRequest {
                 address: "10.0.0.2".into(),
             },
         ],
+        join: None,
     }
 }
 

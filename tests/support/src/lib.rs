@@ -164,6 +164,26 @@ pub async fn simcloud_set_faults(
     simcloud_put(&format!("{base_url}/v1/admin/faults"), token, &faults).await
 }
 
+/// Has simcloud's managed control-plane service upgrade control plane `id` on its own to
+/// `version` (`PUT /v1/admin/managed-control-planes/{id}/auto-upgrade`); simcloud's answer.
+///
+/// # Panics
+///
+/// When simcloud does not answer or refuses, with its answer.
+pub async fn simcloud_auto_upgrade(
+    base_url: &str,
+    token: &str,
+    id: &str,
+    version: &str,
+) -> serde_json::Value {
+    simcloud_put(
+        &format!("{base_url}/v1/admin/managed-control-planes/{id}/auto-upgrade"),
+        token,
+        &serde_json::json!({ "version": version }),
+    )
+    .await
+}
+
 /// The cloud-level faults of the simcloud at `base_url` and what they did:
 /// `GET /v1/admin/faults`, `{"faults": ..., "stats": ...}`.
 ///
@@ -228,6 +248,23 @@ pub fn quickstart() -> String {
 pub fn quickstart_objects(simcloud_url: &str, extra: &str) -> Vec<serde_json::Value> {
     let mut text = quickstart();
     text.push_str(extra);
+    let text = text.replace("http://127.0.0.1:7480", simcloud_url);
+    capw_api::parse_manifests(&text)
+        .unwrap()
+        .iter()
+        .map(|o| o.to_json().unwrap())
+        .collect()
+}
+
+/// The managed example's manifests (`examples/managed/*.yaml`: a class whose control plane is
+/// simcloud's managed service, and one Cluster) with simcloud's address replaced by
+/// `simcloud_url`, as the JSON objects `capw apply` stores.
+pub fn managed_objects(simcloud_url: &str) -> Vec<serde_json::Value> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/managed");
+    let text: String = yaml_files(&dir)
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap() + "\n---\n")
+        .collect();
     let text = text.replace("http://127.0.0.1:7480", simcloud_url);
     capw_api::parse_manifests(&text)
         .unwrap()

@@ -80,6 +80,7 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
             endpoint: endpoint(),
             secrets: secrets.clone(),
             control_plane_members: members,
+            join: None,
         };
     let first = ControlPlaneMember {
         name: "cp-0".into(),

@@ -42,6 +42,7 @@ fn plan_input() -> control_plane::PlanInput {
         members: Vec::new(),
         failure_domains: Vec::new(),
         endpoint: None,
+        failures_tolerated: None,
     }
 }
 

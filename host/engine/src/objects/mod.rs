@@ -21,6 +21,13 @@ pub const SECRET_KIND: &str = "Secret";
 /// `controlplane.capw.dev/Available`, beside the host's `ControlPlaneAvailable`).
 pub const CONTROL_PLANE_PROVIDER_PREFIX: &str = "controlplane.capw.dev/";
 
+/// The cluster secrets' item holding the certificate authority (PEM) of a control plane a
+/// service runs, as the service handed it out.
+pub const SERVICE_CA_ITEM: &str = "ca.crt";
+
+/// The cluster secrets' item holding the join token (JSON) a service issued for workers.
+pub const SERVICE_JOIN_TOKEN_ITEM: &str = "service-join-token.json";
+
 /// Name of the Secret holding the cluster secrets of cluster `cluster`.
 pub fn cluster_secret_name(cluster: &str) -> String {
     format!("{cluster}-cluster-secrets")

@@ -16,7 +16,7 @@ use super::snapshot::Snapshot;
 use crate::config::EngineConfig;
 use crate::objects::now;
 use crate::providers::{LoadedProvider, ProviderRegistry};
-use crate::store::{ObjectKey, ObjectStore, StoreError, key_of};
+use crate::store::{ObjectKey, ObjectStore, StoreError, TypedObjects as _, key_of};
 
 /// How long a deleted machine's Node deletion is tried before the machine goes without it
 /// (Cluster API's `nodeDeletionTimeout` defaults to 10 s as well).
@@ -179,6 +179,24 @@ impl Env {
             Ok(()) | Err(StoreError::NotFound(_)) => Ok(()),
             Err(e) => Err(Env::store_failed(type_, &e)),
         }
+    }
+
+    /// Stores the infrastructure record of the cluster of `s`: the object, then its status.
+    pub async fn store_infrastructure_record(
+        &self,
+        s: &Snapshot,
+        record: &crate::objects::InfrastructureRecord,
+    ) -> Result<(), StoreError> {
+        self.store
+            .apply_as(&crate::objects::infrastructure_object(
+                &s.namespace,
+                &s.name,
+            ))
+            .await?;
+        let key = key_of::<capw_api::ClusterInfrastructure>(&s.namespace, &s.name);
+        let status = serde_json::to_value(record).unwrap_or_default();
+        self.store.update_status(&key, status, None).await?;
+        Ok(())
     }
 
     /// A store failure as a note on `condition`.

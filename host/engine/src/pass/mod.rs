@@ -180,7 +180,7 @@ async fn remember_applied(env: &Env, s: &Snapshot) -> Result<(), EngineError> {
         applied: kept,
         ..record.clone()
     };
-    infrastructure::store_record(env, s, &record).await?;
+    env.store_infrastructure_record(s, &record).await?;
     Ok(())
 }
 
@@ -242,7 +242,10 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
             .filter(|a| {
                 matches!(
                     a,
-                    Action::PlanControlPlane | Action::ListMachines | Action::ObserveJoinToken
+                    Action::PlanControlPlane
+                        | Action::ReconcileControlPlane
+                        | Action::ListMachines
+                        | Action::ObserveJoinToken
                 ) && !observed.contains(a)
             })
             .collect();
@@ -261,6 +264,19 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
                             status.remediated = remediated(&view, &plan, &remediate);
                             view.plan = Some(plan);
                             provider_status = Some(status);
+                        }
+                        Err(note) => notes.push(note),
+                    }
+                }
+                Action::ReconcileControlPlane => {
+                    match control_plane::reconcile_service(env, &s).await {
+                        Ok((service, status, note)) => {
+                            view.service = Some(service);
+                            provider_status = Some(status);
+                            // A service at work says so; one as desired adds nothing.
+                            if note.condition.is_some() {
+                                notes.push(note);
+                            }
                         }
                         Err(note) => notes.push(note),
                     }
@@ -284,7 +300,10 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
         .filter(|a| {
             !matches!(
                 a,
-                Action::PlanControlPlane | Action::ListMachines | Action::ObserveJoinToken
+                Action::PlanControlPlane
+                    | Action::ReconcileControlPlane
+                    | Action::ListMachines
+                    | Action::ObserveJoinToken
             )
         })
         .collect();
@@ -320,6 +339,7 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
     after_view.etcd = etcd.view;
     after_view.control_plane_told_members = rolls_inputs;
     after_view.join_token = view.join_token.clone();
+    after_view.service = view.service.clone();
     let status = decide(&after_view).status;
     status::write(env, &after, Some(&status), &notes, provider_status.as_ref()).await?;
     if let Some(p) = notes.iter().find(|n| n.permanent) {
@@ -370,12 +390,14 @@ async fn run(
             machines::delete_orphan(env, s, key, &name).await
         }
         Action::DeleteInfrastructure => infrastructure::delete_infrastructure(env, s).await,
+        Action::DeleteControlPlane => control_plane::delete_service(env, s).await,
         Action::RemoveFinalizer => finalizer::remove_finalizer(env, s).await,
         Action::CallHook { hook, from, to } => hooks::call_hook(env, s, *hook, *from, *to).await,
         Action::RenewJoinToken => join_token::renew(env, s, snapshot::now_seconds()).await,
-        Action::PlanControlPlane | Action::ListMachines | Action::ObserveJoinToken => {
-            ActionNote::done()
-        }
+        Action::PlanControlPlane
+        | Action::ReconcileControlPlane
+        | Action::ListMachines
+        | Action::ObserveJoinToken => ActionNote::done(),
     }
 }
 

@@ -13,7 +13,7 @@ use super::convert::{
     core_deletion_order, core_health_check, core_phase, core_role, core_rollout, core_version,
 };
 use crate::objects::kubeconfig::StoredKubeconfig;
-use crate::objects::{InfrastructureRecord, SecretItems};
+use crate::objects::{InfrastructureRecord, SERVICE_CA_ITEM, SERVICE_JOIN_TOKEN_ITEM, SecretItems};
 
 /// One cluster and everything of it, read from the store.
 #[derive(Debug)]
@@ -70,24 +70,58 @@ impl Snapshot {
         }
     }
 
+    /// The control plane's endpoint as recorded: the infrastructure's, or for a control
+    /// plane a service runs (no load balancer of the infrastructure's) the service's.
+    fn recorded_endpoint(&self) -> Option<(String, u16)> {
+        let record = self.infrastructure.as_ref()?;
+        (record.endpoint.clone()).or_else(|| record.control_plane.as_ref()?.endpoint.clone())
+    }
+
     /// The cluster's control-plane endpoint as the contract spells it (empty until the
-    /// infrastructure gave one).
+    /// infrastructure or the control plane's service gave one).
     pub fn endpoint(&self) -> Endpoint {
-        let (host, port) = (self.infrastructure.as_ref())
-            .and_then(|r| r.endpoint.clone())
-            .unwrap_or_default();
+        let (host, port) = self.recorded_endpoint().unwrap_or_default();
         Endpoint { host, port }
     }
 
-    /// The cluster's control-plane endpoint, `host:port`, once the infrastructure gave one.
+    /// The cluster's control-plane endpoint, `host:port`, once known.
     pub fn endpoint_text(&self) -> Option<String> {
-        let (host, port) = self.infrastructure.as_ref()?.endpoint.clone()?;
+        let (host, port) = self.recorded_endpoint()?;
         Some(format!("{host}:{port}"))
+    }
+
+    /// Whether a service runs the control plane (the class gives it no machines): its
+    /// provider drives it through `reconcile-control-plane`.
+    pub fn service_control_plane(&self) -> bool {
+        (self.desired.as_ref()).is_ok_and(|d| d.control_plane.machine_infrastructure.is_none())
+    }
+
+    /// How a worker joins a control plane a service runs, as its provider's access was
+    /// stored with the cluster's secrets; `None` before it was.
+    pub fn join_credentials(&self) -> Option<capw_runtime::bootstrap::JoinCredentials> {
+        let items = self.secrets.as_ref()?;
+        let item = |name: &str| items.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+        let ca_certificate = String::from_utf8(item(SERVICE_CA_ITEM)?.clone()).ok()?;
+        let token = item(SERVICE_JOIN_TOKEN_ITEM).and_then(|v| serde_json::from_slice(v).ok());
+        Some(capw_runtime::bootstrap::JoinCredentials {
+            ca_certificate,
+            token,
+        })
     }
 
     pub fn view(&self, workload: &WorkloadView) -> ClusterView {
         let desired = self.desired.as_ref().ok();
+        let service = self.service_control_plane();
         ClusterView {
+            control_plane_shape: if service {
+                capw_reconcile::ControlPlaneShape::Service
+            } else {
+                capw_reconcile::ControlPlaneShape::Machines
+            },
+            service: None,
+            service_deleted: (self.infrastructure.as_ref())
+                .and_then(|r| r.control_plane.as_ref())
+                .is_some_and(|c| c.state == "Deleted"),
             deleting: self.deleting(),
             paused: self.cluster.spec.paused.unwrap_or(false),
             version: core_version(&self.cluster.spec.topology.version),
@@ -149,8 +183,10 @@ impl Snapshot {
             etcd: capw_reconcile::EtcdView::Unmanaged,
             // Looked at only when a join is to be made, and only where the workload cluster
             // can be seen.
+            // A service keeps its own join token valid.
             join_token: match workload {
                 WorkloadView::Off => capw_reconcile::JoinTokenView::Unmanaged,
+                _ if service => capw_reconcile::JoinTokenView::Unmanaged,
                 _ => capw_reconcile::JoinTokenView::NotObserved,
             },
             hooks: HooksView {

@@ -127,9 +127,17 @@ pub(crate) async fn write(
             }),
             None => kept_remediation,
         };
+        let kept_tolerated = (out.control_plane.as_ref()).and_then(|cp| cp.failures_tolerated);
+        let failures_tolerated = match provider {
+            Some(p) => p
+                .failures_tolerated
+                .map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+            None => kept_tolerated,
+        };
         out.control_plane = Some(ControlPlaneStatus {
             counters: counters(&view.control_plane),
             version,
+            failures_tolerated,
             last_remediation,
         });
         out.set_workers(
@@ -183,11 +191,13 @@ pub(crate) async fn write(
             set_condition(&mut out.conditions, condition.observed(generation));
         }
     }
-    out.control_plane_endpoint = s
-        .infrastructure
-        .as_ref()
-        .and_then(|r| r.endpoint.clone())
-        .map(|(host, port)| ApiEndpoint { host, port });
+    out.control_plane_endpoint = s.endpoint_text().map(|_| {
+        let e = s.endpoint();
+        ApiEndpoint {
+            host: e.host,
+            port: e.port,
+        }
+    });
     let key = key_of::<Cluster>(&s.namespace, &s.name);
     let value = serde_json::to_value(&out).map_err(|e| StoreError::Invalid(e.to_string()))?;
     let write = env

@@ -8,6 +8,7 @@ mod faults;
 mod go_sim_infra;
 mod hung;
 mod lifecycle;
+mod managed;
 mod orphans;
 mod quickstart;
 mod remediation;

@@ -214,6 +214,7 @@ fn run_plan(request: wire::PlanRequest) -> Result<cp::Plan, ProviderError> {
             host: e.host,
             port: e.port,
         }),
+        failures_tolerated: None,
     };
     let ctx = context(request.cluster, request.settings)?;
     <ExampleProvider as ControlPlane>::plan(&ctx, input)

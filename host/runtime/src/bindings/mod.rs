@@ -200,10 +200,15 @@ contract_functions! {
         <'a> ((&'a CallContext, &'a [bootstrap::SecretItem])) -> Option<bootstrap::JoinToken>;
     RenewJoinToken = 13 "bootstrap"."renew-join-token" in Bootstrap since V0_3
         <'a> ((&'a CallContext, &'a [bootstrap::SecretItem])) -> bootstrap::JoinToken;
+    ReconcileControlPlane = 14 "control-plane"."reconcile-control-plane" in ControlPlane
+        since V0_3 <'a> ((&'a CallContext, &'a control_plane::PlanInput))
+        -> control_plane::ReconcileOutput;
+    DeleteControlPlane = 15 "control-plane"."delete-control-plane" in ControlPlane since V0_3
+        <'a> (&'a CallContext) -> Deletion;
 }
 
 /// How many export slots a provider has: one per function of the contract.
-const SLOTS: usize = 14;
+const SLOTS: usize = 16;
 
 /// Runs `$body` once for each exported function of the contract, with `$f` naming its marker
 /// type (one marker per slot).
@@ -263,6 +268,14 @@ macro_rules! for_each_export {
         }
         {
             type $f = RenewJoinToken;
+            $body
+        }
+        {
+            type $f = ReconcileControlPlane;
+            $body
+        }
+        {
+            type $f = DeleteControlPlane;
             $body
         }
     }};

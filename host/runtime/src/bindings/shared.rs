@@ -152,11 +152,7 @@ macro_rules! bind_version {
             infrastructure::ListedMachine { idempotency_key, provider_id, machine_name, phase }
             bootstrap::SecretItem { name, data }
             bootstrap::ControlPlaneMember { name, address }
-            bootstrap::BootstrapRequest {
-                machine, role, version, endpoint, secrets, control_plane_members,
-            }
             bootstrap::BootstrapData { format, data }
-            control_plane::PlanInput { version, replicas, members, failure_domains, endpoint }
             control_plane::MachineToCreate { init, version, failure_domain }
             lifecycle_hooks::HookRequest { hook, from_version, to_version }
         }
@@ -301,10 +297,17 @@ macro_rules! absent_in_version {
 
 /// A member and capabilities in a version before 0.3: a member has no `etcd`, `out-of-date`
 /// or `unhealthy` yet (lifted as `unknown`, up to date and healthy), capabilities no
-/// `chains-upgrades` (lifted as `false`).
+/// `chains-upgrades` (lifted as `false`), a plan's input no `failures-tolerated` and a
+/// bootstrap request no `join` (both dropped when lowered).
 macro_rules! member_and_capabilities_before_0_3 {
     () => {
         record! {
+            bootstrap::BootstrapRequest {
+                machine, role, version, endpoint, secrets, control_plane_members,
+            } + { join: None }
+            control_plane::PlanInput {
+                version, replicas, members, failure_domains, endpoint,
+            } + { failures_tolerated: None }
             control_plane::Member {
                 machine, version, failure_domain, ready, created_at, deleting,
             } + {
@@ -321,6 +324,7 @@ macro_rules! member_and_capabilities_before_0_3 {
 
 /// The plan's answer from 0.2 on: its steps, with `remove-etcd-member`, and the control
 /// plane's status as one record, which the model keeps in 0.1's places beside what 0.1 lacks.
+/// The version's module says what its status tolerates (`fn failures_tolerated`).
 macro_rules! bind_plan_output_0_2_on {
     () => {
         cases! {
@@ -333,6 +337,7 @@ macro_rules! bind_plan_output_0_2_on {
         impl Conv<model::control_plane::PlanOutput> for control_plane::PlanOutput {
             fn conv(self) -> model::control_plane::PlanOutput {
                 let status = self.status;
+                let failures_tolerated = failures_tolerated(&status);
                 model::control_plane::PlanOutput {
                     step: self.step.conv(),
                     initialized: status.initialized,
@@ -342,6 +347,7 @@ macro_rules! bind_plan_output_0_2_on {
                     endpoint: status.endpoint.conv(),
                     conditions: status.conditions.conv(),
                     ready: Some(status.ready),
+                    failures_tolerated,
                     version: status.version.conv(),
                 }
             }

@@ -30,7 +30,7 @@ record! {
 }
 
 member_and_capabilities_before_0_3!();
-absent_in_version!(Version: CurrentJoinToken, RenewJoinToken);
+absent_in_version!(Version: CurrentJoinToken, RenewJoinToken, ReconcileControlPlane, DeleteControlPlane);
 
 /// 0.1 has no `remove-etcd-member` step: its steps lift one to one.
 impl Conv<model::control_plane::Step> for control_plane::Step {
@@ -59,6 +59,7 @@ impl Conv<model::control_plane::PlanOutput> for control_plane::PlanOutput {
             conditions: self.conditions.conv(),
             ready: None,
             version: None,
+            failures_tolerated: None,
         }
     }
 }

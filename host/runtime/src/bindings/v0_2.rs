@@ -16,4 +16,11 @@ use crate::sandbox::{CallState, LogLevel, SecretLookupError};
 
 resource_context_version!("../../wit/0.2");
 member_and_capabilities_before_0_3!();
-absent_in_version!(Version: CurrentJoinToken, RenewJoinToken);
+absent_in_version!(
+    Version: CurrentJoinToken, RenewJoinToken, ReconcileControlPlane, DeleteControlPlane
+);
+
+/// A 0.2 plan's status does not say how many failures the control plane tolerates.
+fn failures_tolerated(_: &control_plane::ControlPlaneStatus) -> Option<u32> {
+    None
+}

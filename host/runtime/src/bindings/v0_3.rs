@@ -6,7 +6,11 @@
 //! - a control-plane `member` says where it stands in etcd (`etcd`), why it is out of date
 //!   (`out-of-date`) and why it is to be replaced as unhealthy (`unhealthy`);
 //! - `capabilities` declare `chains-upgrades`;
-//! - `bootstrap` has `current-join-token` and `renew-join-token`.
+//! - `bootstrap` has `current-join-token` and `renew-join-token`, and a bootstrap request
+//!   carries the `join` credentials of a control plane a service runs;
+//! - `control-plane` has `reconcile-control-plane` and `delete-control-plane` for the shapes
+//!   without machines, a plan's input the Cluster's `failures-tolerated` ask, and its status
+//!   what the control plane tolerates.
 
 use wasmtime::component::Resource;
 
@@ -20,6 +24,8 @@ bind_extension_points! {
     Version, context: Resource<types::CallContext> = |state, ctx| super::lend(state, ctx);
     CurrentJoinToken (secrets: Vec<bootstrap::SecretItem>) -> Option<bootstrap::JoinToken>;
     RenewJoinToken (secrets: Vec<bootstrap::SecretItem>) -> bootstrap::JoinToken;
+    ReconcileControlPlane (input: control_plane::PlanInput) -> control_plane::ReconcileOutput;
+    DeleteControlPlane () -> types::Deletion;
 }
 
 record! {
@@ -31,6 +37,29 @@ record! {
         control_plane_shape, control_plane_scalable, version_upgrades, chains_upgrades,
     }
     bootstrap::JoinToken { item, id, secret, ttl_seconds, extra_groups }
+    bootstrap::BootstrapRequest {
+        machine, role, version, endpoint, secrets, control_plane_members, join,
+    }
+    bootstrap::JoinCredentials { ca_certificate, token }
+    control_plane::PlanInput {
+        version, replicas, members, failure_domains, endpoint, failures_tolerated,
+    }
+    control_plane::ControlPlaneAccess { endpoint, ca_certificate, admin_kubeconfig, join_token }
+}
+
+/// Only lifted: the host never passes a reconcile answer to a provider.
+impl Conv<model::control_plane::ReconcileOutput> for control_plane::ReconcileOutput {
+    fn conv(self) -> model::control_plane::ReconcileOutput {
+        model::control_plane::ReconcileOutput {
+            plan: self.plan.conv(),
+            access: self.access.conv(),
+        }
+    }
+}
+
+/// How many failures the control plane tolerates, as its status says.
+fn failures_tolerated(status: &control_plane::ControlPlaneStatus) -> Option<u32> {
+    status.failures_tolerated
 }
 
 cases! {

@@ -47,6 +47,19 @@ pub struct BootstrapRequest {
     pub secrets: Vec<SecretItem>,
     /// The control plane's members now; empty for [`MachineRole::Init`].
     pub control_plane_members: Vec<ControlPlaneMember>,
+    /// How a worker joins a control plane a service runs (hosted and managed shapes), from
+    /// the control-plane provider's access; then `secrets` is empty. Told from 0.3 on.
+    #[serde(default)]
+    pub join: Option<JoinCredentials>,
+}
+
+/// How to join a control plane that a service runs (contract 0.3's `join-credentials`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JoinCredentials {
+    /// The certificate authority the API server's certificate chains to (PEM).
+    pub ca_certificate: String,
+    /// The token a join authenticates with, when the service issues one.
+    pub token: Option<JoinToken>,
 }
 
 /// The format of bootstrap data.

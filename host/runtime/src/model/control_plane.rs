@@ -57,6 +57,10 @@ pub struct PlanInput {
     pub failure_domains: Vec<String>,
     /// The endpoint from the infrastructure, when known.
     pub endpoint: Option<Endpoint>,
+    /// The Cluster asks for a control plane that keeps serving with this many members
+    /// failed, instead of a replica count (then `replicas` is 0). Told from 0.3 on.
+    #[serde(default)]
+    pub failures_tolerated: Option<u32>,
 }
 
 /// A machine the host is to create.
@@ -113,4 +117,47 @@ pub struct PlanOutput {
     /// The Kubernetes version the control plane runs, when the provider knows it. `None` from
     /// a 0.1 provider.
     pub version: Option<KubernetesVersion>,
+    /// How many members may fail with the control plane still serving, as it runs now (for a
+    /// managed shape, the service's promise). `None` before 0.3 or when the provider does not
+    /// say.
+    #[serde(default)]
+    pub failures_tolerated: Option<u32>,
+}
+
+/// How a control plane that a service runs is reached and joined (contract 0.3's
+/// `control-plane-access`). Its kubeconfig and token are secret: `Debug` leaves them out.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ControlPlaneAccess {
+    /// Where its API server is reached.
+    pub endpoint: Endpoint,
+    /// The certificate authority its API server's certificate chains to (PEM).
+    pub ca_certificate: String,
+    /// An admin kubeconfig (YAML). Secret.
+    pub admin_kubeconfig: String,
+    /// The token workers join with, when the service issues one.
+    pub join_token: Option<super::bootstrap::JoinToken>,
+}
+
+impl std::fmt::Debug for ControlPlaneAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControlPlaneAccess")
+            .field("endpoint", &self.endpoint)
+            .field(
+                "ca_certificate",
+                &format_args!("{} bytes", self.ca_certificate.len()),
+            )
+            .field("admin_kubeconfig", &format_args!("<secret>"))
+            .field("join_token", &self.join_token)
+            .finish()
+    }
+}
+
+/// The answer of `reconcile-control-plane` (0.3 on): the plan as it stands after the call,
+/// and how to reach the control plane once it can be.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReconcileOutput {
+    /// Its step is `None` or `Wait`; the status and counts are the control plane's.
+    pub plan: PlanOutput,
+    /// How to reach and join it, once it can be.
+    pub access: Option<ControlPlaneAccess>,
 }

@@ -261,6 +261,7 @@ async fn bootstrap_calls() {
             name: "alpha-cp-0".into(),
             address: "10.0.0.1".into(),
         }],
+        join: None,
     };
     let data = p.generate_bootstrap(&c, &request).await.unwrap();
     assert_eq!(data.format, BootstrapFormat::CloudConfig);
@@ -314,6 +315,7 @@ async fn control_plane_plan_steps() {
             host: "alpha.eu-1.example.test".into(),
             port: 6443,
         }),
+        failures_tolerated: None,
     };
     let plan = p.plan(&c, &input).await.unwrap();
     assert_eq!(
@@ -421,6 +423,7 @@ async fn provider_errors_keep_code_retry_and_delay() {
                 members: vec![],
                 failure_domains: vec![],
                 endpoint: None,
+                failures_tolerated: None,
             },
         )
         .await

@@ -23,6 +23,7 @@ fn input(replicas: u32, members: Vec<Member>) -> PlanInput {
             host: "lb-1.sim".into(),
             port: 6443,
         }),
+        failures_tolerated: None,
     }
 }
 

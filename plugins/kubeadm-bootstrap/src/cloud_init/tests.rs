@@ -66,6 +66,7 @@ fn boot(text: &str, role: Role) -> Result<KubeadmAction, String> {
             secrets: Some(ClusterSecrets {
                 token: &token,
                 ca_cert_hash: &hash,
+                previous_token: None,
             }),
             cluster_judges_token: false,
         },
@@ -381,4 +382,130 @@ fn config_reaches_the_kubeadm_documents() {
         docs[0]["controlPlane"]["localAPIEndpoint"]["bindPort"].as_u64(),
         Some(8443)
     );
+}
+
+/// The credentials a service hands out: this fixture cluster's CA certificate (standing in for
+/// the service's) and a token of its own.
+fn service_join_request(role: MachineRole) -> (BootstrapRequest, String) {
+    let token = ok(crate::token::BootstrapToken::generate());
+    let mut request = request("c1-w-1", role, Vec::new());
+    request.control_plane_members.clear();
+    request.join = Some(JoinCredentials {
+        ca_certificate: item(&items(), "ca.crt"),
+        token: Some(capw_sdk::types::JoinToken {
+            item: "bootstrap-token".into(),
+            id: token.id().into(),
+            secret: token.as_str()[7..].into(),
+            ttl_seconds: 86_400,
+            extra_groups: vec!["system:bootstrappers:kubeadm:default-node-token".into()],
+        }),
+    });
+    (request, token.as_str().to_owned())
+}
+
+#[test]
+fn a_worker_joins_a_services_control_plane_with_its_token_pinned_to_its_ca() {
+    let (request, token) = service_join_request(MachineRole::Worker);
+    let text = ok(generate(&config(), "c1", &request));
+    let cloud = parse(&text);
+    assert_eq!(
+        cloud["runcmd"],
+        parse("['kubeadm join --config /run/kubeadm/kubeadm.yaml']")
+    );
+    let docs = kubeadm_docs(&cloud);
+    assert_eq!(docs.len(), 1);
+    let join = &docs[0];
+    assert_eq!(join["kind"].as_str(), Some("JoinConfiguration"));
+    assert!(join.get("controlPlane").is_none(), "{join:?}");
+    let discovery = &join["discovery"]["bootstrapToken"];
+    assert_eq!(
+        discovery["apiServerEndpoint"].as_str(),
+        Some("lb-1.sim:6443")
+    );
+    assert_eq!(discovery["token"].as_str(), Some(token.as_str()));
+    let hash = item(&items(), "ca-cert-hash");
+    assert_eq!(discovery["caCertHashes"], parse(&format!("['{hash}']")));
+    assert_eq!(
+        file(&cloud, KUBERNETES_VERSION_PATH).map(|f| f.0),
+        Some("v1.35.2\n".into())
+    );
+    assert!(!text.contains("PRIVATE KEY"), "{text}");
+    assert!(!text.contains(PKI_DIR), "{text}");
+
+    // simcloud's boot check accepts it as a join of the service's cluster.
+    let endpoint = model::Endpoint {
+        host: "lb-1.sim".into(),
+        port: 6443,
+    };
+    let verdict = boot_check::check(
+        text.as_bytes(),
+        &BootExpectations {
+            cluster: "c1",
+            role: Role::Worker,
+            endpoint: Some(&endpoint),
+            secrets: Some(ClusterSecrets {
+                token: &token,
+                ca_cert_hash: &hash,
+                previous_token: None,
+            }),
+            cluster_judges_token: false,
+        },
+    );
+    assert_eq!(
+        verdict.map(|v| v.action).map_err(|e| e.to_string()),
+        Ok(KubeadmAction::Join {
+            control_plane: false
+        })
+    );
+}
+
+#[test]
+fn control_plane_machines_do_not_join_a_services_control_plane() {
+    for role in [MachineRole::Init, MachineRole::JoinControlPlane] {
+        let (request, _) = service_join_request(role);
+        let Err(e) = generate(&config(), "c1", &request) else {
+            panic!("{role} joined a service's control plane");
+        };
+        assert!(
+            matches!(e, GenerateError::ControlPlaneJoinsService { .. }),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .contains("control-plane machines do not join a service's control plane"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn unusable_service_credentials_are_refused_without_quoting_the_secret() {
+    let (mut no_token, _) = service_join_request(MachineRole::Worker);
+    if let Some(join) = no_token.join.as_mut() {
+        join.token = None;
+    }
+    assert!(matches!(
+        generate(&config(), "c1", &no_token),
+        Err(GenerateError::ServiceJoinWithoutToken)
+    ));
+
+    let (mut bad_token, _) = service_join_request(MachineRole::Worker);
+    let secret = "NOT-A-TOKEN-SECRET";
+    if let Some(token) = bad_token.join.as_mut().and_then(|j| j.token.as_mut()) {
+        token.secret = secret.into();
+    }
+    let Err(e) = generate(&config(), "c1", &bad_token) else {
+        panic!("a malformed token accepted");
+    };
+    assert!(matches!(e, GenerateError::BadServiceToken { .. }), "{e}");
+    assert!(!e.to_string().contains(secret), "{e}");
+
+    let (mut bad_ca, _) = service_join_request(MachineRole::Worker);
+    if let Some(join) = bad_ca.join.as_mut() {
+        join.ca_certificate = "not a certificate".into();
+    }
+    assert!(matches!(
+        generate(&config(), "c1", &bad_ca),
+        Err(GenerateError::BadServiceCa(_))
+    ));
 }

@@ -8,7 +8,10 @@
 //!
 //! 1. Refuse (`invalid-input`) what cannot be reached safely: an even desired replica count, a
 //!    version change that skips a minor version, downgrades or changes the major version (see
-//!    [`version`]), and a rollout with `maxSurge: 0` below 3 replicas.
+//!    [`version`]), a rollout with `maxSurge: 0` below 3 replicas, and a `failures-tolerated`
+//!    (contract 0.3) that needs more than [`MAX_MEMBERS`] members. A Cluster that asks
+//!    `failures-tolerated` N instead of a replica count gets 2N+1 members: stacked etcd keeps
+//!    serving with N of 2N+1 failed.
 //! 2. A member is being deleted: wait. Nothing else changes until etcd has let it go, so at
 //!    most one membership change is ever under way and at most `replicas + 1` machines exist.
 //! 3. No members: create the init machine (`init: true`).
@@ -65,6 +68,13 @@ pub const DELETION_POLL: Duration = Duration::from_secs(5);
 /// How soon to plan again while the infrastructure has no endpoint yet.
 pub const ENDPOINT_POLL: Duration = Duration::from_secs(10);
 
+/// The most members a `failures-tolerated` ask may come to: etcd's own advice is at most 7
+/// members, since every write waits for a majority and more members only slow it down.
+pub const MAX_MEMBERS: u32 = 7;
+
+/// Where a Cluster asks for `failures-tolerated`, as refusals name it.
+pub const FAILURES_TOLERATED_FIELD: &str = "spec.topology.controlPlane.failuresTolerated";
+
 /// A desired state the planner refuses: no sequence of safe steps reaches it.
 ///
 /// Every variant is bad input: the same input fails again, so the host reports it and waits
@@ -90,6 +100,30 @@ pub enum PlanError {
          least one machine"
     )]
     NoReplicas,
+    /// `failures-tolerated` N needs 2N+1 members, more than [`MAX_MEMBERS`].
+    #[error(
+        "{FAILURES_TOLERATED_FIELD} {failures_tolerated} needs {} stacked etcd members; \
+         kubeadm-control-plane runs at most {MAX_MEMBERS}, which tolerate {}",
+        .failures_tolerated.saturating_mul(2).saturating_add(1),
+        (MAX_MEMBERS - 1) / 2
+    )]
+    TooManyFailuresTolerated {
+        /// The Cluster's ask.
+        failures_tolerated: u32,
+    },
+    /// Both a replica count and `failures-tolerated` were given, and the count tolerates
+    /// fewer failures (the contract never gives both; a host that did is refused plainly).
+    #[error(
+        "replicas {replicas} tolerate {} failed members, fewer than \
+         {FAILURES_TOLERATED_FIELD} {failures_tolerated}",
+        .replicas.saturating_sub(1) / 2
+    )]
+    ReplicasBelowFailuresTolerated {
+        /// The input's replica count.
+        replicas: u32,
+        /// The Cluster's ask.
+        failures_tolerated: u32,
+    },
     /// The desired version cannot be reached from a member's version.
     #[error(transparent)]
     Version(#[from] VersionError),
@@ -132,7 +166,7 @@ impl From<PlanError> for ProviderError {
 ///
 /// [`PlanError`] for a desired state no safe sequence of steps reaches.
 pub fn plan(config: &KubeadmControlPlaneConfig, input: &PlanInput) -> Result<Plan, PlanError> {
-    let desired = desired_replicas(config, input.replicas)?;
+    let desired = desired_replicas(config, requested_replicas(input)?)?;
     let members = Membership::new(input);
     version::check_change(&members.live, input.version)?;
     let rollout = config.rollout();
@@ -154,11 +188,48 @@ pub fn plan(config: &KubeadmControlPlaneConfig, input: &PlanInput) -> Result<Pla
             version: control_plane::oldest_version(members.live.iter().copied()),
             endpoint: input.endpoint.clone(),
             conditions: status::conditions(&members, desired, initialized),
+            failures_tolerated: failures_tolerated(&members),
         },
         replicas: members.replicas(),
         ready_replicas: members.ready(),
         up_to_date_replicas: members.up_to_date(),
     })
+}
+
+/// The replica count the input asks for: `replicas`, or for `failures-tolerated` N (with
+/// `replicas` 0) 2N+1; 0 when it asks neither.
+///
+/// # Errors
+///
+/// [`PlanError::TooManyFailuresTolerated`] when 2N+1 exceeds [`MAX_MEMBERS`];
+/// [`PlanError::ReplicasBelowFailuresTolerated`] when both are given and the count tolerates
+/// fewer than N.
+pub fn requested_replicas(input: &PlanInput) -> Result<u32, PlanError> {
+    let Some(failures_tolerated) = input.failures_tolerated else {
+        return Ok(input.replicas);
+    };
+    if input.replicas != 0 {
+        return if input.replicas.saturating_sub(1) / 2 >= failures_tolerated {
+            Ok(input.replicas)
+        } else {
+            Err(PlanError::ReplicasBelowFailuresTolerated {
+                replicas: input.replicas,
+                failures_tolerated,
+            })
+        };
+    }
+    match failures_tolerated.checked_mul(2).map(|n| n + 1) {
+        Some(members) if members <= MAX_MEMBERS => Ok(members),
+        _ => Err(PlanError::TooManyFailuresTolerated { failures_tolerated }),
+    }
+}
+
+/// How many members may fail with etcd still committing, as the members are now: the ready
+/// live members beyond the quorum of the live ones ((ready - 1) / 2 when every member is
+/// ready). `None` while no member is ready: nothing serves yet.
+pub fn failures_tolerated(members: &Membership<'_>) -> Option<u32> {
+    let ready = members.ready();
+    (ready > 0).then(|| ready.saturating_sub(membership::quorum(members.replicas())))
 }
 
 /// The replica count to reach: the input's, or the config's when the input's is 0 (unset).

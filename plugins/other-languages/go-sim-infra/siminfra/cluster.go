@@ -24,7 +24,8 @@ const LoadBalancerRequeue = 2 * time.Second
 const NetworkInUseRequeue = 5 * time.Second
 
 // ReconcileCluster ensures the network and the load balancer exist; ready once the load
-// balancer is active.
+// balancer is active. With controlPlaneEndpoint none, it ensures the network only and is ready
+// once it exists, without an endpoint.
 func ReconcileCluster(c *Client, ctx *capw.Context[Config]) (capw.ClusterState, error) {
 	cluster := SimCluster(ctx.Cluster())
 	inCluster := Query("cluster", cluster)
@@ -46,6 +47,17 @@ func ReconcileCluster(c *Client, ctx *capw.Context[Config]) (capw.ClusterState, 
 	}
 	networkReady := capw.Condition{Type: "NetworkReady", Status: capw.ConditionTrue, Reason: "NetworkCreated",
 		Message: "network " + net.ID}
+	if ctx.Config.ControlPlaneEndpoint == EndpointNone {
+		var zones zoneList
+		if err := c.Get("/v1/zones", &zones); err != nil {
+			return capw.ClusterState{}, err
+		}
+		domains, err := FailureDomains(zones.Zones, ctx.Config.Zones)
+		if err != nil {
+			return capw.ClusterState{}, err
+		}
+		return ReadyWithoutEndpoint(domains, networkReady), nil
+	}
 	lb, err := ensure(cluster, "load balancer",
 		func() (*loadBalancer, error) {
 			var list loadBalancerList
@@ -81,6 +93,17 @@ func ReconcileCluster(c *Client, ctx *capw.Context[Config]) (capw.ClusterState, 
 			Message: fmt.Sprintf("load balancer %s at %s:%d", lb.ID, lb.Endpoint.Host, lb.Endpoint.Port),
 		}},
 	}), nil
+}
+
+// ReadyWithoutEndpoint is the answer once the network exists for a cluster whose control plane
+// is not on machines (controlPlaneEndpoint none): ready, with no endpoint (host empty, port 0:
+// the contract's field is not optional; the control-plane provider reports the service's).
+func ReadyWithoutEndpoint(domains []capw.FailureDomain, networkReady capw.Condition) capw.ClusterState {
+	return capw.ClusterReady(capw.ClusterInfrastructure{
+		ControlPlaneEndpoint: capw.Endpoint{},
+		FailureDomains:       domains,
+		Conditions:           []capw.Condition{networkReady},
+	})
 }
 
 // DeleteCluster deletes the load balancer, then the network, then the bootstrap registration

@@ -24,6 +24,16 @@ const MaxRequestTimeoutMs = 600_000
 //go:embed config-schema.json
 var configSchema string
 
+// ControlPlaneEndpoint values: where the cluster's control plane is reached.
+const (
+	// EndpointLoadBalancer (the default): the control plane runs on the cluster's machines
+	// behind a load balancer this provider creates.
+	EndpointLoadBalancer = "loadBalancer"
+	// EndpointNone: a service runs the control plane (the hosted and managed shapes); only the
+	// network is made and the cluster is ready without an endpoint of this provider's.
+	EndpointNone = "none"
+)
+
 // Config is the provider's config, e.g.
 // {"endpoint": "http://127.0.0.1:8080", "zones": ["zone-a", "zone-b"]}. Only endpoint is
 // required; config-schema.json says the types and defaults, [Config.Validate] the rest.
@@ -39,12 +49,15 @@ type Config struct {
 	// InstanceType is the size of the machines (simcloud's default when ""). The schema marks
 	// it as the one field that shapes a machine: changing it replaces a pool's machines.
 	InstanceType string `json:"instanceType,omitempty"`
+	// ControlPlaneEndpoint is [EndpointLoadBalancer] or [EndpointNone].
+	ControlPlaneEndpoint string `json:"controlPlaneEndpoint,omitempty"`
 }
 
 // SetDefaults sets the defaults the schema states.
 func (c *Config) SetDefaults() {
 	c.TokenSecret = DefaultTokenSecret
 	c.RequestTimeoutMs = DefaultRequestTimeoutMs
+	c.ControlPlaneEndpoint = EndpointLoadBalancer
 }
 
 // BaseURL is the endpoint without a trailing slash, ready for /v1/... to be appended.
@@ -58,7 +71,7 @@ func (c Config) RequestTimeout() time.Duration {
 // Validate reports every rule violation, each at its field's JSON Pointer: endpoint an
 // absolute http or https URL with a host and no user info, query, fragment or whitespace;
 // tokenSecret not empty; every zone non-empty and named once; instanceType a plain name;
-// requestTimeoutMs from 1 to [MaxRequestTimeoutMs].
+// controlPlaneEndpoint loadBalancer or none; requestTimeoutMs from 1 to [MaxRequestTimeoutMs].
 func (c Config) Validate() []capw.FieldError {
 	var errs []capw.FieldError
 	if reason := checkEndpoint(c.Endpoint); reason != "" {
@@ -79,6 +92,12 @@ func (c Config) Validate() []capw.FieldError {
 		errs = append(errs, capw.FieldError{
 			Path:    "/instanceType",
 			Message: fmt.Sprintf("must be a name of lower-case letters, digits and `-`, such as `small`; got `%s`", c.InstanceType),
+		})
+	}
+	if c.ControlPlaneEndpoint != EndpointLoadBalancer && c.ControlPlaneEndpoint != EndpointNone {
+		errs = append(errs, capw.FieldError{
+			Path:    "/controlPlaneEndpoint",
+			Message: fmt.Sprintf("must be `loadBalancer` or `none`; got `%s`", c.ControlPlaneEndpoint),
 		})
 	}
 	if c.RequestTimeoutMs < 1 || c.RequestTimeoutMs > MaxRequestTimeoutMs {

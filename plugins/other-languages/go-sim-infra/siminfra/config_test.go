@@ -69,6 +69,21 @@ func TestTheInstanceTypeIsAPlainNameAndTheOnlyFieldThatShapesAMachine(t *testing
 	}
 }
 
+func TestTheControlPlaneEndpointIsALoadBalancerUnlessItSaysNone(t *testing.T) {
+	capwtest.AssertAccepted[Config](t, Provider{}, `{"endpoint": "http://sim", "controlPlaneEndpoint": "none"}`)
+	capwtest.AssertAccepted[Config](t, Provider{}, `{"endpoint": "http://sim", "controlPlaneEndpoint": "loadBalancer"}`)
+	capwtest.AssertRefusedAt[Config](t, Provider{}, `{"endpoint": "http://sim", "controlPlaneEndpoint": "nodePort"}`, "/controlPlaneEndpoint")
+	var c Config
+	c.SetDefaults()
+	if c.ControlPlaneEndpoint != EndpointLoadBalancer {
+		t.Errorf("default controlPlaneEndpoint is %q", c.ControlPlaneEndpoint)
+	}
+	ready := ReadyWithoutEndpoint(nil, capw.Condition{Type: "NetworkReady", Status: capw.ConditionTrue})
+	if ready.Ready == nil || ready.Ready.ControlPlaneEndpoint != (capw.Endpoint{}) || len(ready.Ready.Conditions) != 1 {
+		t.Errorf("not ready without an endpoint: %+v", ready)
+	}
+}
+
 func TestTypeErrorsAndUnknownFieldsAreRefused(t *testing.T) {
 	capwtest.AssertRefusedAt[Config](t, Provider{}, `{"endpoint": "http://sim", "requestTimeoutMs": "5"}`, "/requestTimeoutMs")
 	capwtest.AssertRefusedAt[Config](t, Provider{}, `{"endpoint": "http://sim", "zones": [1]}`, "/zones/0")

@@ -10,8 +10,8 @@ use super::extract::{ApiJson, ApiQuery};
 use crate::config::{ConfigError, FaultConfig};
 use crate::machines::fault;
 use crate::model::{
-    ClusterFaults, ComponentState, FaultsView, InstanceFaults, Inventory, LoadBalancerTraffic,
-    NodeRegistration, Role,
+    AutoUpgrade, ClusterFaults, ComponentState, FaultsView, InstanceFaults, Inventory,
+    LoadBalancerTraffic, ManagedControlPlane, NodeRegistration, Role,
 };
 use crate::server::{Access, App, lock};
 use crate::state::StateError;
@@ -33,6 +33,24 @@ pub async fn inventory(
     })
     .await
     .map(Json)
+}
+
+/// `PUT /v1/admin/managed-control-planes/{id}/auto-upgrade`: the service upgrades a `ready`
+/// managed control plane on its own, as a client's `PATCH` with the version would; 409
+/// `failed_precondition` when it is not `ready`.
+pub async fn auto_upgrade(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<AutoUpgrade>,
+) -> Result<Json<ManagedControlPlane>, ApiError> {
+    let version = req.version.clone();
+    let cp = app
+        .run(Access::Write, |s, now, settings| {
+            s.auto_upgrade_control_plane(&id, req, now, settings)
+        })
+        .await?;
+    tracing::info!(control_plane = %cp.id, %version, "auto-upgrade started");
+    Ok(Json(cp))
 }
 
 /// `GET /v1/admin/faults`: the faults in force and what they did so far.

@@ -61,6 +61,10 @@ pub(crate) fn router(app: Arc<App>) -> Router {
                 .delete(resources::delete_control_plane),
         )
         .route(
+            "/v1/managed-control-planes/{id}/credentials",
+            get(resources::get_control_plane_credentials),
+        )
+        .route(
             "/v1/clusters/{cluster}/bootstrap",
             put(resources::register_bootstrap)
                 .get(resources::get_bootstrap)
@@ -80,6 +84,10 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route(
             "/v1/admin/clusters/{cluster}/faults",
             put(admin::set_cluster_faults),
+        )
+        .route(
+            "/v1/admin/managed-control-planes/{id}/auto-upgrade",
+            put(admin::auto_upgrade),
         );
     let authenticated = faulty
         .merge(reliable)

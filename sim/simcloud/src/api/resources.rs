@@ -13,12 +13,13 @@ use serde::Serialize;
 
 use super::ApiError;
 use super::extract::{ApiJson, ApiQuery};
+use crate::credentials::ServiceCredentials;
 use crate::machines::driver;
 use crate::model::{
     BootstrapRegistration, CreateInstance, CreateLoadBalancer, CreateManagedControlPlane,
     CreateNetwork, Instance, InstanceList, LoadBalancer, LoadBalancerList, ManagedControlPlane,
-    ManagedControlPlaneList, Network, NetworkList, RegisterBootstrap, UpdateManagedControlPlane,
-    ZoneList,
+    ManagedControlPlaneCredentials, ManagedControlPlaneList, Network, NetworkList,
+    RegisterBootstrap, UpdateManagedControlPlane, ZoneList,
 };
 use crate::server::{Access, App};
 use crate::state::{CloudState, InstanceFilter, Kind, Outcome};
@@ -221,14 +222,22 @@ pub async fn delete_instance(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// `POST /v1/managed-control-planes`.
+/// `POST /v1/managed-control-planes`. The service's credentials are minted before the state
+/// is locked (and dropped when the client token names an earlier create).
 pub async fn create_control_plane(
     State(app): Shared,
     ApiJson(req): ApiJson<CreateManagedControlPlane>,
 ) -> Result<Response, ApiError> {
+    let cluster = req.cluster.clone();
+    let credentials = tokio::task::spawn_blocking(move || {
+        ServiceCredentials::mint(&cluster, std::time::SystemTime::now())
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("mint credentials: {e}")))?
+    .map_err(|e| ApiError::internal(format!("mint credentials: {}", crate::error_chain(&e))))?;
     let (cp, outcome) = app
         .run(Access::Write, |s, now, settings| {
-            s.create_control_plane(req, now, settings)
+            s.create_control_plane(req, credentials, now, settings)
         })
         .await?;
     let location = format!("/v1/managed-control-planes/{}", cp.id);
@@ -276,14 +285,32 @@ pub async fn update_control_plane(
     .map(Json)
 }
 
-/// `DELETE /v1/managed-control-planes/{id}`.
+/// `GET /v1/managed-control-planes/{id}/credentials`: 409 `failed_precondition` while it is
+/// `creating`. The answer holds secrets: it is never logged.
+pub async fn get_control_plane_credentials(
+    State(app): Shared,
+    Path(id): Path<String>,
+) -> Result<Json<ManagedControlPlaneCredentials>, ApiError> {
+    app.run(Access::Read, |s, _, settings| {
+        s.control_plane_credentials(&id, settings)
+    })
+    .await
+    .map(Json)
+}
+
+/// `DELETE /v1/managed-control-planes/{id}`: also forgets the cluster's bootstrap
+/// registration the service made. In a real-boot cloud, answers once its service's processes
+/// are gone and its directory is removed.
 pub async fn delete_control_plane(
     State(app): Shared,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     app.run(Access::Write, |s, _, _| Ok(s.delete_control_plane(&id)))
-        .await
-        .map(|_| StatusCode::NO_CONTENT)
+        .await?;
+    if let Some(machines) = &app.machines {
+        driver::destroy(machines, Kind::ControlPlane, &id).await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// `PUT /v1/clusters/{cluster}/bootstrap`.

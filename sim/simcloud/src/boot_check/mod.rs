@@ -85,6 +85,9 @@ pub struct ClusterSecrets<'a> {
     pub token: &'a str,
     /// `sha256:<64 hex digits>`.
     pub ca_cert_hash: &'a str,
+    /// A token that was the registered one until it was renewed, still valid: joins made
+    /// with it just before the renewal pass as they would in the cluster.
+    pub previous_token: Option<&'a str>,
 }
 
 /// The outcome of a passed check.
@@ -199,8 +202,8 @@ pub fn ca_cert_hash(pem: &str) -> Result<String, BootCheckError> {
     };
     let cert = Certificate::from_pem(pem.trim().as_bytes()).map_err(|e| bad(e.to_string()))?;
     let spki = cert
-        .tbs_certificate
-        .subject_public_key_info
+        .tbs_certificate()
+        .subject_public_key_info()
         .to_der()
         .map_err(|e| bad(e.to_string()))?;
     Ok(format!("sha256:{}", hex::encode(Sha256::digest(spki))))
@@ -359,7 +362,10 @@ fn check_token(
     if !is_bootstrap_token(token) {
         return Err(BootCheckError::TokenFormat { field });
     }
-    if !expect.cluster_judges_token && token != secrets.token {
+    if !expect.cluster_judges_token
+        && token != secrets.token
+        && Some(token) != secrets.previous_token
+    {
         return Err(BootCheckError::TokenMismatch {
             field,
             cluster: expect.cluster.to_owned(),

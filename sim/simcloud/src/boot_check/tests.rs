@@ -25,6 +25,7 @@ fn run(data: &str, role: Role) -> Result<KubeadmAction, BootCheckError> {
             secrets: Some(ClusterSecrets {
                 token: TOKEN,
                 ca_cert_hash: CA_HASH,
+                previous_token: None,
             }),
             cluster_judges_token: false,
         },
@@ -302,6 +303,7 @@ fn with_a_real_boot_the_cluster_judges_the_token_and_only_its_form_is_checked() 
         secrets: Some(ClusterSecrets {
             token: TOKEN,
             ca_cert_hash: CA_HASH,
+            previous_token: None,
         }),
         cluster_judges_token: true,
     };

@@ -13,6 +13,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::Machines;
+use super::ServiceObservation;
 use super::agent::Observation;
 use crate::api::ApiError;
 use crate::server::{Access, App, lock};
@@ -34,20 +35,53 @@ pub(crate) async fn run(
     let in_flight: Arc<Mutex<BTreeSet<String>>> = Arc::default();
     let mut launches = JoinSet::new();
     let mut reported_lb_errors = BTreeSet::new();
+    let mut reported_service_problems = BTreeSet::new();
     loop {
         tokio::select! {
             _ = stopped.wait_for(|stop| *stop) => break,
             () = tokio::time::sleep(TICK) => {}
         }
         while launches.try_join_next().is_some() {}
-        let Ok(plan) = app.run(Access::Read, |s, _, _| Ok(s.machine_plan())).await else {
+        let plans = app
+            .run(Access::Read, |s, _, settings| {
+                Ok((s.machine_plan(), s.service_plan(settings)))
+            })
+            .await;
+        let Ok((plan, services)) = plans else {
             continue;
         };
         let busy = lock(&in_flight).clone();
         let m = machines.clone();
-        let Ok(pass) = tokio::task::spawn_blocking(move || observe(&m, &plan, &busy)).await else {
+        let Ok(pass) = tokio::task::spawn_blocking(move || {
+            let mut pass = observe(&m, &plan, &busy);
+            observe_services(&m, &services, &busy, &mut pass);
+            pass
+        })
+        .await
+        else {
             continue;
         };
+        for (id, served) in pass.serving {
+            let _ = app
+                .run(Access::Write, |s, now, _| {
+                    Ok(s.settle_service(&id, &served, now))
+                })
+                .await;
+        }
+        for (id, problem) in pass.service_problems {
+            if reported_service_problems.insert((id.clone(), problem.clone())) {
+                tracing::warn!(control_plane = %id, %problem, "managed control plane service");
+            }
+        }
+        for id in pass.services_to_launch {
+            lock(&in_flight).insert(id.clone());
+            launches.spawn(launch_service(
+                app.clone(),
+                machines.clone(),
+                id,
+                in_flight.clone(),
+            ));
+        }
         for (id, outcome) in pass.outcomes {
             if let MachineOutcome::Failed(reason) = &outcome {
                 tracing::warn!(instance = %id, %reason, "machine failed");
@@ -75,6 +109,78 @@ struct Pass {
     outcomes: Vec<(String, MachineOutcome)>,
     to_launch: Vec<String>,
     lb_errors: Vec<(String, String)>,
+    /// Managed control planes whose API server serves a version.
+    serving: Vec<(String, String)>,
+    /// Managed control planes whose agent is to start (again).
+    services_to_launch: Vec<String>,
+    /// Managed control planes whose service failed or cannot be kept in step, and why.
+    service_problems: Vec<(String, String)>,
+}
+
+/// Compares the managed control planes' plans with their services' files: launches the
+/// missing agents (a service is the cloud's to keep running: one whose agent is gone, as after
+/// a host reboot, starts again on its data), reports the versions served.
+fn observe_services(
+    machines: &Machines,
+    plans: &[crate::state::ServicePlan],
+    busy: &BTreeSet<String>,
+    pass: &mut Pass,
+) {
+    for plan in plans.iter().filter(|p| !busy.contains(&p.id)) {
+        match machines.observe_service(plan) {
+            Ok(ServiceObservation::NotRunning(exited)) => {
+                if let Some(tail) = exited {
+                    pass.service_problems
+                        .push((plan.id.clone(), format!("its agent exited: {tail}")));
+                }
+                pass.services_to_launch.push(plan.id.clone());
+            }
+            Ok(ServiceObservation::Starting) => {}
+            Ok(ServiceObservation::Serving(version)) => {
+                pass.serving.push((plan.id.clone(), version));
+            }
+            Ok(ServiceObservation::Failed(reason)) => {
+                pass.service_problems.push((plan.id.clone(), reason));
+            }
+            Err(e) => {
+                pass.service_problems
+                    .push((plan.id.clone(), crate::error_chain(&e)));
+            }
+        }
+    }
+}
+
+/// Launches managed control plane `id`'s service under its lock.
+async fn launch_service(
+    app: Arc<App>,
+    machines: Arc<Machines>,
+    id: String,
+    in_flight: Arc<Mutex<BTreeSet<String>>>,
+) {
+    struct Done(Arc<Mutex<BTreeSet<String>>>, String);
+    impl Drop for Done {
+        fn drop(&mut self) {
+            lock(&self.0).remove(&self.1);
+        }
+    }
+    let _done = Done(in_flight, id.clone());
+    let _guard = machines.lock_of(&id).lock_owned().await;
+    // Read again under the lock: a delete may have come first.
+    let order = app
+        .run(Access::Read, |s, _, settings| {
+            Ok(s.service_launch_order(&id, settings))
+        })
+        .await;
+    let Ok(Some(order)) = order else {
+        return;
+    };
+    let m = machines.clone();
+    let Ok(result) = tokio::task::spawn_blocking(move || m.launch_service(&order)).await else {
+        return;
+    };
+    if let Err(e) = result {
+        tracing::warn!(control_plane = %id, error = %crate::error_chain(&e), "managed control plane service did not start");
+    }
 }
 
 /// Compares the plan with the machines' files and processes; starts missing balancers.
@@ -184,6 +290,7 @@ pub(crate) async fn destroy(
         let id2 = id.clone();
         let result = tokio::task::spawn_blocking(move || match kind {
             Kind::LoadBalancer => m2.destroy_load_balancer(&id2),
+            Kind::ControlPlane => m2.destroy_service(&id2),
             _ => m2.destroy_instance(&id2),
         })
         .await;

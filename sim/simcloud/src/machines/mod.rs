@@ -18,7 +18,8 @@
 //!    `DIR/status` says `ready` or `failed: reason`, or the agent dies.
 //!
 //! A load balancer is one `capw-node lb` whose backends file lists its cluster's `running`
-//! control-plane instances. Deleting stops everything that names the directory and removes
+//! control-plane instances. A managed control plane is one `capw-node managed` running its
+//! control-plane components on its own address ([`service`]'s docs hold its files). Deleting stops everything that names the directory and removes
 //! it. Everything is level-triggered: [`driver`] compares the state with pid files and
 //! `/proc` a few times a second, so a restarted sim re-adopts what still runs, restarts a
 //! balancer that is gone and fails an instance whose agent is gone.
@@ -33,6 +34,7 @@ mod lb;
 mod process;
 mod redact;
 mod rootfs;
+mod service;
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
@@ -46,6 +48,7 @@ pub use kubeadm::KubeadmError;
 pub use lb::LoadBalancerError;
 pub use process::ProcessError;
 pub use rootfs::RootfsError;
+pub use service::{ServiceError, ServiceObservation};
 
 use crate::config::RealBoot;
 use crate::server::lock;
@@ -141,6 +144,8 @@ impl Machines {
             }
             let result = if id.starts_with("lb-") {
                 self.destroy_load_balancer(&id)
+            } else if id.starts_with("mcp-") {
+                self.destroy_service(&id)
             } else {
                 self.destroy_instance(&id)
             };
@@ -223,7 +228,7 @@ fn remove_machine_dir(dir: &Path) -> Result<(), MachinesError> {
     }
 }
 
-/// Names of the `i-<n>` and `lb-<n>` entries of `dir`.
+/// Names of the `i-<n>`, `lb-<n>` and `mcp-<n>` entries of `dir`.
 fn machine_ids(dir: &Path) -> Vec<String> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
@@ -231,7 +236,7 @@ fn machine_ids(dir: &Path) -> Vec<String> {
     entries
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|name| {
-            ["i-", "lb-"].iter().any(|prefix| {
+            ["i-", "lb-", "mcp-"].iter().any(|prefix| {
                 name.strip_prefix(prefix)
                     .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
             })

@@ -38,6 +38,7 @@ impl CloudState {
         let registration = Registration {
             token: req.token,
             ca_cert_hash: req.ca_cert_hash,
+            previous_token: None,
         };
         let view = registration_view(&registration);
         self.bootstrap.insert(cluster.to_owned(), registration);

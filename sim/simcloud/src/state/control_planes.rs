@@ -3,25 +3,36 @@
 
 use super::index::Indexed as _;
 use super::{
-    CloudSettings, CloudState, ControlPlaneRecord, Kind, MANAGED_API_PORT, Outcome, REPLICAS,
-    StateError, seconds, validate_name, validate_optional_token,
+    CloudSettings, CloudState, ControlPlaneRecord, Kind, MANAGED_API_PORT, MANAGED_REAL_API_PORT,
+    Outcome, REPLICAS, Registration, StateError, millis, seconds, validate_name,
+    validate_optional_token,
 };
+use crate::credentials::{JOIN_TOKEN_GROUP, ServiceCredentials};
 use crate::model::{
-    ControlPlaneState, CreateManagedControlPlane, Endpoint, ManagedControlPlane,
-    UpdateManagedControlPlane,
+    AutoUpgrade, ControlPlaneState, CreateManagedControlPlane, Endpoint, ManagedControlPlane,
+    ManagedControlPlaneCredentials, UpdateManagedControlPlane,
 };
 
 impl CloudState {
-    /// Creates the cluster's managed control plane, or answers the one created with the same
-    /// client token. It is `creating`, without endpoint, until its create delay has passed.
+    /// Creates the cluster's managed control plane with `credentials` (minted by the caller:
+    /// [`ServiceCredentials::mint`]), or answers the one created with the same client token
+    /// (`credentials` then unused). It is `creating`, without endpoint, until its create
+    /// delay has passed (with real boot: until its service runs).
+    ///
+    /// # Guarantees
+    ///
+    /// The service's first bootstrap token and CA cert hash become the cluster's bootstrap
+    /// registration, replacing any, so the cluster's joins must carry them. With real boot it
+    /// gets a loopback address of its own.
     ///
     /// # Errors
     ///
     /// Invalid fields (version not `[v]X.Y.Z`, replicas outside 1..=5); a token used with
-    /// other parameters; the cluster has one already.
+    /// other parameters; the cluster has one already; no loopback address is left.
     pub fn create_control_plane(
         &mut self,
         req: CreateManagedControlPlane,
+        credentials: ServiceCredentials,
         now_ms: u64,
         settings: &CloudSettings,
     ) -> Result<(ManagedControlPlane, Outcome), StateError> {
@@ -61,6 +72,19 @@ impl CloudState {
                 id: Kind::ControlPlane.id(existing.id),
             });
         }
+        let address = if settings.real_boot {
+            Some(self.allocate_loopback(settings.loopback_seed)?)
+        } else {
+            None
+        };
+        self.bootstrap.insert(
+            req.cluster.clone(),
+            Registration {
+                token: credentials.join_token(0),
+                ca_cert_hash: credentials.ca_cert_hash.clone(),
+                previous_token: None,
+            },
+        );
         self.counters.control_plane += 1;
         let record = ControlPlaneRecord {
             id: self.counters.control_plane,
@@ -73,6 +97,10 @@ impl CloudState {
             state: ControlPlaneState::Creating,
             created_at_ms: now_ms,
             updated_at_ms: now_ms,
+            credentials: Some(credentials),
+            token_generation: 0,
+            token_issued_at_ms: now_ms,
+            address,
         };
         let view = cp_view(&record, settings);
         self.index.add(&record);
@@ -185,19 +213,163 @@ impl CloudState {
             .collect()
     }
 
-    /// Deletes managed control plane `id`; `false` when there was none.
+    /// Deletes managed control plane `id`, and the cluster's bootstrap registration when it
+    /// is still the service's (its CA); `false` when there was none.
     pub fn delete_control_plane(&mut self, id: &str) -> bool {
-        let removed = Kind::ControlPlane
+        let Some(removed) = Kind::ControlPlane
             .parse(id)
-            .and_then(|n| self.control_planes.remove(&n));
-        removed.map(|r| self.index.remove(&r)).is_some()
+            .and_then(|n| self.control_planes.remove(&n))
+        else {
+            return false;
+        };
+        self.index.remove(&removed);
+        if let Some(credentials) = &removed.credentials
+            && self
+                .bootstrap
+                .get(&removed.cluster)
+                .is_some_and(|r| r.ca_cert_hash == credentials.ca_cert_hash)
+        {
+            self.bootstrap.remove(&removed.cluster);
+        }
+        true
+    }
+
+    /// How to reach and join managed control plane `id`: its endpoint, CA, an admin
+    /// kubeconfig and the bootstrap token valid now.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::NotFound`]; [`StateError::NotReady`] while it is `creating` (or when it
+    /// was created by a sim too old to give it credentials).
+    pub fn control_plane_credentials(
+        &self,
+        id: &str,
+        settings: &CloudSettings,
+    ) -> Result<ManagedControlPlaneCredentials, StateError> {
+        let cp = Kind::ControlPlane
+            .parse(id)
+            .and_then(|n| self.control_planes.get(&n))
+            .ok_or_else(|| Kind::ControlPlane.not_found(id))?;
+        let not_ready = |state, wanted| StateError::NotReady {
+            kind: Kind::ControlPlane.name(),
+            id: id.to_owned(),
+            state,
+            wanted,
+        };
+        let endpoint = cp_endpoint(cp, settings).ok_or_else(|| {
+            not_ready(
+                "creating",
+                "its credentials exist once it is ready; wait for it",
+            )
+        })?;
+        let credentials = cp.credentials.as_ref().ok_or_else(|| {
+            not_ready(
+                "without credentials (created by an older sim)",
+                "delete it and create it again",
+            )
+        })?;
+        Ok(ManagedControlPlaneCredentials {
+            admin_kubeconfig: credentials.admin_kubeconfig(&cp.cluster, &endpoint),
+            endpoint,
+            ca_certificate: credentials.ca_cert_pem.clone(),
+            join_token: credentials.join_token(cp.token_generation),
+            join_token_ttl_seconds: settings.timings.join_token_ttl.as_secs(),
+            join_token_issued_at: seconds(cp.token_issued_at_ms),
+            join_token_groups: vec![JOIN_TOKEN_GROUP.to_owned()],
+        })
+    }
+
+    /// The service upgrades `ready` managed control plane `id` to `req.version` on its own:
+    /// an update as [`CloudState::update_control_plane`] starts one.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::NotReady`] unless it is `ready`; otherwise as
+    /// [`CloudState::update_control_plane`].
+    pub fn auto_upgrade_control_plane(
+        &mut self,
+        id: &str,
+        req: AutoUpgrade,
+        now_ms: u64,
+        settings: &CloudSettings,
+    ) -> Result<ManagedControlPlane, StateError> {
+        let state = Kind::ControlPlane
+            .parse(id)
+            .and_then(|n| self.control_planes.get(&n))
+            .map(|cp| cp.state)
+            .ok_or_else(|| Kind::ControlPlane.not_found(id))?;
+        if state != ControlPlaneState::Ready {
+            return Err(StateError::NotReady {
+                kind: Kind::ControlPlane.name(),
+                id: id.to_owned(),
+                state: state_name(state),
+                wanted: "the service upgrades only a ready control plane",
+            });
+        }
+        let update = UpdateManagedControlPlane {
+            version: Some(req.version),
+            replicas: None,
+        };
+        self.update_control_plane(id, update, now_ms, settings)
+    }
+
+    /// Renews managed control plane `n`'s bootstrap token at `now_ms` (its renewal timer fell
+    /// due): the next token of its seed becomes current, and the cluster's registration,
+    /// while it is still the service's, moves to it, keeping the renewed one as still valid.
+    /// Returns whether anything changed.
+    pub(super) fn renew_join_token(&mut self, n: u64, now_ms: u64) -> bool {
+        let Some(cp) = self.control_planes.get_mut(&n) else {
+            return false;
+        };
+        let Some(credentials) = &cp.credentials else {
+            return false;
+        };
+        let renewed = credentials.join_token(cp.token_generation);
+        cp.token_generation = cp.token_generation.saturating_add(1);
+        cp.token_issued_at_ms = now_ms;
+        let current = credentials.join_token(cp.token_generation);
+        if let Some(registration) = self.bootstrap.get_mut(&cp.cluster)
+            && registration.ca_cert_hash == credentials.ca_cert_hash
+            && registration.token == renewed
+        {
+            registration.token = current;
+            registration.previous_token = Some(renewed);
+        }
+        let timer = cp.renewal_timer();
+        self.index.retime(None, timer);
+        true
     }
 }
 
+/// `creating`, `ready` or `updating`.
+pub(super) fn state_name(state: ControlPlaneState) -> &'static str {
+    match state {
+        ControlPlaneState::Creating => "creating",
+        ControlPlaneState::Ready => "ready",
+        ControlPlaneState::Updating => "updating",
+    }
+}
+
+/// When the current token of `cp` expires, in seconds since the Unix epoch.
+pub(super) fn token_expiry(cp: &ControlPlaneRecord, settings: &CloudSettings) -> u64 {
+    seconds(
+        cp.token_issued_at_ms
+            .saturating_add(millis(settings.timings.join_token_ttl)),
+    )
+}
+
+/// Where the control plane serves, once it does: `mcp-<n>.<domain>:443`, or with real boot
+/// its loopback address and [`MANAGED_REAL_API_PORT`].
 pub(super) fn cp_endpoint(cp: &ControlPlaneRecord, settings: &CloudSettings) -> Option<Endpoint> {
-    (cp.state != ControlPlaneState::Creating).then(|| Endpoint {
-        host: format!("{}.{}", Kind::ControlPlane.id(cp.id), settings.domain),
-        port: MANAGED_API_PORT,
+    (cp.state != ControlPlaneState::Creating).then(|| match cp.address {
+        Some(address) => Endpoint {
+            host: address.to_string(),
+            port: MANAGED_REAL_API_PORT,
+        },
+        None => Endpoint {
+            host: format!("{}.{}", Kind::ControlPlane.id(cp.id), settings.domain),
+            port: MANAGED_API_PORT,
+        },
     })
 }
 
@@ -210,6 +382,7 @@ pub(super) fn cp_view(cp: &ControlPlaneRecord, settings: &CloudSettings) -> Mana
         version: cp.version.clone(),
         target_version: cp.target_version.clone(),
         replicas: cp.replicas,
+        failures_tolerated: cp.replicas.saturating_sub(1) / 2,
         state: cp.state,
         endpoint: cp_endpoint(cp, settings),
         created_at: seconds(cp.created_at_ms),

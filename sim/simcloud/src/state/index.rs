@@ -50,6 +50,9 @@ pub(super) enum Phase {
     InstancePending,
     /// An instance `booting`, counted from its creation (it was `pending` first).
     InstanceBooting,
+    /// A managed control plane's bootstrap token, since it was issued: renewed past half its
+    /// life.
+    JoinTokenRenewal,
 }
 
 impl Phase {
@@ -61,6 +64,7 @@ impl Phase {
             Phase::ControlPlaneUpdating => millis(t.control_plane_update),
             Phase::InstancePending => millis(t.provision),
             Phase::InstanceBooting => millis(t.provision).saturating_add(millis(t.boot)),
+            Phase::JoinTokenRenewal => millis(t.join_token_ttl) / 2,
         }
     }
 }
@@ -92,6 +96,11 @@ pub(super) trait Indexed: Sized {
     fn token(&self) -> Option<&str>;
     /// The timed state it is in, if any.
     fn timer(&self) -> Option<Timer>;
+    /// A second timer that runs whatever its state (a managed control plane's token
+    /// renewal), if any.
+    fn renewal_timer(&self) -> Option<Timer> {
+        None
+    }
     /// The network block it holds, if any.
     fn network_block(&self) -> Option<u32> {
         None
@@ -168,7 +177,10 @@ impl Index {
     /// Indexes `record`, which is being added to the state.
     pub(super) fn add<R: Indexed>(&mut self, record: &R) {
         R::lookups_mut(self).add(record.keys());
-        if let Some(timer) = record.timer() {
+        for timer in [record.timer(), record.renewal_timer()]
+            .into_iter()
+            .flatten()
+        {
             self.timers.insert(timer);
         }
         if let Some(block) = record.network_block() {
@@ -179,7 +191,10 @@ impl Index {
     /// Forgets `record`, which has been removed from the state.
     pub(super) fn remove<R: Indexed>(&mut self, record: &R) {
         R::lookups_mut(self).remove(record.keys());
-        if let Some(timer) = record.timer() {
+        for timer in [record.timer(), record.renewal_timer()]
+            .into_iter()
+            .flatten()
+        {
             self.timers.remove(&timer);
         }
         if let Some(block) = record.network_block() {
@@ -341,6 +356,13 @@ impl Indexed for ControlPlaneRecord {
         Some(Timer {
             phase,
             since_ms,
+            id: self.id,
+        })
+    }
+    fn renewal_timer(&self) -> Option<Timer> {
+        self.credentials.is_some().then_some(Timer {
+            phase: Phase::JoinTokenRenewal,
+            since_ms: self.token_issued_at_ms,
             id: self.id,
         })
     }

@@ -55,6 +55,7 @@ impl CloudState {
             .values()
             .map(|i| i.address)
             .chain(self.load_balancers.values().filter_map(|lb| lb.address))
+            .chain(self.control_planes.values().filter_map(|cp| cp.address))
             .collect();
         let total = self.loopback.blocks.len() * PER_BLOCK;
         let found = (0..total)

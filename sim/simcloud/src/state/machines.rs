@@ -123,7 +123,8 @@ impl CloudState {
         }
     }
 
-    /// The ids of every instance and load balancer: the machines that may have a directory.
+    /// The ids of every instance, load balancer and managed control plane: the machines
+    /// that may have a directory.
     pub fn machine_ids(&self) -> std::collections::BTreeSet<String> {
         self.instances
             .keys()
@@ -132,6 +133,11 @@ impl CloudState {
                 self.load_balancers
                     .keys()
                     .map(|&n| Kind::LoadBalancer.id(n)),
+            )
+            .chain(
+                self.control_planes
+                    .keys()
+                    .map(|&n| Kind::ControlPlane.id(n)),
             )
             .collect()
     }
@@ -187,6 +193,7 @@ impl CloudState {
             Registration {
                 token: learned.token,
                 ca_cert_hash: learned.ca_cert_hash,
+                previous_token: None,
             },
         );
         true

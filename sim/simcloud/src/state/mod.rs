@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::boot_check::{self, BootExpectations, ClusterSecrets};
 use crate::config::Timings;
+use crate::credentials::ServiceCredentials;
 use crate::model::{ControlPlaneState, Endpoint, InstanceState, LoadBalancerState, Role};
 
 mod clusters;
@@ -23,6 +24,7 @@ mod infrastructure;
 mod instances;
 mod loopback;
 mod machines;
+mod services;
 #[cfg(test)]
 mod tests;
 
@@ -31,6 +33,7 @@ use index::{Index, Indexed as _, Phase};
 use infrastructure::lb_endpoint;
 pub use instances::InstanceFilter;
 pub use machines::{LaunchOrder, LoadBalancerPlan, MachineOutcome, MachinePlan};
+pub use services::{ServiceLaunchOrder, ServicePlan};
 
 /// Decoded bootstrap data larger than this is refused: cloud user data is small (16 KiB on
 /// some clouds), and the sim keeps every instance's data in its state file.
@@ -44,6 +47,9 @@ const REPLICAS: std::ops::RangeInclusive<u32> = 1..=5;
 
 /// The port of a managed control plane's endpoint.
 const MANAGED_API_PORT: u16 = 443;
+
+/// The port of a real-boot managed control plane's API server, on its own loopback address.
+pub const MANAGED_REAL_API_PORT: u16 = 6443;
 
 /// The port of a load balancer when the request names none.
 const DEFAULT_LB_PORT: u16 = 6443;
@@ -147,6 +153,18 @@ pub enum StateError {
         from: String,
         /// The value asked for.
         to: String,
+    },
+    /// The resource is not in the state the request needs.
+    #[error("{kind} {id} is {state}; {wanted}")]
+    NotReady {
+        /// The resource kind.
+        kind: &'static str,
+        /// The resource.
+        id: String,
+        /// Its state.
+        state: &'static str,
+        /// What the request needs, e.g. `credentials exist once it is ready`.
+        wanted: &'static str,
     },
     /// The resource is busy with an earlier change.
     #[error("{kind} {id} is {state}; wait until it is ready")]
@@ -311,6 +329,20 @@ struct ControlPlaneRecord {
     state: ControlPlaneState,
     created_at_ms: u64,
     updated_at_ms: u64,
+    /// Its CA, admin certificate and token seed; absent in a record written before managed
+    /// control planes had credentials.
+    #[serde(default)]
+    credentials: Option<ServiceCredentials>,
+    /// Which of the seed's tokens is current (renewals so far).
+    #[serde(default)]
+    token_generation: u32,
+    /// When the current token was issued.
+    #[serde(default)]
+    token_issued_at_ms: u64,
+    /// Its own loopback address in a real-boot cloud, where its API server listens on
+    /// [`MANAGED_REAL_API_PORT`].
+    #[serde(default)]
+    address: Option<Ipv4Addr>,
 }
 
 /// A cluster's bootstrap secrets as registered, token included.
@@ -318,6 +350,9 @@ struct ControlPlaneRecord {
 struct Registration {
     token: String,
     ca_cert_hash: String,
+    /// The token this one renewed (a managed control plane's), still valid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    previous_token: Option<String>,
 }
 
 /// Everything the cloud holds. Serialisable as a whole: that is the state file.
@@ -363,19 +398,25 @@ impl CloudState {
                 changed = true;
             }
         }
-        for due in self.index.take_due(Phase::ControlPlaneCreating, now_ms, t) {
-            if let Some(cp) = self.control_planes.get_mut(&due.id) {
-                cp.state = ControlPlaneState::Ready;
-                changed = true;
-            }
+        for due in self.index.take_due(Phase::JoinTokenRenewal, now_ms, t) {
+            changed |= self.renew_join_token(due.id, now_ms);
         }
-        for due in self.index.take_due(Phase::ControlPlaneUpdating, now_ms, t) {
-            if let Some(cp) = self.control_planes.get_mut(&due.id) {
-                if let Some(target) = cp.target_version.take() {
-                    cp.version = target;
+        // A real-boot control plane is ready, or updated, when its service says so.
+        if !settings.real_boot {
+            for due in self.index.take_due(Phase::ControlPlaneCreating, now_ms, t) {
+                if let Some(cp) = self.control_planes.get_mut(&due.id) {
+                    cp.state = ControlPlaneState::Ready;
+                    changed = true;
                 }
-                cp.state = ControlPlaneState::Ready;
-                changed = true;
+            }
+            for due in self.index.take_due(Phase::ControlPlaneUpdating, now_ms, t) {
+                if let Some(cp) = self.control_planes.get_mut(&due.id) {
+                    if let Some(target) = cp.target_version.take() {
+                        cp.version = target;
+                    }
+                    cp.state = ControlPlaneState::Ready;
+                    changed = true;
+                }
             }
         }
         for due in self.index.take_due(Phase::InstancePending, now_ms, t) {
@@ -423,6 +464,7 @@ impl CloudState {
                         Registration {
                             token: learned.token,
                             ca_cert_hash: learned.ca_cert_hash,
+                            previous_token: None,
                         },
                     );
                 }
@@ -462,6 +504,7 @@ impl CloudState {
             .map(|r| ClusterSecrets {
                 token: &r.token,
                 ca_cert_hash: &r.ca_cert_hash,
+                previous_token: r.previous_token.as_deref(),
             });
         let expect = BootExpectations {
             cluster: &instance.cluster,

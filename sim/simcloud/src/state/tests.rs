@@ -8,9 +8,20 @@ use crate::fixtures::{
 };
 use crate::model::{
     ControlPlaneState, CreateInstance, CreateLoadBalancer, CreateManagedControlPlane,
-    CreateNetwork, Instance, InstanceState, LoadBalancerState, RegisterBootstrap, Role,
-    UpdateManagedControlPlane,
+    CreateNetwork, Instance, InstanceState, LoadBalancerState, ManagedControlPlane,
+    RegisterBootstrap, Role, UpdateManagedControlPlane,
 };
+
+/// Credentials of a managed control plane, minted once for all tests.
+fn creds() -> ServiceCredentials {
+    static MINTED: std::sync::OnceLock<ServiceCredentials> = std::sync::OnceLock::new();
+    MINTED
+        .get_or_init(|| {
+            ServiceCredentials::mint("m1", std::time::SystemTime::now())
+                .unwrap_or_else(|e| panic!("mint: {e}"))
+        })
+        .clone()
+}
 
 fn settings() -> CloudSettings {
     CloudSettings {
@@ -236,6 +247,7 @@ fn managed_control_planes_update_versions_not_replicas() {
                 version: "v1.31.0".into(),
                 replicas: 3,
             },
+            creds(),
             0,
             &s,
         )
@@ -337,6 +349,7 @@ fn workers_of_a_managed_cluster_join_its_endpoint() {
                 version: "1.31.0".into(),
                 replicas: 2,
             },
+            creds(),
             0,
             &s,
         )
@@ -393,6 +406,7 @@ fn uneven_settings() -> CloudSettings {
             load_balancer: Duration::from_millis(5),
             control_plane_create: Duration::from_millis(11),
             control_plane_update: Duration::from_millis(9),
+            join_token_ttl: Duration::from_millis(30),
         },
         ..settings()
     }
@@ -439,6 +453,9 @@ fn random_step(state: &mut CloudState, rng: &mut SplitMix64, now_ms: u64, s: &Cl
             state.delete_load_balancer(&id);
         }
         4 => {
+            // Only in c3 and c4: a managed control plane registers its own token, which the
+            // fixtures' data do not carry, so instances elsewhere still get to run.
+            let cluster = format!("c{}", 3 + rng.next_u64() % 2);
             let _ = state.create_control_plane(
                 CreateManagedControlPlane {
                     client_token: Some(token),
@@ -447,6 +464,7 @@ fn random_step(state: &mut CloudState, rng: &mut SplitMix64, now_ms: u64, s: &Cl
                     version: "1.31.0".into(),
                     replicas: 3,
                 },
+                creds(),
                 now_ms,
                 s,
             );
@@ -511,6 +529,15 @@ fn advance_by_walk(state: &mut CloudState, now_ms: u64, s: &CloudSettings) {
             }
             _ => {}
         }
+    }
+    let renewals: Vec<u64> = state
+        .control_planes
+        .values()
+        .filter(|cp| cp.credentials.is_some() && due(cp.token_issued_at_ms, t.join_token_ttl / 2))
+        .map(|cp| cp.id)
+        .collect();
+    for id in renewals {
+        state.renew_join_token(id, now_ms);
     }
     for i in state.instances.values_mut() {
         if i.state == InstanceState::Pending && due(i.created_at_ms, t.provision) {
@@ -691,4 +718,252 @@ fn a_real_boot_stays_booting_until_its_machine_settles_it() {
     );
     assert!(state.settle_machine(&settled, MachineOutcome::Failed("gone".into())));
     assert_eq!(state.index, state.built_index());
+}
+
+// ---- managed control planes as a service ----
+
+fn managed(state: &mut CloudState, s: &CloudSettings) -> (ManagedControlPlane, ServiceCredentials) {
+    let credentials = creds();
+    state
+        .create_network(
+            CreateNetwork {
+                client_token: None,
+                cluster: "m1".into(),
+                name: "n".into(),
+            },
+            0,
+        )
+        .unwrap();
+    let (cp, _) = state
+        .create_control_plane(
+            CreateManagedControlPlane {
+                client_token: Some("m1-cp".into()),
+                cluster: "m1".into(),
+                name: "cp".into(),
+                version: "1.34.4".into(),
+                replicas: 3,
+            },
+            credentials.clone(),
+            0,
+            s,
+        )
+        .unwrap();
+    (cp, credentials)
+}
+
+#[test]
+fn a_managed_control_plane_registers_its_token_and_ca_and_gives_credentials_once_ready() {
+    let s = settings();
+    let mut state = CloudState::default();
+    let (cp, credentials) = managed(&mut state, &s);
+    assert_eq!(cp.failures_tolerated, 1);
+    let registered = state.bootstrap("m1").unwrap();
+    assert_eq!(registered.ca_cert_hash, credentials.ca_cert_hash);
+    assert_eq!(registered.token_id, credentials.join_token(0)[..6]);
+    assert!(matches!(
+        state.control_plane_credentials(&cp.id, &s),
+        Err(StateError::NotReady { .. })
+    ));
+    state.advance(10, &s);
+    let got = state.control_plane_credentials(&cp.id, &s).unwrap();
+    assert_eq!(got.endpoint.to_string(), "mcp-1.sim:443");
+    assert_eq!(got.ca_certificate, credentials.ca_cert_pem);
+    assert_eq!(got.join_token, credentials.join_token(0));
+    assert_eq!(got.join_token_ttl_seconds, 24 * 60 * 60);
+    assert_eq!(
+        got.join_token_groups,
+        ["system:bootstrappers:kubeadm:default-node-token"]
+    );
+    let kubeconfig: serde_yaml_ng::Value = serde_yaml_ng::from_str(&got.admin_kubeconfig).unwrap();
+    assert_eq!(
+        kubeconfig["clusters"][0]["cluster"]["server"].as_str(),
+        Some("https://mcp-1.sim:443")
+    );
+}
+
+#[test]
+fn a_worker_joins_a_managed_control_plane_with_its_token_and_ca_hash_only() {
+    let s = settings();
+    let mut state = CloudState::default();
+    let (_, credentials) = managed(&mut state, &s);
+    state.advance(10, &s);
+    let good = join_cloud_config(
+        "mcp-1.sim:443",
+        &credentials.join_token(0),
+        &credentials.ca_cert_hash,
+        false,
+    );
+    let wrong_token = join_cloud_config("mcp-1.sim:443", TOKEN, &credentials.ca_cert_hash, false);
+    let (ok, _) = state
+        .create_instance(instance_req("w1", "m1", Role::Worker, &good), 10, &s)
+        .unwrap();
+    let (bad, _) = state
+        .create_instance(instance_req("w2", "m1", Role::Worker, &wrong_token), 10, &s)
+        .unwrap();
+    state.advance(100, &s);
+    assert_eq!(
+        state.instance(&ok.id).unwrap().state,
+        InstanceState::Running
+    );
+    let failed = state.instance(&bad.id).unwrap();
+    assert_eq!(failed.state, InstanceState::Failed);
+    assert!(failed.reason.contains("token"), "{}", failed.reason);
+    assert!(!failed.reason.contains(TOKEN), "no token in reasons");
+}
+
+#[test]
+fn the_join_token_is_renewed_past_half_its_life_and_the_renewed_one_still_joins() {
+    let s = CloudSettings {
+        timings: Timings {
+            join_token_ttl: Duration::from_millis(1000),
+            ..Timings::uniform(Duration::from_millis(10))
+        },
+        ..settings()
+    };
+    let mut state = CloudState::default();
+    let (cp, credentials) = managed(&mut state, &s);
+    state.advance(499, &s);
+    let first = state.control_plane_credentials(&cp.id, &s).unwrap();
+    assert_eq!(first.join_token, credentials.join_token(0));
+    let old_join = join_cloud_config(
+        "mcp-1.sim:443",
+        &first.join_token,
+        &credentials.ca_cert_hash,
+        false,
+    );
+    let (late, _) = state
+        .create_instance(instance_req("w1", "m1", Role::Worker, &old_join), 495, &s)
+        .unwrap();
+    assert!(state.advance(500, &s), "the renewal is a change");
+    let renewed = state.control_plane_credentials(&cp.id, &s).unwrap();
+    assert_ne!(renewed.join_token[..6], first.join_token[..6]);
+    assert_eq!(renewed.join_token_issued_at, 0, "issued at 500 ms");
+    assert_eq!(
+        state.bootstrap("m1").unwrap().token_id,
+        renewed.join_token[..6]
+    );
+    state.advance(600, &s);
+    assert_eq!(
+        state.instance(&late.id).unwrap().state,
+        InstanceState::Running,
+        "a join made just before the renewal still passes"
+    );
+    state.advance(1000, &s);
+    assert_eq!(
+        state
+            .control_plane_credentials(&cp.id, &s)
+            .unwrap()
+            .join_token,
+        credentials.join_token(2)
+    );
+    assert_eq!(state.built_index(), state.index);
+}
+
+#[test]
+fn auto_upgrade_starts_an_update_of_a_ready_control_plane_only() {
+    let s = settings();
+    let mut state = CloudState::default();
+    let (cp, _) = managed(&mut state, &s);
+    let to = |v: &str| crate::model::AutoUpgrade { version: v.into() };
+    assert!(matches!(
+        state.auto_upgrade_control_plane(&cp.id, to("1.35.4"), 1, &s),
+        Err(StateError::NotReady {
+            state: "creating",
+            ..
+        })
+    ));
+    state.advance(10, &s);
+    let updating = state
+        .auto_upgrade_control_plane(&cp.id, to("1.35.4"), 10, &s)
+        .unwrap();
+    assert_eq!(updating.state, ControlPlaneState::Updating);
+    assert_eq!(updating.target_version.as_deref(), Some("1.35.4"));
+    assert!(matches!(
+        state.auto_upgrade_control_plane(&cp.id, to("1.35.4"), 11, &s),
+        Err(StateError::NotReady { .. })
+    ));
+    state.advance(20, &s);
+    assert_eq!(state.control_plane(&cp.id, &s).unwrap().version, "1.35.4");
+}
+
+#[test]
+fn deleting_a_managed_control_plane_removes_its_registration_only() {
+    let s = settings();
+    let mut state = CloudState::default();
+    let (cp, _) = managed(&mut state, &s);
+    assert!(state.delete_control_plane(&cp.id));
+    assert!(state.bootstrap("m1").is_err());
+    let (cp, _) = state
+        .create_control_plane(
+            CreateManagedControlPlane {
+                client_token: None,
+                cluster: "m1".into(),
+                name: "cp".into(),
+                version: "1.34.4".into(),
+                replicas: 1,
+            },
+            creds(),
+            1,
+            &s,
+        )
+        .unwrap();
+    assert_eq!(cp.failures_tolerated, 0);
+    state
+        .register_bootstrap(
+            "m1",
+            RegisterBootstrap {
+                token: TOKEN.into(),
+                ca_cert_hash: CA_HASH.into(),
+            },
+        )
+        .unwrap();
+    assert!(state.delete_control_plane(&cp.id));
+    assert_eq!(
+        state.bootstrap("m1").unwrap().ca_cert_hash,
+        CA_HASH,
+        "a registration made by someone else stays"
+    );
+    assert_eq!(state.built_index(), state.index);
+}
+
+#[test]
+fn a_real_boot_control_plane_is_ready_when_its_service_serves_its_version() {
+    let s = CloudSettings {
+        real_boot: true,
+        ..settings()
+    };
+    let mut state = CloudState::default();
+    let (cp, _) = managed(&mut state, &s);
+    state.advance(1000, &s);
+    assert_eq!(
+        state.control_plane(&cp.id, &s).unwrap().state,
+        ControlPlaneState::Creating,
+        "no timer makes it ready"
+    );
+    let plan = state.service_plan(&s);
+    assert_eq!(plan.len(), 1);
+    assert_eq!(plan[0].version, "1.34.4");
+    assert!(!state.settle_service(&cp.id, "v1.33.0", 1000));
+    assert!(state.settle_service(&cp.id, "v1.34.4", 1000));
+    let ready = state.control_plane(&cp.id, &s).unwrap();
+    let endpoint = ready.endpoint.unwrap();
+    assert!(endpoint.host.starts_with("127."), "{endpoint}");
+    assert_eq!(endpoint.port, MANAGED_REAL_API_PORT);
+    let update = UpdateManagedControlPlane {
+        version: Some("1.35.4".into()),
+        replicas: None,
+    };
+    state
+        .update_control_plane(&cp.id, update, 1001, &s)
+        .unwrap();
+    assert_eq!(state.service_plan(&s)[0].version, "1.35.4");
+    state.advance(5000, &s);
+    assert!(!state.settle_service(&cp.id, "v1.34.4", 5000));
+    assert!(state.settle_service(&cp.id, "v1.35.4", 5000));
+    let upgraded = state.control_plane(&cp.id, &s).unwrap();
+    assert_eq!(
+        (upgraded.state, upgraded.version.as_str()),
+        (ControlPlaneState::Ready, "1.35.4")
+    );
+    assert_eq!(state.built_index(), state.index);
 }

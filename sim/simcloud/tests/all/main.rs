@@ -9,5 +9,6 @@ mod inventory;
 mod managed;
 mod real_boot;
 mod real_boot_e2e;
+mod real_boot_managed;
 mod restart;
 mod support;

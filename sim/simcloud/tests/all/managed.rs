@@ -1,8 +1,14 @@
-use capw_simcloud::model::{ControlPlaneState, ManagedControlPlane, ManagedControlPlaneList};
+use std::time::Duration;
+
+use capw_simcloud::Timings;
+use capw_simcloud::model::{
+    BootstrapRegistration, ControlPlaneState, ManagedControlPlane, ManagedControlPlaneCredentials,
+    ManagedControlPlaneList,
+};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::support::{Sim, body, error};
+use crate::support::{Sim, body, error, fast_config};
 
 #[tokio::test]
 async fn managed_control_plane_lifecycle() {
@@ -118,4 +124,136 @@ async fn managed_control_planes_validate_their_input() {
     )
     .await;
     assert_eq!(e.error.field.as_deref(), Some("replicas"));
+}
+
+/// A sim whose managed control planes take `create` to be ready and whose bootstrap tokens
+/// live `ttl`.
+async fn managed_sim(create: Duration, ttl: Duration) -> Sim {
+    Sim::with(fast_config().with_timings(Timings {
+        control_plane_create: create,
+        join_token_ttl: ttl,
+        ..Timings::uniform(Duration::from_millis(5))
+    }))
+    .await
+}
+
+async fn create_managed(sim: &Sim, version: &str) -> ManagedControlPlane {
+    let create = json!({"client_token": "m1-cp", "cluster": "m1", "name": "cp", "version": version, "replicas": 3});
+    let r = sim.post("/v1/managed-control-planes", create.clone()).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let cp: ManagedControlPlane = body(r).await;
+    let again = sim.post("/v1/managed-control-planes", create).await;
+    assert_eq!(again.status(), StatusCode::OK, "idempotent by client token");
+    let again: ManagedControlPlane = body(again).await;
+    assert_eq!(again.id, cp.id);
+    cp
+}
+
+#[tokio::test]
+async fn credentials_wait_for_ready_and_carry_the_services_registered_token_and_ca() {
+    let sim = managed_sim(Duration::from_millis(400), Duration::from_secs(86400)).await;
+    let cp = create_managed(&sim, "1.34.4").await;
+    assert_eq!(cp.failures_tolerated, 1);
+    let path = format!("/v1/managed-control-planes/{}", cp.id);
+    let e = error(
+        sim.get(&format!("{path}/credentials")).await,
+        StatusCode::CONFLICT,
+    )
+    .await;
+    assert_eq!(e.error.code, "failed_precondition");
+    sim.wait_for(&path, |cp: &ManagedControlPlane| {
+        cp.state == ControlPlaneState::Ready
+    })
+    .await;
+    let r = sim.get(&format!("{path}/credentials")).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let creds: ManagedControlPlaneCredentials = body(r).await;
+    assert_eq!(creds.endpoint.to_string(), "mcp-1.sim:443");
+    assert!(capw_simcloud::boot_check::is_bootstrap_token(
+        &creds.join_token
+    ));
+    assert_eq!(creds.join_token_ttl_seconds, 86400);
+    let hash = capw_simcloud::boot_check::ca_cert_hash(&creds.ca_certificate).unwrap();
+    let registered: BootstrapRegistration = body(sim.get("/v1/clusters/m1/bootstrap").await).await;
+    assert_eq!(registered.ca_cert_hash, hash);
+    assert_eq!(registered.token_id, creds.join_token[..6]);
+    let kubeconfig: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(&creds.admin_kubeconfig).unwrap();
+    assert_eq!(
+        kubeconfig["clusters"][0]["cluster"]["server"].as_str(),
+        Some("https://mcp-1.sim:443")
+    );
+
+    let inventory = sim.get("/v1/inventory").await.text().await.unwrap();
+    let secret = creds.join_token.split_once('.').unwrap().1;
+    assert!(
+        !inventory.contains(secret),
+        "no token secret in the inventory"
+    );
+    assert!(!inventory.contains("PRIVATE KEY") && !inventory.contains("client-key-data"));
+
+    assert_eq!(sim.delete(&path).await.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        sim.get("/v1/clusters/m1/bootstrap").await.status(),
+        StatusCode::NOT_FOUND,
+        "the service's registration goes with it"
+    );
+}
+
+#[tokio::test]
+async fn the_join_token_is_renewed_with_a_new_id_past_half_its_life() {
+    let sim = managed_sim(Duration::from_millis(5), Duration::from_secs(2)).await;
+    let cp = create_managed(&sim, "1.34.4").await;
+    let path = format!("/v1/managed-control-planes/{}", cp.id);
+    sim.wait_for(&path, |cp: &ManagedControlPlane| {
+        cp.state == ControlPlaneState::Ready
+    })
+    .await;
+    let first: ManagedControlPlaneCredentials =
+        body(sim.get(&format!("{path}/credentials")).await).await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let renewed: ManagedControlPlaneCredentials =
+        body(sim.get(&format!("{path}/credentials")).await).await;
+    assert_ne!(renewed.join_token[..6], first.join_token[..6]);
+    assert!(renewed.join_token_issued_at > first.join_token_issued_at);
+    let registered: BootstrapRegistration = body(sim.get("/v1/clusters/m1/bootstrap").await).await;
+    assert_eq!(registered.token_id, renewed.join_token[..6]);
+}
+
+#[tokio::test]
+async fn auto_upgrade_moves_a_ready_control_plane_one_minor_up() {
+    let sim = managed_sim(Duration::from_millis(300), Duration::from_secs(86400)).await;
+    let cp = create_managed(&sim, "1.34.4").await;
+    let path = format!("/v1/managed-control-planes/{}", cp.id);
+    let upgrade = format!("/v1/admin/managed-control-planes/{}/auto-upgrade", cp.id);
+    let e = error(
+        sim.send(Method::PUT, &upgrade, Some(json!({"version": "1.35.4"})))
+            .await,
+        StatusCode::CONFLICT,
+    )
+    .await;
+    assert_eq!(e.error.code, "failed_precondition");
+    sim.wait_for(&path, |cp: &ManagedControlPlane| {
+        cp.state == ControlPlaneState::Ready
+    })
+    .await;
+    let r = sim
+        .send(Method::PUT, &upgrade, Some(json!({"version": "1.35.4"})))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let updating: ManagedControlPlane = body(r).await;
+    assert_eq!(updating.state, ControlPlaneState::Updating);
+    let done = sim
+        .wait_for(&path, |cp: &ManagedControlPlane| {
+            cp.state == ControlPlaneState::Ready
+        })
+        .await;
+    assert_eq!(done.version, "1.35.4");
+    let e = error(
+        sim.send(Method::PUT, &upgrade, Some(json!({"version": "1.37.0"})))
+            .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert_eq!(e.error.field.as_deref(), Some("version"));
 }

@@ -85,6 +85,7 @@ async fn boot_init(
         },
         secrets: items.clone(),
         control_plane_members: Vec::new(),
+        join: None,
     };
     let data = cloud_init::generate(&config, "e2e", &request).unwrap_or_else(|e| panic!("{e}"));
     let (_, instance) = sim

@@ -251,6 +251,7 @@ impl Driver {
             members,
             failure_domains: self.failure_domains(),
             endpoint: self.infrastructure.as_ref().map(|_| self.endpoint()),
+            failures_tolerated: None,
         };
         let config = self.control_plane_config.clone();
         let ctx = self.ctx(&config, &format!("{}-plan", self.cluster.uid));
@@ -336,6 +337,7 @@ impl Driver {
             endpoint: self.endpoint(),
             secrets: self.ensure_secrets().await,
             control_plane_members: members,
+            join: None,
         };
         let bootstrap_ctx = self.ctx(&self.bootstrap_config, &machine.key);
         let data = self

@@ -355,6 +355,7 @@ fn request(machine: &str, role: MachineRole, secrets: &[SecretItem]) -> Bootstra
         endpoint: endpoint(),
         secrets: secrets.to_vec(),
         control_plane_members: members,
+        join: None,
     }
 }
 
@@ -399,6 +400,7 @@ async fn every_role_gets_cloud_config_the_sim_boots() {
             endpoint: Some(&sim_endpoint),
             secrets: Some(ClusterSecrets {
                 token,
+                previous_token: None,
                 ca_cert_hash: hash,
             }),
             cluster_judges_token: false,

@@ -404,6 +404,7 @@ impl ControlPlane for Broken {
                 version: Some(input.version),
                 endpoint: input.endpoint,
                 conditions,
+                failures_tolerated: None,
             },
             replicas: members,
             ready_replicas: members,

@@ -52,6 +52,7 @@ impl ControlPlane for FixedControlPlane {
                 version: Some(input.version),
                 endpoint: input.endpoint.clone(),
                 conditions: Vec::new(),
+                failures_tolerated: None,
             },
             replicas: count(live.len()),
             ready_replicas: count(ready),

@@ -334,6 +334,7 @@ impl ControlPlane for Hostile {
                 version: Some(input.version),
                 endpoint: input.endpoint,
                 conditions: Vec::new(),
+                failures_tolerated: None,
             },
             replicas: live,
             ready_replicas: live,

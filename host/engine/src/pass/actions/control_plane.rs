@@ -1,9 +1,15 @@
-//! `PlanControlPlane`: the control-plane provider's next step for the current members, as
-//! the core's [`PlanView`].
+//! The control plane: `PlanControlPlane`, the control-plane provider's next step for the
+//! current members, as the core's [`PlanView`]; for a control plane a service runs (contract
+//! 0.3), `ReconcileControlPlane` and `DeleteControlPlane`.
 
-use capw_reconcile::{EtcdView, PlanStep, PlanView, WorkloadView, node_ready};
+use capw_reconcile::{EtcdView, PlanStep, PlanView, ServiceView, WorkloadView, node_ready};
 use capw_runtime::control_plane::{EtcdMembership, Member, PlanInput, Step};
-use capw_runtime::types::{Condition, KubernetesVersion, MachineRef};
+use capw_runtime::types::{Condition, Deletion, KubernetesVersion, MachineRef};
+
+use crate::objects::kubeconfig::kubeconfig_object;
+use crate::objects::{
+    InfrastructureRecord, SERVICE_CA_ITEM, SERVICE_JOIN_TOKEN_ITEM, SecretItems, secret_object,
+};
 
 use crate::pass::convert::{core_version, wit_version};
 use crate::pass::env::{Env, context};
@@ -19,6 +25,8 @@ pub(crate) struct ProviderStatus {
     pub version: Option<KubernetesVersion>,
     /// The provider's conditions, unprefixed.
     pub conditions: Vec<Condition>,
+    /// How many members may fail with the control plane still serving, as the provider says.
+    pub failures_tolerated: Option<u32>,
     /// The unhealthy member this plan takes out to replace it, as the Cluster records it; set
     /// by the pass when the step removes a member it was told to replace.
     pub remediated: Option<capw_reconcile::LastRemediation>,
@@ -110,6 +118,7 @@ pub(crate) async fn plan(
             .as_ref()
             .and_then(|r| r.endpoint.as_ref())
             .map(|_| s.endpoint()),
+        failures_tolerated: cp.failures_tolerated,
     };
     let ctx = context(s, &provider, &cp.config.config, &format!("{}-plan", s.uid));
     let out = provider
@@ -157,7 +166,208 @@ pub(crate) async fn plan(
         ready: out.ready,
         version: out.version,
         conditions: out.conditions,
+        failures_tolerated: out.failures_tolerated,
         remediated: None,
     };
     Ok((view, status))
+}
+
+/// The idempotency key of the calls that drive a service's control plane: one per cluster.
+fn service_key(s: &Snapshot) -> String {
+    format!("{}-control-plane", s.uid)
+}
+
+/// `ReconcileControlPlane`: the provider moves the control plane its service runs toward the
+/// desired one (side effects on the service, idempotent by the cluster's key) and says where
+/// it stands. The host records what it said in the `ClusterInfrastructure` object and stores
+/// how to reach and join it: the CA and the service's join token with the cluster's secrets,
+/// the admin kubeconfig in the kubeconfig Secret (where the host reaches workload clusters).
+/// Each is written only when it changed. The note says why the service is not as desired yet.
+pub(crate) async fn reconcile_service(
+    env: &Env,
+    s: &Snapshot,
+) -> Result<(ServiceView, ProviderStatus, ActionNote), ActionNote> {
+    const COND: &str = "ControlPlaneReady";
+    let Ok(desired) = &s.desired else {
+        return Err(ActionNote::done());
+    };
+    let cp = &desired.control_plane;
+    let provider = env.provider(&cp.config, COND)?;
+    let version = core_version(&cp.version).ok_or_else(|| {
+        ActionNote::host_failed(COND, "InvalidVersion", format!("version {:?}", cp.version))
+    })?;
+    let input = PlanInput {
+        version: wit_version(version),
+        replicas: cp.replicas,
+        members: Vec::new(),
+        failure_domains: (s.infrastructure.as_ref())
+            .map(|r| r.control_plane_domains.clone())
+            .unwrap_or_default(),
+        endpoint: None,
+        failures_tolerated: cp.failures_tolerated,
+    };
+    let ctx = context(s, &provider, &cp.config.config, &service_key(s));
+    let out = provider
+        .provider
+        .reconcile_control_plane(&ctx, &input)
+        .await
+        .map_err(|e| ActionNote::failed(COND, &e))?;
+    let plan = out.plan;
+    let (settled, note, message) = match &plan.step {
+        Step::Wait(p) => (false, ActionNote::in_progress(COND, p), p.message.clone()),
+        _ => (true, ActionNote::done(), String::new()),
+    };
+    let endpoint = (out.access.as_ref().map(|a| a.endpoint.clone()))
+        .or_else(|| plan.endpoint.clone())
+        .map(|e| (e.host, e.port));
+    let mut stored = s.join_credentials().is_some();
+    if let Some(access) = &out.access {
+        stored = store_access(env, s, access).await?;
+    }
+    let ready = plan.ready.unwrap_or(false);
+    let record = capw_api::ServiceControlPlane {
+        state: if settled { "Ready" } else { "InProgress" }.into(),
+        endpoint,
+        initialized: plan.initialized,
+        ready,
+        version: plan.version.as_ref().map(core_version_text),
+        replicas: plan.replicas,
+        ready_replicas: plan.ready_replicas,
+        up_to_date_replicas: plan.up_to_date_replicas,
+        failures_tolerated: plan.failures_tolerated,
+        message,
+    };
+    record_service(env, s, record).await?;
+    let view = ServiceView {
+        settled,
+        initialized: plan.initialized,
+        ready,
+        version: plan
+            .version
+            .as_ref()
+            .and_then(|v| core_version(&core_version_text(v))),
+        replicas: plan.replicas,
+        ready_replicas: plan.ready_replicas,
+        up_to_date_replicas: plan.up_to_date_replicas,
+        access: stored,
+    };
+    let status = ProviderStatus {
+        ready: plan.ready,
+        version: plan.version,
+        conditions: plan.conditions,
+        failures_tolerated: plan.failures_tolerated,
+        remediated: None,
+    };
+    Ok((view, status, note))
+}
+
+/// `vX.Y.Z`.
+fn core_version_text(v: &KubernetesVersion) -> String {
+    format!("v{}.{}.{}", v.major, v.minor, v.patch)
+}
+
+/// Stores the service's access where the cluster's other providers and people find it, each
+/// piece only when it changed; whether all of it is stored (the kubeconfig is left out where
+/// the host does not reach workload clusters, as for the machines shape).
+async fn store_access(
+    env: &Env,
+    s: &Snapshot,
+    access: &capw_runtime::control_plane::ControlPlaneAccess,
+) -> Result<bool, ActionNote> {
+    const COND: &str = "ControlPlaneReady";
+    let token = access
+        .join_token
+        .as_ref()
+        .and_then(|t| serde_json::to_vec(t).ok());
+    let items: SecretItems = [(
+        SERVICE_CA_ITEM.to_owned(),
+        access.ca_certificate.clone().into_bytes(),
+    )]
+    .into_iter()
+    .chain(token.map(|t| (SERVICE_JOIN_TOKEN_ITEM.to_owned(), t)))
+    .collect();
+    if s.secrets.as_ref() != Some(&items) {
+        let object = secret_object(&s.namespace, &s.name, &s.uid, &items);
+        env.store
+            .apply(object)
+            .await
+            .map_err(|e| Env::store_failed(COND, &e))?;
+    }
+    let endpoint = format!("{}:{}", access.endpoint.host, access.endpoint.port);
+    let current = s
+        .kubeconfig
+        .as_ref()
+        .is_some_and(|k| k.endpoint == endpoint && k.value == access.admin_kubeconfig.as_bytes());
+    if env.cluster_cache.is_some() && !current {
+        let object = kubeconfig_object(
+            &s.namespace,
+            &s.name,
+            &s.uid,
+            &endpoint,
+            access.admin_kubeconfig.as_bytes(),
+        );
+        env.store
+            .apply(object)
+            .await
+            .map_err(|e| Env::store_failed(capw_reconcile::CONTROL_PLANE_AVAILABLE, &e))?;
+        tracing::info!(cluster = %s.name, endpoint = %endpoint, "kubeconfig stored from the control plane's service");
+    }
+    Ok(true)
+}
+
+/// Records what the provider said of the service's control plane in the cluster's
+/// `ClusterInfrastructure` object, when it changed.
+async fn record_service(
+    env: &Env,
+    s: &Snapshot,
+    service: capw_api::ServiceControlPlane,
+) -> Result<(), ActionNote> {
+    let mut record = s
+        .infrastructure
+        .clone()
+        .unwrap_or_else(|| InfrastructureRecord {
+            cluster_uid: s.uid.clone(),
+            ..InfrastructureRecord::default()
+        });
+    if record.control_plane.as_ref() == Some(&service) {
+        return Ok(());
+    }
+    record.control_plane = Some(service);
+    env.store_infrastructure_record(s, &record)
+        .await
+        .map_err(|e| Env::store_failed("ControlPlaneReady", &e))
+}
+
+/// `DeleteControlPlane`: call `delete-control-plane` until the service's control plane is
+/// gone, then record it deleted.
+pub(crate) async fn delete_service(env: &Env, s: &Snapshot) -> ActionNote {
+    const COND: &str = "ControlPlaneReady";
+    let Ok(desired) = &s.desired else {
+        return ActionNote::done();
+    };
+    let provider = match env.provider(&desired.control_plane.config, COND) {
+        Ok(p) => p,
+        Err(note) => return note,
+    };
+    let ctx = context(
+        s,
+        &provider,
+        &desired.control_plane.config.config,
+        &service_key(s),
+    );
+    match provider.provider.delete_control_plane(&ctx).await {
+        Ok(Deletion::Deleted) => {
+            let kept = (s.infrastructure.as_ref()).and_then(|r| r.control_plane.clone());
+            let record = capw_api::ServiceControlPlane {
+                state: "Deleted".into(),
+                ..kept.unwrap_or_default()
+            };
+            record_service(env, s, record)
+                .await
+                .err()
+                .unwrap_or_else(ActionNote::done)
+        }
+        Ok(Deletion::InProgress(p)) => ActionNote::in_progress(COND, &p),
+        Err(e) => ActionNote::failed(COND, &e),
+    }
 }

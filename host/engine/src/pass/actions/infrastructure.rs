@@ -4,16 +4,14 @@
 
 use std::sync::Arc;
 
-use capw_api::ClusterInfrastructure;
 use capw_runtime::infrastructure::ClusterState;
 use capw_runtime::types::{CallContext, Deletion};
 
-use crate::objects::{InfrastructureRecord, applied, infrastructure_object};
+use crate::objects::{InfrastructureRecord, applied};
 use crate::pass::env::{Env, context};
 use crate::pass::note::ActionNote;
 use crate::pass::snapshot::Snapshot;
 use crate::providers::LoadedProvider;
-use crate::store::{StoreError, TypedObjects, key_of};
 
 const INFRA: &str = "InfrastructureReady";
 
@@ -37,24 +35,9 @@ async fn write_record(
     s: &Snapshot,
     record: &InfrastructureRecord,
 ) -> Result<(), ActionNote> {
-    store_record(env, s, record)
+    env.store_infrastructure_record(s, record)
         .await
         .map_err(|e| Env::store_failed(INFRA, &e))
-}
-
-/// Stores the infrastructure record of the cluster of `s`: the object, then its status.
-pub(crate) async fn store_record(
-    env: &Env,
-    s: &Snapshot,
-    record: &InfrastructureRecord,
-) -> Result<(), StoreError> {
-    env.store
-        .apply_as(&infrastructure_object(&s.namespace, &s.name))
-        .await?;
-    let key = key_of::<ClusterInfrastructure>(&s.namespace, &s.name);
-    let status = serde_json::to_value(record).unwrap_or_default();
-    env.store.update_status(&key, status, None).await?;
-    Ok(())
 }
 
 /// `ReconcileInfrastructure`: record the provider's answer.
@@ -66,13 +49,20 @@ pub(crate) async fn reconcile_infrastructure(env: &Env, s: &Snapshot) -> ActionN
     let mut record = InfrastructureRecord {
         cluster_uid: s.uid.clone(),
         applied: s.desired.as_ref().ok().and_then(applied),
+        // What a service's control plane said is its own record's, kept across.
+        control_plane: s
+            .infrastructure
+            .as_ref()
+            .and_then(|r| r.control_plane.clone()),
         ..InfrastructureRecord::default()
     };
     let note = match provider.provider.reconcile_cluster(&ctx).await {
         Ok(ClusterState::Ready(infra)) => {
             record.state = "Ready".into();
+            // An empty host: the infrastructure makes no endpoint (a service runs the
+            // control plane and reports its own).
             let e = infra.control_plane_endpoint;
-            record.endpoint = Some((e.host, e.port));
+            record.endpoint = (!e.host.is_empty()).then_some((e.host, e.port));
             record.failure_domains = infra
                 .failure_domains
                 .iter()
@@ -109,6 +99,10 @@ pub(crate) async fn delete_infrastructure(env: &Env, s: &Snapshot) -> ActionNote
                 state: "Deleted".into(),
                 cluster_uid: s.uid.clone(),
                 applied: s.desired.as_ref().ok().and_then(applied),
+                control_plane: s
+                    .infrastructure
+                    .as_ref()
+                    .and_then(|r| r.control_plane.clone()),
                 ..InfrastructureRecord::default()
             };
             write_record(env, s, &record)

@@ -248,12 +248,19 @@ async fn bootstrap(
             "the class names no bootstrap provider".into(),
         ));
     };
-    let Some(secrets) = s.contract_secrets() else {
-        return Err(ActionNote::host_failed(
-            BOOTSTRAP,
-            "WaitingForSecrets",
-            "the cluster secrets are not stored yet".into(),
-        ));
+    // A worker joins a control plane a service runs with what the service handed out, and
+    // the cluster has no secrets of its bootstrap provider's making.
+    let join = s.service_control_plane().then(|| s.join_credentials());
+    let (secrets, join) = match (join, s.contract_secrets()) {
+        (Some(Some(join)), _) => (Vec::new(), Some(join)),
+        (None, Some(secrets)) => (secrets, None),
+        _ => {
+            return Err(ActionNote::host_failed(
+                BOOTSTRAP,
+                "WaitingForSecrets",
+                "the cluster secrets are not stored yet".into(),
+            ));
+        }
     };
     let provider = env.provider(config, BOOTSTRAP)?;
     let role = wit_role(m.spec.role);
@@ -288,6 +295,7 @@ async fn bootstrap(
         endpoint: s.endpoint(),
         secrets,
         control_plane_members: members,
+        join,
     };
     let ctx = context(s, &provider, &config.config, &m.spec.idempotency_key);
     match provider.provider.generate_bootstrap(&ctx, &request).await {

@@ -73,6 +73,8 @@ fn first_machine_initialises_the_cluster() {
     assert_eq!(machine.version, version(35));
     assert_eq!(machine.failure_domain.as_deref(), Some("a"));
     assert!(!p.status.initialized);
+    // Nothing serves yet: no failure can be said to be tolerated.
+    assert_eq!(p.status.failures_tolerated, None);
     assert_eq!(
         (p.replicas, p.ready_replicas, p.up_to_date_replicas),
         (0, 0, 0)

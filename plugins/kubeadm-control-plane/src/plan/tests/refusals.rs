@@ -183,3 +183,47 @@ fn refusals_become_permanent_invalid_input() {
     assert!(!e.retryable);
     assert_eq!(e.retry_after_ms, None);
 }
+
+#[test]
+fn failures_tolerated_beyond_seven_members_is_refused_naming_the_field() {
+    let mut sim = Sim::new(0, 35, abc());
+    sim.failures_tolerated = Some(4);
+    let e = refusal(&sim);
+    assert_eq!(
+        e,
+        PlanError::TooManyFailuresTolerated {
+            failures_tolerated: 4
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "spec.topology.controlPlane.failuresTolerated 4 needs 9 stacked etcd members; \
+         kubeadm-control-plane runs at most 7, which tolerate 3"
+    );
+    sim.failures_tolerated = Some(u32::MAX);
+    assert!(matches!(
+        refusal(&sim),
+        PlanError::TooManyFailuresTolerated { .. }
+    ));
+}
+
+#[test]
+fn a_replica_count_beside_failures_tolerated_must_tolerate_as_many() {
+    let mut sim = Sim::new(3, 35, abc());
+    sim.failures_tolerated = Some(2);
+    let e = refusal(&sim);
+    assert_eq!(
+        e,
+        PlanError::ReplicasBelowFailuresTolerated {
+            replicas: 3,
+            failures_tolerated: 2
+        }
+    );
+    assert!(
+        e.to_string()
+            .contains("spec.topology.controlPlane.failuresTolerated 2"),
+        "{e}"
+    );
+    sim.replicas = 5;
+    assert!(sim.try_plan().is_ok());
+}

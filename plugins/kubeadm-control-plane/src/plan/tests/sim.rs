@@ -36,6 +36,8 @@ pub struct Sim {
     pub config: KubeadmControlPlaneConfig,
     pub version: KubernetesVersion,
     pub replicas: u32,
+    /// The Cluster's `failures-tolerated` ask, given with `replicas` 0.
+    pub failures_tolerated: Option<u32>,
     pub domains: Vec<String>,
     pub members: Vec<Member>,
     /// Every create or delete applied, in order.
@@ -61,6 +63,7 @@ impl Sim {
             config: KubeadmControlPlaneConfig::default(),
             version: version(minor),
             replicas,
+            failures_tolerated: None,
             domains,
             members: Vec::new(),
             steps: Vec::new(),
@@ -108,6 +111,7 @@ impl Sim {
                 host: "cp.c1.test".into(),
                 port: 6443,
             }),
+            failures_tolerated: self.failures_tolerated,
         }
     }
 
@@ -310,9 +314,10 @@ impl Sim {
     }
 
     fn desired(&self) -> usize {
-        let replicas = match self.replicas {
-            0 => self.config.replicas.unwrap_or(0),
-            r => r,
+        let replicas = match (self.replicas, self.failures_tolerated) {
+            (0, Some(n)) => 2 * n + 1,
+            (0, None) => self.config.replicas.unwrap_or(0),
+            (r, _) => r,
         };
         usize::try_from(replicas).unwrap_or(usize::MAX)
     }

@@ -416,3 +416,26 @@ fn an_unhealthy_member_waits_while_another_joins() {
     sim.fall_ill(&sick);
     assert_eq!(super::wait_reason(&sim.plan().step), "RemediationWaiting");
 }
+
+#[test]
+fn failures_tolerated_one_then_two_grows_to_three_then_five_members() {
+    let mut sim = Sim::new(0, 35, abc());
+    sim.failures_tolerated = Some(1);
+    let steps = sim.converge();
+    assert_eq!(creates(&steps), 3);
+    assert_converged(&sim, 3);
+    let p = sim.plan();
+    assert_eq!(p.status.failures_tolerated, Some(1));
+
+    sim.failures_tolerated = Some(2);
+    sim.converge();
+    assert_converged(&sim, 5);
+    assert_eq!(sim.plan().status.failures_tolerated, Some(2));
+
+    // What it tolerates follows what is ready: of five with two not ready, etcd's quorum of
+    // three leaves none to lose.
+    for m in sim.members.iter_mut().take(2) {
+        m.ready = false;
+    }
+    assert_eq!(sim.plan().status.failures_tolerated, Some(0));
+}

@@ -1,0 +1,186 @@
+//! A managed control plane booted for real: its own etcd, kube-apiserver,
+//! kube-controller-manager and kube-scheduler on a loopback address, reached with the admin
+//! kubeconfig of its credentials, joined by a worker with its token and CA hash, upgraded in
+//! place one minor up, and deleted without a process or a file left.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use capw_simcloud::fixtures::{cloud_config_with_files, kubeadm_join_docs};
+use capw_simcloud::model::{
+    ControlPlaneState, InstanceState, ManagedControlPlane, ManagedControlPlaneCredentials,
+};
+use capw_test_support::real_boot::processes_naming;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::real_boot::{MachinesGuard, kube_binaries, real_config};
+use crate::support::{Sim, body};
+
+/// How long the service may take to come up, or to upgrade, on a busy machine.
+const SERVICE_LIMIT: Duration = Duration::from_secs(240);
+
+/// Polls `path` until `done`; fails after `limit`.
+async fn wait_for_cp(
+    sim: &Sim,
+    path: &str,
+    limit: Duration,
+    done: impl Fn(&ManagedControlPlane) -> bool,
+) -> ManagedControlPlane {
+    let deadline = Instant::now() + limit;
+    loop {
+        let cp: ManagedControlPlane = body(sim.get(path).await).await;
+        if done(&cp) {
+            return cp;
+        }
+        assert!(Instant::now() < deadline, "{path} did not settle: {cp:?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// `kubectl --kubeconfig K args`, its stdout; `None` when it fails.
+fn kubectl(bin: &std::path::Path, kubeconfig: &std::path::Path, args: &[&str]) -> Option<String> {
+    let out = Command::new(bin)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--request-timeout=5s")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("run kubectl: {e}"));
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The gitVersion `/version` answers.
+fn served_version(bin: &std::path::Path, kubeconfig: &std::path::Path) -> Option<String> {
+    let text = kubectl(bin, kubeconfig, &["get", "--raw", "/version"])?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    value["gitVersion"].as_str().map(str::to_owned)
+}
+
+#[tokio::test]
+async fn a_managed_control_plane_serves_joins_upgrades_and_goes_without_a_trace() {
+    let bins = kube_binaries();
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let machines = dir.path().join("machines");
+    let _guard = MachinesGuard(machines.clone());
+    let sim = Sim::with(real_config(&bins, &machines)).await;
+    let machines = sim
+        .handle
+        .machines_dir()
+        .unwrap_or_else(|| panic!("a real-boot sim has a machines directory"))
+        .to_owned();
+    let r = sim
+        .post("/v1/networks", json!({"cluster": "m1", "name": "m1-net"}))
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let r = sim
+        .post(
+            "/v1/managed-control-planes",
+            json!({"client_token": "m1-cp", "cluster": "m1", "name": "cp", "version": "1.34.4", "replicas": 3}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let cp: ManagedControlPlane = body(r).await;
+    let path = format!("/v1/managed-control-planes/{}", cp.id);
+    let ready = wait_for_cp(&sim, &path, SERVICE_LIMIT, |cp| {
+        cp.state == ControlPlaneState::Ready
+    })
+    .await;
+    let endpoint = ready
+        .endpoint
+        .clone()
+        .unwrap_or_else(|| panic!("no endpoint"));
+    assert!(endpoint.host.starts_with("127."), "{endpoint}");
+    assert_eq!(endpoint.port, 6443);
+
+    let creds: ManagedControlPlaneCredentials =
+        body(sim.get(&format!("{path}/credentials")).await).await;
+    assert_eq!(creds.endpoint, endpoint);
+    let kubeconfig = dir.path().join("admin.conf");
+    std::fs::write(&kubeconfig, &creds.admin_kubeconfig).unwrap_or_else(|e| panic!("{e}"));
+    let kubectl_bin = bins.join("v1.35.4/bin/kubectl");
+    assert_eq!(
+        served_version(&kubectl_bin, &kubeconfig).as_deref(),
+        Some("v1.34.4")
+    );
+    let nodes = kubectl(&kubectl_bin, &kubeconfig, &["get", "nodes", "-o", "name"]);
+    assert_eq!(
+        nodes.as_deref(),
+        Some(""),
+        "a managed control plane has no Node"
+    );
+
+    // A worker joins with the service's token and CA hash.
+    let data = cloud_config_with_files(
+        &[
+            ("/etc/kubernetes/capw/kubernetes-version", "v1.34.4"),
+            (
+                "/run/kubeadm/kubeadm.yaml",
+                &kubeadm_join_docs(
+                    &endpoint.to_string(),
+                    &creds.join_token,
+                    &capw_simcloud::boot_check::ca_cert_hash(&creds.ca_certificate)
+                        .unwrap_or_else(|e| panic!("{e}")),
+                    false,
+                ),
+            ),
+        ],
+        "kubeadm join --config /run/kubeadm/kubeadm.yaml",
+    );
+    let (_, worker) = sim.create_instance("w-0", "m1", "worker", &data).await;
+    let deadline = Instant::now() + SERVICE_LIMIT;
+    loop {
+        let now: capw_simcloud::model::Instance =
+            body(sim.get(&format!("/v1/instances/{}", worker.id)).await).await;
+        assert_ne!(now.state, InstanceState::Failed, "{}", now.reason);
+        let node_ready = kubectl(
+            &kubectl_bin,
+            &kubeconfig,
+            &[
+                "get",
+                "node",
+                &worker.name,
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}",
+            ],
+        );
+        if now.state == InstanceState::Running && node_ready.as_deref() == Some("True") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the worker's Node is not Ready");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+
+    // An in-place upgrade, one minor up.
+    let r = sim
+        .send(Method::PATCH, &path, Some(json!({"version": "1.35.4"})))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let upgraded = wait_for_cp(&sim, &path, SERVICE_LIMIT, |cp| {
+        cp.state == ControlPlaneState::Ready && cp.version == "1.35.4"
+    })
+    .await;
+    assert_eq!(upgraded.endpoint, Some(endpoint));
+    assert_eq!(
+        served_version(&kubectl_bin, &kubeconfig).as_deref(),
+        Some("v1.35.4")
+    );
+
+    let r = sim.delete(&format!("/v1/instances/{}", worker.id)).await;
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    let service_dir = machines.join(&cp.id);
+    assert!(service_dir.is_dir());
+    assert_eq!(sim.delete(&path).await.status(), StatusCode::NO_CONTENT);
+    assert!(!service_dir.exists(), "its directory is removed");
+    assert_eq!(
+        processes_naming(&service_dir),
+        Vec::<String>::new(),
+        "no process of it is left"
+    );
+    assert_eq!(
+        sim.get("/v1/clusters/m1/bootstrap").await.status(),
+        StatusCode::NOT_FOUND
+    );
+}
