@@ -140,9 +140,9 @@ rules! {
     PLAN_ETCD_MEMBERS = "control-plane.plan.etcd-members", ControlPlane since "0.3",
         "plan never answers delete-machine for a member the input says etcd lists: such a member leaves through remove-etcd-member, which the host carries out from another member before it deletes the machine.";
     SERVICE_CONVERGES = "control-plane.reconcile-control-plane.converges", ControlPlane since "0.3",
-        "For a control plane a service runs (shape hosted or managed): reconcile-control-plane, called again with the same key after each wait hint, answers none with a ready, initialised status and the access (endpoint, PEM CA, admin kubeconfig), and again none when called once more; plan answers no machine step. The machines shape answers reconcile-control-plane and delete-control-plane with a permanent unsupported error.";
+        "For a control plane a service runs (shape hosted or managed): reconcile-control-plane, called again with the same key after each wait hint, answers none with a ready, initialised status and the access (endpoint, PEM CA, admin kubeconfig), and again none when called once more; plan answers no machine step. The machines shape answers reconcile-control-plane with a permanent unsupported error.";
     SERVICE_DELETE = "control-plane.delete-control-plane.gone-is-deleted", ControlPlane since "0.3",
-        "For a control plane a service runs: delete-control-plane reaches deleted (honouring in-progress), answers deleted again once gone, and answers deleted for a cluster that never had one.";
+        "For a control plane a service runs: delete-control-plane reaches deleted (honouring in-progress), answers deleted again once gone, and answers deleted for a cluster that never had one. The machines shape answers it with a permanent unsupported error.";
     HOOKS_ANSWER = "lifecycle-hooks.handle.idempotent", LifecycleHooks,
         "handle answers proceed or hold (with a requeue hint above 0) for every hook, and answers again when called a second time with the same key.";
 }

@@ -77,19 +77,43 @@ fn every_shape_error_is_reported_at_once() {
 }
 
 #[test]
-fn replicas_default_to_one_and_pools_may_be_empty() {
+fn replicas_default_to_one_on_machines_and_pools_may_be_empty() {
     let cluster = cluster(json!({"workers": {"machineDeployments": [
         {"class": "w", "name": "a"}, {"class": "w", "name": "b", "replicas": 0},
     ]}}));
+    let on_machines = class(json!({"controlPlane": {"machineInfrastructure": {"config": {}}}}));
     let state =
-        capw_topology::compute_desired_state(&cluster, &class(json!({})), &ProviderSchemas::new())
+        capw_topology::compute_desired_state(&cluster, &on_machines, &ProviderSchemas::new())
             .expect("valid");
     assert_eq!(state.control_plane.replicas, 1);
     assert_eq!(
         state.pools.iter().map(|p| p.replicas).collect::<Vec<_>>(),
         [1, 0]
     );
+    // A control plane without machines (a service runs it): no count unless the Cluster
+    // gives one; the service decides.
+    let state =
+        capw_topology::compute_desired_state(&cluster, &class(json!({})), &ProviderSchemas::new())
+            .expect("valid");
     assert!(state.control_plane.machine_infrastructure.is_none());
+    assert_eq!(state.control_plane.replicas, 0);
+    // failuresTolerated instead of a count; never both.
+    let asked = crate::fixtures::cluster(json!({"controlPlane": {"failuresTolerated": 1}}));
+    let state = capw_topology::compute_desired_state(&asked, &on_machines, &ProviderSchemas::new())
+        .expect("valid");
+    assert_eq!(state.control_plane.replicas, 0);
+    assert_eq!(state.control_plane.failures_tolerated, Some(1));
+    let both =
+        crate::fixtures::cluster(json!({"controlPlane": {"failuresTolerated": 1, "replicas": 3}}));
+    let refused =
+        capw_topology::compute_desired_state(&both, &on_machines, &ProviderSchemas::new())
+            .expect_err("both refused");
+    assert!(
+        refused
+            .to_string()
+            .contains("spec.topology.controlPlane.failuresTolerated"),
+        "{refused}"
+    );
 }
 
 #[test]
