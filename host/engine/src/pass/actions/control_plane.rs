@@ -47,6 +47,33 @@ pub(crate) fn rolls_inputs(env: &Env, s: &Snapshot) -> bool {
         })
 }
 
+/// The condition the control plane's calls report on.
+const COND: &str = "ControlPlaneReady";
+
+/// The desired control plane of `s`, its loaded provider and its version; a note (done when
+/// the cluster has no valid desired state) otherwise.
+fn desired_control_plane<'s>(
+    env: &Env,
+    s: &'s Snapshot,
+) -> Result<
+    (
+        &'s capw_topology::DesiredControlPlane,
+        std::sync::Arc<crate::providers::LoadedProvider>,
+        capw_reconcile::Version,
+    ),
+    ActionNote,
+> {
+    let Ok(desired) = &s.desired else {
+        return Err(ActionNote::done());
+    };
+    let cp = &desired.control_plane;
+    let provider = env.provider(&cp.config, COND)?;
+    let version = core_version(&cp.version).ok_or_else(|| {
+        ActionNote::host_failed(COND, "InvalidVersion", format!("version {:?}", cp.version))
+    })?;
+    Ok((cp, provider, version))
+}
+
 /// `PlanControlPlane`: the control-plane provider's next step for the current members.
 ///
 /// A member is `ready` when its machine runs and, where the host observes the workload
@@ -65,15 +92,7 @@ pub(crate) async fn plan(
     etcd: &EtcdView,
     remediate: &[(String, String)],
 ) -> Result<(PlanView, ProviderStatus), ActionNote> {
-    const COND: &str = "ControlPlaneReady";
-    let Ok(desired) = &s.desired else {
-        return Err(ActionNote::done());
-    };
-    let cp = &desired.control_plane;
-    let provider = env.provider(&cp.config, COND)?;
-    let version = core_version(&cp.version).ok_or_else(|| {
-        ActionNote::host_failed(COND, "InvalidVersion", format!("version {:?}", cp.version))
-    })?;
+    let (cp, provider, version) = desired_control_plane(env, s)?;
     let members = s
         .machines
         .iter()
@@ -187,15 +206,7 @@ pub(crate) async fn reconcile_service(
     env: &Env,
     s: &Snapshot,
 ) -> Result<(ServiceView, ProviderStatus, ActionNote), ActionNote> {
-    const COND: &str = "ControlPlaneReady";
-    let Ok(desired) = &s.desired else {
-        return Err(ActionNote::done());
-    };
-    let cp = &desired.control_plane;
-    let provider = env.provider(&cp.config, COND)?;
-    let version = core_version(&cp.version).ok_or_else(|| {
-        ActionNote::host_failed(COND, "InvalidVersion", format!("version {:?}", cp.version))
-    })?;
+    let (cp, provider, version) = desired_control_plane(env, s)?;
     let input = PlanInput {
         version: wit_version(version),
         replicas: cp.replicas,
@@ -274,7 +285,6 @@ async fn store_access(
     s: &Snapshot,
     access: &capw_runtime::control_plane::ControlPlaneAccess,
 ) -> Result<bool, ActionNote> {
-    const COND: &str = "ControlPlaneReady";
     let token = access
         .join_token
         .as_ref()
@@ -341,7 +351,6 @@ async fn record_service(
 /// `DeleteControlPlane`: call `delete-control-plane` until the service's control plane is
 /// gone, then record it deleted.
 pub(crate) async fn delete_service(env: &Env, s: &Snapshot) -> ActionNote {
-    const COND: &str = "ControlPlaneReady";
     let Ok(desired) = &s.desired else {
         return ActionNote::done();
     };
