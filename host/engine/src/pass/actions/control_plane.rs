@@ -57,7 +57,7 @@ fn desired_control_plane<'s>(
     s: &'s Snapshot,
 ) -> Result<
     (
-        &'s capw_topology::DesiredControlPlane,
+        &'s capw_topology::DesiredState,
         std::sync::Arc<crate::providers::LoadedProvider>,
         capw_reconcile::Version,
     ),
@@ -71,7 +71,7 @@ fn desired_control_plane<'s>(
     let version = core_version(&cp.version).ok_or_else(|| {
         ActionNote::host_failed(COND, "InvalidVersion", format!("version {:?}", cp.version))
     })?;
-    Ok((cp, provider, version))
+    Ok((desired, provider, version))
 }
 
 /// `PlanControlPlane`: the control-plane provider's next step for the current members.
@@ -92,7 +92,8 @@ pub(crate) async fn plan(
     etcd: &EtcdView,
     remediate: &[(String, String)],
 ) -> Result<(PlanView, ProviderStatus), ActionNote> {
-    let (cp, provider, version) = desired_control_plane(env, s)?;
+    let (desired, provider, version) = desired_control_plane(env, s)?;
+    let cp = &desired.control_plane;
     let members = s
         .machines
         .iter()
@@ -206,7 +207,8 @@ pub(crate) async fn reconcile_service(
     env: &Env,
     s: &Snapshot,
 ) -> Result<(ServiceView, ProviderStatus, ActionNote), ActionNote> {
-    let (cp, provider, version) = desired_control_plane(env, s)?;
+    let (desired, provider, version) = desired_control_plane(env, s)?;
+    let cp = &desired.control_plane;
     let input = PlanInput {
         version: wit_version(version),
         replicas: cp.replicas,
