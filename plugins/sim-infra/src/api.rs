@@ -7,9 +7,9 @@
 //! built from the one set of types, so they only disagree across versions.
 
 pub use capw_sim_api::{
-    Address, CreateInstance, CreateLoadBalancer, CreateNetwork, Endpoint, ErrorBody, ErrorDetail,
-    Instance, InstanceList, InstanceState, LoadBalancer, LoadBalancerList, LoadBalancerState,
-    Network, NetworkList, Role, ZoneList,
+    Address, CreateInstance, CreateLoadBalancer, CreateNetwork, Endpoint, Instance, InstanceList,
+    InstanceState, LoadBalancer, LoadBalancerList, LoadBalancerState, Network, NetworkList, Role,
+    ZoneList,
 };
 
 /// simcloud's error codes this provider tells apart.

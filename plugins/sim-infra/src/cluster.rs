@@ -16,14 +16,14 @@ use capw_sdk::types::{
     Condition, ConditionStatus, Deletion, Endpoint, ErrorCode, InProgress, ProviderError,
 };
 use capw_sdk::{Context, log};
+use capw_sim_client::{ClientError, query};
 
 use crate::api::{
     CreateLoadBalancer, CreateNetwork, LoadBalancer, LoadBalancerList, LoadBalancerState, Network,
     NetworkList, ZoneList, codes,
 };
-use crate::client::{Client, ClientError, query};
 use crate::config::{ControlPlaneEndpoint, SimInfraConfig};
-use crate::naming;
+use crate::{Client, naming};
 
 /// The endpoint a cluster without a load balancer reports: no host, port 0. The contract's
 /// `control-plane-endpoint` is not optional; this is its "none", and the control-plane

@@ -1,20 +1,18 @@
 //! The provider's config and the rules its schema cannot say.
 
-use std::time::Duration;
-
 use capw_sdk::config::json_pointer;
 use capw_sdk::metadata::FieldError;
+use capw_sim_client::SimcloudConfig;
+use capw_sim_client::config::{
+    default_request_timeout_ms, default_token_secret, endpoint_error, request_timeout_error,
+    token_secret_error,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The grant name the token is read from when `tokenSecret` is left out.
-pub const DEFAULT_TOKEN_SECRET: &str = "simcloud-token";
-
-/// `requestTimeoutMs` when left out.
-pub const DEFAULT_REQUEST_TIMEOUT_MS: u32 = 5_000;
-
-/// The largest `requestTimeoutMs` accepted: ten minutes, longer than any sane call deadline.
-pub const MAX_REQUEST_TIMEOUT_MS: u32 = 600_000;
+pub use capw_sim_client::config::{
+    DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TOKEN_SECRET, MAX_REQUEST_TIMEOUT_MS,
+};
 
 /// Where the cluster's control plane is reached, which decides whether the infrastructure
 /// makes a load balancer for it.
@@ -79,14 +77,6 @@ fn is_load_balancer(endpoint: &ControlPlaneEndpoint) -> bool {
     *endpoint == ControlPlaneEndpoint::LoadBalancer
 }
 
-fn default_token_secret() -> String {
-    DEFAULT_TOKEN_SECRET.to_owned()
-}
-
-fn default_request_timeout_ms() -> u32 {
-    DEFAULT_REQUEST_TIMEOUT_MS
-}
-
 impl SimInfraConfig {
     /// A config for `endpoint` with every other field at its default.
     pub fn new(endpoint: impl Into<String>) -> Self {
@@ -98,16 +88,6 @@ impl SimInfraConfig {
             instance_type: None,
             control_plane_endpoint: ControlPlaneEndpoint::LoadBalancer,
         }
-    }
-
-    /// `endpoint` without a trailing `/`, ready for `/v1/...` to be appended.
-    pub fn base_url(&self) -> &str {
-        self.endpoint.trim_end_matches('/')
-    }
-
-    /// `requestTimeoutMs` as a duration.
-    pub fn request_timeout(&self) -> Duration {
-        Duration::from_millis(u64::from(self.request_timeout_ms))
     }
 
     /// Every rule violation, each at its field's JSON Pointer.
@@ -124,15 +104,8 @@ impl SimInfraConfig {
     /// `/requestTimeoutMs`.
     pub fn validate(&self) -> Result<(), Vec<FieldError>> {
         let mut errors = Vec::new();
-        if let Err(reason) = check_endpoint(&self.endpoint) {
-            errors.push(FieldError::new("/endpoint", reason));
-        }
-        if self.token_secret.trim().is_empty() {
-            errors.push(FieldError::new(
-                "/tokenSecret",
-                "must name the secret grant that holds simcloud's token",
-            ));
-        }
+        errors.extend(endpoint_error(&self.endpoint));
+        errors.extend(token_secret_error(&self.token_secret));
         for (i, zone) in self.zones.iter().enumerate() {
             let path = json_pointer(["zones".to_owned(), i.to_string()]);
             if zone.trim().is_empty() {
@@ -157,15 +130,7 @@ impl SimInfraConfig {
                 ),
             ));
         }
-        if !(1..=MAX_REQUEST_TIMEOUT_MS).contains(&self.request_timeout_ms) {
-            errors.push(FieldError::new(
-                "/requestTimeoutMs",
-                format!(
-                    "must be between 1 and {MAX_REQUEST_TIMEOUT_MS}; got {}",
-                    self.request_timeout_ms
-                ),
-            ));
-        }
+        errors.extend(request_timeout_error(self.request_timeout_ms));
         if errors.is_empty() {
             Ok(())
         } else {
@@ -174,47 +139,25 @@ impl SimInfraConfig {
     }
 }
 
-/// Why `endpoint` cannot serve as simcloud's base URL.
-fn check_endpoint(endpoint: &str) -> Result<(), String> {
-    let Some((scheme, rest)) = endpoint.split_once("://") else {
-        return Err(format!(
-            "must be an absolute http:// or https:// URL, e.g. http://127.0.0.1:8080; got `{endpoint}`"
-        ));
-    };
-    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
-        return Err(format!("scheme must be http or https; got `{scheme}`"));
+/// What the shared simcloud client reads of the config.
+impl SimcloudConfig for SimInfraConfig {
+    fn endpoint(&self) -> &str {
+        &self.endpoint
     }
-    if endpoint
-        .chars()
-        .any(|c| c.is_whitespace() || c.is_control())
-    {
-        return Err("must not contain whitespace or control characters".to_owned());
+
+    fn token_secret(&self) -> &str {
+        &self.token_secret
     }
-    if rest.contains(['?', '#']) {
-        return Err("must not have a query or a fragment".to_owned());
+
+    fn request_timeout_ms(&self) -> u32 {
+        self.request_timeout_ms
     }
-    let authority = rest.split('/').next().unwrap_or_default();
-    if authority.contains('@') {
-        return Err("must not carry user info; the token comes from `tokenSecret`".to_owned());
-    }
-    let host = match authority.rsplit_once(':') {
-        // `[::1]:8080` splits at the port; a bare `[::1]` has its last colon inside brackets.
-        Some((host, port)) if !port.contains(']') => {
-            if port.parse::<u16>().is_err() {
-                return Err(format!("port `{port}` is not a number from 0 to 65535"));
-            }
-            host
-        }
-        _ => authority,
-    };
-    if host.is_empty() {
-        return Err("has no host".to_owned());
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use capw_sdk::testing::{assert_accepted, assert_refused_at, config};
 
     use super::*;

@@ -7,15 +7,14 @@
 //! retry never creates twice), never waits for simcloud (it answers `in-progress` with a
 //! requeue hint instead) and hands simcloud's `Retry-After` to the host.
 //!
-//! Where to look: [`config`] for the config and its rules, [`client`] for requests and what
-//! their failures mean, [`cluster`] and [`machine`] for the extension point's functions,
-//! [`naming`] for how capw's identities become simcloud names and tokens, [`api`] for the
-//! wire types.
+//! Where to look: [`config`] for the config and its rules, [`cluster`] and [`machine`] for the
+//! extension point's functions, [`naming`] for how capw's identities become simcloud names and
+//! tokens, [`api`] for the wire types. Requests, what their failures mean and the rules of the
+//! fields that reach simcloud are shared with sim-managed-control-plane in [`capw_sim_client`].
 
 #![warn(missing_docs)]
 
 pub mod api;
-pub mod client;
 pub mod cluster;
 pub mod config;
 pub mod machine;
@@ -26,9 +25,12 @@ use capw_sdk::metadata::{FieldError, RequestedGrants};
 use capw_sdk::types::{Deletion, MachineRef, ProviderError};
 use capw_sdk::{Context, Infrastructure, Provider, Validate};
 
-pub use client::{Client, ClientError};
+pub use capw_sim_client::ClientError;
 pub use cluster::ClusterError;
 pub use config::SimInfraConfig;
+
+/// simcloud as one of this provider's calls sees it: the shared client with this config.
+pub type Client<'c> = capw_sim_client::Client<'c, SimInfraConfig>;
 
 /// The simcloud infrastructure provider. Stateless: everything it knows comes with the call or
 /// from simcloud.
@@ -43,10 +45,7 @@ impl Provider for SimInfra {
     /// The token secret under its default grant name. The HTTP authority is the config's
     /// `endpoint`, which differs per installation, so it is for the operator to grant.
     fn requested_grants() -> RequestedGrants {
-        RequestedGrants {
-            http_hosts: Vec::new(),
-            secrets: vec![config::DEFAULT_TOKEN_SECRET.to_owned()],
-        }
+        capw_sim_client::config::requested_grants()
     }
 }
 

@@ -15,11 +15,11 @@ use capw_sdk::types::{
     Address, AddressKind, Condition, ConditionStatus, Deletion, InProgress, MachineRole,
 };
 use capw_sdk::{Context, log};
+use capw_sim_client::{ClientError, query};
 
 use crate::api::{self, CreateInstance, Instance, InstanceList, InstanceState, Role, codes};
-use crate::client::{Client, ClientError, query};
 use crate::config::SimInfraConfig;
-use crate::naming;
+use crate::{Client, naming};
 
 /// When to look again at an instance that is pending or booting, in milliseconds.
 pub const INSTANCE_REQUEUE_MS: u32 = 2_000;

@@ -2,9 +2,8 @@
 //! (`capw-sim-api`), and the error codes this provider tells apart.
 
 pub use capw_sim_api::{
-    ControlPlaneState, CreateManagedControlPlane, Endpoint, ErrorBody, ErrorDetail,
-    ManagedControlPlane, ManagedControlPlaneCredentials, ManagedControlPlaneList,
-    UpdateManagedControlPlane,
+    ControlPlaneState, CreateManagedControlPlane, Endpoint, ManagedControlPlane,
+    ManagedControlPlaneCredentials, ManagedControlPlaneList, UpdateManagedControlPlane,
 };
 
 /// simcloud's error codes this provider tells apart.

@@ -18,16 +18,15 @@
 //!
 //! Where to look: [`config`] for the config, [`assess`] for what the service's states mean
 //! (pure), [`service`] for the calls, [`version`] for the version steps, [`access`] for the
-//! credentials, [`client`] for requests and what their failures mean.
+//! credentials. Requests, what their failures mean, the rules of the fields that reach
+//! simcloud and the cluster's simcloud name are shared with sim-infra in [`capw_sim_client`].
 
 #![warn(missing_docs)]
 
 pub mod access;
 pub mod api;
 pub mod assess;
-pub mod client;
 pub mod config;
-pub mod naming;
 pub mod plan;
 pub mod service;
 pub mod version;
@@ -37,9 +36,12 @@ use capw_sdk::metadata::{ControlPlaneShape, FieldError, RequestedGrants};
 use capw_sdk::types::{Deletion, ErrorCode, ProviderError};
 use capw_sdk::{Context, ControlPlane, Provider, Validate};
 
-pub use client::{Client, ClientError};
+pub use capw_sim_client::ClientError;
 pub use config::ManagedControlPlaneConfig;
 pub use service::ServiceError;
+
+/// simcloud as one of this provider's calls sees it: the shared client with this config.
+pub type Client<'c> = capw_sim_client::Client<'c, ManagedControlPlaneConfig>;
 
 /// The simcloud managed control-plane provider. Stateless: everything it knows comes with the
 /// call or from simcloud.
@@ -54,10 +56,7 @@ impl Provider for SimManagedControlPlane {
     /// The token secret under its default grant name. The HTTP authority is the config's
     /// `endpoint`, which differs per installation, so it is for the operator to grant.
     fn requested_grants() -> RequestedGrants {
-        RequestedGrants {
-            http_hosts: Vec::new(),
-            secrets: vec![config::DEFAULT_TOKEN_SECRET.to_owned()],
-        }
+        capw_sim_client::config::requested_grants()
     }
 }
 

@@ -11,6 +11,7 @@ use capw_sdk::Context;
 use capw_sdk::control_plane::{PlanInput, ReconcileOutput};
 use capw_sdk::log;
 use capw_sdk::types::{Deletion, ErrorCode, InProgress, ProviderError};
+use capw_sim_client::{ClientError, naming, query};
 
 use crate::access::{self, BadJoinToken};
 use crate::api::{
@@ -18,9 +19,8 @@ use crate::api::{
     ManagedControlPlaneCredentials, ManagedControlPlaneList, UpdateManagedControlPlane, codes,
 };
 use crate::assess::{self, AssessError};
-use crate::client::{Client, ClientError, query};
 use crate::config::ManagedControlPlaneConfig;
-use crate::{naming, version};
+use crate::{Client, version};
 
 /// Why the managed control plane could not be reconciled or deleted.
 #[derive(Debug, thiserror::Error)]

@@ -1,27 +1,11 @@
-//! A simcloud API client over the host's wasi:http, and what its failures mean to the host.
-//!
-//! The same client and error mapping as sim-infra's (a copy: each provider is its own
-//! component, and linking sim-infra's crate would link its exports too), with `PATCH`.
-//!
-//! Every request carries the bearer token read from the granted secret and a timeout bounded
-//! by what is left of the call's deadline, so a hung simcloud yields an error this provider
-//! chose rather than a cancelled call.
+//! Why a simcloud request failed, and what each failure tells the host.
 
 use std::time::Duration;
 
-use capw_sdk::Context;
-use capw_sdk::http::{HttpError, Request, Response};
-use capw_sdk::secrets::{self, SecretError};
+use capw_sdk::http::{HttpError, Response};
+use capw_sdk::secrets::SecretError;
 use capw_sdk::types::{ErrorCode, ProviderError};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-
-use crate::api::{ErrorBody, ErrorDetail};
-use crate::config::ManagedControlPlaneConfig;
-
-/// Time kept back from the call's deadline after the last request may end: enough for the
-/// provider to turn a timeout into its answer before the host cancels the call.
-pub const DEADLINE_MARGIN: Duration = Duration::from_millis(200);
+use capw_sim_api::{ErrorBody, ErrorDetail};
 
 /// The most of a non-JSON error body quoted in an error message.
 const MAX_QUOTED_BODY: usize = 200;
@@ -75,7 +59,7 @@ pub enum ClientError {
         /// The response's `Retry-After`, when it had one in seconds.
         retry_after: Option<Duration>,
     },
-    /// A request body that does not serialise (a bug of this provider).
+    /// A request body that does not serialise (a bug of the provider).
     #[error("{request}: cannot encode the request body")]
     Encode {
         /// Method and path.
@@ -187,168 +171,10 @@ pub fn classify(status: u16, code: &str) -> (ErrorCode, bool) {
     }
 }
 
-/// How long one request may wait: `configured`, but never past the call's deadline less
-/// [`DEADLINE_MARGIN`]. `None` when no time is left for a request.
-pub fn request_timeout(configured: Duration, remaining: Duration) -> Option<Duration> {
-    remaining
-        .checked_sub(DEADLINE_MARGIN)
-        .filter(|left| !left.is_zero())
-        .map(|left| left.min(configured))
-}
-
-/// A query string from `pairs`, each value percent-encoded (RFC 3986 unreserved characters
-/// stay as they are), e.g. `?cluster=c1&client_token=a%2Fb`.
-pub fn query(pairs: &[(&str, &str)]) -> String {
-    let mut out = String::new();
-    for (i, (key, value)) in pairs.iter().enumerate() {
-        out.push(if i == 0 { '?' } else { '&' });
-        out.push_str(key);
-        out.push('=');
-        for byte in value.bytes() {
-            if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-                out.push(char::from(byte));
-            } else {
-                out.push_str(&format!("%{byte:02X}"));
-            }
-        }
-    }
-    out
-}
-
-/// simcloud as one call sees it: its base URL, the token and the call's deadline.
-pub struct Client<'c> {
-    ctx: &'c Context<'c, ManagedControlPlaneConfig>,
-    token: String,
-}
-
-impl<'c> Client<'c> {
-    /// A client for the call `ctx`, with the token read from the secret `tokenSecret`.
-    ///
-    /// # Errors
-    ///
-    /// [`ClientError::Token`] when the secret is not granted or does not exist;
-    /// [`ClientError::BadToken`] when it is empty or not UTF-8.
-    pub fn connect(ctx: &'c Context<ManagedControlPlaneConfig>) -> Result<Self, ClientError> {
-        let grant = &ctx.config.token_secret;
-        let bytes = secrets::get(grant).map_err(|source| ClientError::Token {
-            grant: grant.clone(),
-            source,
-        })?;
-        let token = String::from_utf8(bytes)
-            .ok()
-            .map(|t| t.trim().to_owned())
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| ClientError::BadToken {
-                grant: grant.clone(),
-            })?;
-        Ok(Self { ctx, token })
-    }
-
-    /// `GET path` (with its query), its JSON answer read as `T`.
-    ///
-    /// # Errors
-    ///
-    /// Any [`ClientError`] but the token's.
-    pub fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
-        let response = self.send(Request::get(self.url(path)), "GET", path)?;
-        decode(&response, "GET", path)
-    }
-
-    /// `POST path` with `body` as JSON, its JSON answer read as `T` (`200` and `201` alike).
-    ///
-    /// # Errors
-    ///
-    /// Any [`ClientError`] but the token's.
-    pub fn post<B: Serialize, T: DeserializeOwned>(
-        &self,
-        path: &str,
-        body: &B,
-    ) -> Result<T, ClientError> {
-        let json = serde_json::to_vec(body).map_err(|source| ClientError::Encode {
-            request: request_name("POST", path),
-            source,
-        })?;
-        let request = Request::post(self.url(path))
-            .header("content-type", "application/json")
-            .body(json);
-        let response = self.send(request, "POST", path)?;
-        decode(&response, "POST", path)
-    }
-
-    /// `PATCH path` with `body` as JSON, its JSON answer read as `T`.
-    ///
-    /// # Errors
-    ///
-    /// Any [`ClientError`] but the token's.
-    pub fn patch<B: Serialize, T: DeserializeOwned>(
-        &self,
-        path: &str,
-        body: &B,
-    ) -> Result<T, ClientError> {
-        let json = serde_json::to_vec(body).map_err(|source| ClientError::Encode {
-            request: request_name("PATCH", path),
-            source,
-        })?;
-        let request = Request::patch(self.url(path))
-            .header("content-type", "application/json")
-            .body(json);
-        let response = self.send(request, "PATCH", path)?;
-        decode(&response, "PATCH", path)
-    }
-
-    /// `DELETE path`; simcloud answers `204` whether or not the resource existed.
-    ///
-    /// # Errors
-    ///
-    /// Any [`ClientError`] but the token's.
-    pub fn delete(&self, path: &str) -> Result<(), ClientError> {
-        self.send(Request::delete(self.url(path)), "DELETE", path)
-            .map(drop)
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.ctx.config.base_url())
-    }
-
-    /// Sends `request` with the token and a bounded timeout; a non-2xx answer is an error.
-    fn send(&self, request: Request, method: &str, path: &str) -> Result<Response, ClientError> {
-        let timeout = request_timeout(self.ctx.config.request_timeout(), self.ctx.remaining())
-            .ok_or_else(|| ClientError::NoTimeLeft {
-                request: request_name(method, path),
-            })?;
-        let response = request
-            .header("authorization", format!("Bearer {}", self.token))
-            .header("accept", "application/json")
-            .timeout(timeout)
-            .send()
-            .map_err(|source| ClientError::Transport {
-                request: request_name(method, path),
-                source,
-            })?;
-        if response.is_success() {
-            Ok(response)
-        } else {
-            Err(api_error(&response, method, path))
-        }
-    }
-}
-
 /// `POST /v1/instances`: the method and the path without its query, which says enough.
-fn request_name(method: &str, path: &str) -> String {
+pub(crate) fn request_name(method: &str, path: &str) -> String {
     let path = path.split_once('?').map_or(path, |(p, _)| p);
     format!("{method} {path}")
-}
-
-fn decode<T: DeserializeOwned>(
-    response: &Response,
-    method: &str,
-    path: &str,
-) -> Result<T, ClientError> {
-    serde_json::from_slice(&response.body).map_err(|source| ClientError::Decode {
-        request: request_name(method, path),
-        status: response.status,
-        source,
-    })
 }
 
 /// The error an unsuccessful `response` means, with simcloud's error body when it sent one.
@@ -401,11 +227,7 @@ mod tests {
 
     fn provider_error(status: u16, headers: &[(&str, &str)], code: &str) -> ProviderError {
         let r = response(status, headers, &error_json(code, "said simcloud"));
-        ProviderError::from(api_error(
-            &r,
-            "POST",
-            "/v1/managed-control-planes?cluster=c1",
-        ))
+        ProviderError::from(api_error(&r, "POST", "/v1/instances?cluster=c1"))
     }
 
     #[test]
@@ -414,11 +236,7 @@ mod tests {
         assert_eq!(e.code, ErrorCode::Unavailable);
         assert!(e.retryable);
         assert_eq!(e.retry_after_ms, Some(2000));
-        assert!(
-            e.message.contains("POST /v1/managed-control-planes:"),
-            "{}",
-            e.message
-        );
+        assert!(e.message.contains("POST /v1/instances:"), "{}", e.message);
         assert!(!e.message.contains("cluster=c1"), "{}", e.message);
         assert!(
             e.message.contains("rate_limited: said simcloud"),
@@ -431,6 +249,18 @@ mod tests {
             (e.code, e.retryable, e.retry_after_ms),
             (ErrorCode::Unavailable, true, None)
         );
+    }
+
+    #[test]
+    fn the_request_is_named_without_its_query() {
+        let r = response(429, &[], &error_json("rate_limited", "slow down"));
+        let e = api_error(&r, "POST", "/v1/managed-control-planes?cluster=c1");
+        let message = e.to_string();
+        assert!(
+            message.starts_with("POST /v1/managed-control-planes: "),
+            "{message}"
+        );
+        assert_eq!(request_name("GET", "/v1/zones"), "GET /v1/zones");
     }
 
     #[test]
@@ -523,27 +353,10 @@ mod tests {
     }
 
     #[test]
-    fn timeouts_stop_short_of_the_deadline() {
-        let five = Duration::from_secs(5);
-        assert_eq!(request_timeout(five, Duration::from_secs(60)), Some(five));
-        assert_eq!(
-            request_timeout(five, Duration::from_millis(1200)),
-            Some(Duration::from_millis(1000))
-        );
-        assert_eq!(request_timeout(five, DEADLINE_MARGIN), None);
-        assert_eq!(request_timeout(five, Duration::ZERO), None);
+    fn no_time_left_is_retryable() {
         let e = ProviderError::from(ClientError::NoTimeLeft {
             request: "GET /v1/zones".into(),
         });
         assert_eq!((e.code, e.retryable), (ErrorCode::Unavailable, true));
-    }
-
-    #[test]
-    fn query_values_are_percent_encoded() {
-        assert_eq!(
-            query(&[("cluster", "c1"), ("client_token", "a/b c&d=é")]),
-            "?cluster=c1&client_token=a%2Fb%20c%26d%3D%C3%A9"
-        );
-        assert_eq!(query(&[]), "");
     }
 }
