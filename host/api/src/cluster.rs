@@ -76,7 +76,7 @@ pub struct ClassRef {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(extend("x-kubernetes-validations" = [
     {"rule": "!(has(self.replicas) && has(self.failuresTolerated))",
-     "message": "give replicas or failuresTolerated, not both",
+     "message": "is given beside replicas: give one or the other",
      "fieldPath": ".failuresTolerated"}
 ]))]
 pub struct ControlPlaneTopology {

@@ -7,6 +7,8 @@
 mod common;
 #[path = "scenario/faults.rs"]
 mod faults;
+#[path = "scenario/managed.rs"]
+mod managed;
 #[path = "scenario/real.rs"]
 mod real;
 
@@ -642,4 +644,14 @@ async fn twenty_clusters_through_faults_against_the_api_server() {
         20,
     )
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_managed_cluster_on_real_components_in_the_embedded_mode() {
+    managed::run(Scenario::embedded(Boot::Real).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_managed_cluster_on_real_components_against_the_api_server() {
+    managed::run(Scenario::kube(Boot::Real).await).await;
 }

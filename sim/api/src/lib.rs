@@ -279,7 +279,9 @@ pub struct ManagedControlPlane {
 /// registers as the cluster's (`/v1/clusters/{cluster}/bootstrap`, so instances joining the
 /// cluster must carry it) and renews, with a new id, once past half its life: each answer has
 /// the token valid now.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Its `Debug` leaves out the kubeconfig and the token.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManagedControlPlaneCredentials {
     /// Where the API server is reached.
     pub endpoint: Endpoint,
@@ -295,6 +297,20 @@ pub struct ManagedControlPlaneCredentials {
     pub join_token_issued_at: u64,
     /// Groups the token authenticates as besides `system:bootstrappers`.
     pub join_token_groups: Vec<String>,
+}
+
+impl fmt::Debug for ManagedControlPlaneCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ManagedControlPlaneCredentials")
+            .field("endpoint", &self.endpoint)
+            .field("ca_certificate", &self.ca_certificate)
+            .field("admin_kubeconfig", &"<redacted>")
+            .field("join_token", &"<redacted>")
+            .field("join_token_ttl_seconds", &self.join_token_ttl_seconds)
+            .field("join_token_issued_at", &self.join_token_issued_at)
+            .field("join_token_groups", &self.join_token_groups)
+            .finish()
+    }
 }
 
 /// `PUT /v1/admin/managed-control-planes/{id}/auto-upgrade`: the service upgrades a `ready`
@@ -496,5 +512,28 @@ mod tests {
         assert!(e.to_string().contains("unknown field `api_server`"), "{e}");
         let silent: ClusterFaults = serde_json::from_str(r#"{"loadBalancer": "silent"}"#).unwrap();
         assert_eq!(silent.load_balancer, Some(LoadBalancerTraffic::Silent));
+    }
+
+    #[test]
+    fn credentials_debug_leaves_out_the_kubeconfig_and_the_token() {
+        let creds = ManagedControlPlaneCredentials {
+            endpoint: Endpoint {
+                host: "10.0.0.1".into(),
+                port: 6443,
+            },
+            ca_certificate: "-----BEGIN CERTIFICATE-----".into(),
+            admin_kubeconfig: "client-key-data: c2VjcmV0LWtleQ==".into(),
+            join_token: "abcdef.0123456789abcdef".into(),
+            join_token_ttl_seconds: 600,
+            join_token_issued_at: 1,
+            join_token_groups: vec!["system:bootstrappers:workers".into()],
+        };
+        let shown = format!("{creds:?} {creds:#?}");
+        assert!(!shown.contains("c2VjcmV0LWtleQ"), "{shown}");
+        assert!(!shown.contains("0123456789abcdef"), "{shown}");
+        assert!(
+            shown.contains("10.0.0.1") && shown.contains("600"),
+            "{shown}"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! The admission corpus of `tests/admission/`: objects each mode must refuse, naming the
-//! field, and objects each must admit, over the quickstart (`examples/quickstart`) as stored.
+//! field, and objects each must admit, over what [`stored`] lists as stored (the quickstart,
+//! the managed example's providers and class, and `tests/admission/stored`).
 //!
 //! A refused file starts with two comment lines: `# path: <field path>` and `# says: <what
 //! the refusal says>`; both must be in what a user is told, whichever mode refuses it (the
@@ -82,21 +83,37 @@ pub fn refused() -> Vec<Case> {
     cases
 }
 
-/// The objects every mode must admit over the quickstart.
+/// The objects every mode must admit over what [`stored`] lists.
 pub fn admitted() -> Vec<Case> {
     cases("admitted")
 }
 
-/// A local mode state directory holding the quickstart, its simcloud token granted.
+/// What is stored before the corpus is tried, in the order to apply it: the quickstart
+/// (`examples/quickstart`), the managed example's providers and class (its Cluster `gamma`
+/// left out: the corpus creates a `gamma` of its own), and `tests/admission/stored` (a Cluster
+/// of the managed class, and a control-plane provider that neither scales nor upgrades with a
+/// class and a Cluster of it).
+pub fn stored() -> Vec<PathBuf> {
+    let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut paths = vec![
+        examples.join("quickstart"),
+        examples.join("managed/00-providers.yaml"),
+        examples.join("managed/10-class.yaml"),
+    ];
+    paths.extend(crate::yaml_files(&dir("stored")));
+    paths
+}
+
+/// A local mode state directory holding what [`stored`] lists, its simcloud token granted.
 pub struct LocalState {
     dir: tempfile::TempDir,
     capw: PathBuf,
 }
 
 impl LocalState {
-    /// `capw apply -f examples/quickstart` into a new state directory with the `capw` binary
-    /// at `capw`.
-    pub fn with_quickstart(capw: &Path) -> LocalState {
+    /// `capw apply -f` of each of [`stored`] into a new state directory with the `capw`
+    /// binary at `capw`.
+    pub fn with_stored(capw: &Path) -> LocalState {
         let dir = tempfile::tempdir().unwrap();
         let secrets = dir.path().join("state/secrets/simcloud");
         std::fs::create_dir_all(&secrets).unwrap();
@@ -105,10 +122,10 @@ impl LocalState {
             dir,
             capw: capw.to_owned(),
         };
-        let quickstart =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart");
-        let (ok, _, err) = state.apply(&quickstart);
-        assert!(ok, "applying the quickstart: {err}");
+        for path in stored() {
+            let (ok, _, err) = state.apply(&path);
+            assert!(ok, "applying {}: {err}", path.display());
+        }
         state
     }
 

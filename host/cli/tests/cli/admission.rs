@@ -1,6 +1,7 @@
 //! `capw apply` refuses what a reconcile pass would block on, before it stores anything: the
-//! corpus of tests/admission over the quickstart (the Kubernetes mode's webhook refuses the
-//! same corpus with the same messages: host/kube/tests/kube/admission.rs).
+//! corpus of tests/admission over what it stores first (the quickstart, the managed example's
+//! class, a provider that neither scales nor upgrades); the Kubernetes mode's webhook refuses
+//! the same corpus with the same messages (host/kube/tests/kube/admission.rs).
 
 use capw_store::Store;
 use capw_test_support::admission::{LocalState, admitted, refusal, refused};
@@ -18,7 +19,7 @@ fn everything(state: &LocalState) -> Vec<Value> {
 
 #[test]
 fn the_corpus_is_refused_naming_the_field_and_nothing_is_stored() {
-    let state = LocalState::with_quickstart(env!("CARGO_BIN_EXE_capw").as_ref());
+    let state = LocalState::with_stored(env!("CARGO_BIN_EXE_capw").as_ref());
     let before = everything(&state);
     let cases = refused();
     assert!(cases.len() >= 30, "{} cases", cases.len());

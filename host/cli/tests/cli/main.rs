@@ -4,6 +4,7 @@
 mod admission;
 mod crash;
 mod crds;
+mod describe;
 mod hostile_text;
 mod inspect;
 mod new;

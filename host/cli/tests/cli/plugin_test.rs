@@ -88,13 +88,14 @@ fn example_passes_and_writes_junit() {
     );
 }
 
-#[test]
-fn sim_infra_passes_against_the_in_process_simcloud() {
+/// `capw plugin test --simcloud -o json` of `component` with the config `plugin` ships: the
+/// report, once the run passed.
+fn json_report_against_simcloud(plugin: &str, component: &str) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
-    let config = shipped_config("sim-infra");
+    let config = shipped_config(plugin);
     let out = capw_test(
         dir.path(),
-        "capw_sim_infra",
+        component,
         &[
             "--simcloud".as_ref(),
             "--config".as_ref(),
@@ -104,7 +105,12 @@ fn sim_infra_passes_against_the_in_process_simcloud() {
         ],
     );
     assert_success(&out);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn sim_infra_passes_against_the_in_process_simcloud() {
+    let v = json_report_against_simcloud("sim-infra", "capw_sim_infra");
     assert_eq!(v["passed"], true, "{v:#}");
     assert_eq!(v["provider"], "sim-infra 0.1.0");
     let status = |id: &str| {
@@ -120,6 +126,50 @@ fn sim_infra_passes_against_the_in_process_simcloud() {
         Some("pass".into())
     );
     assert_eq!(status("bootstrap.generate.roles"), Some("skip".into()));
+}
+
+/// A managed control plane is judged by what its shape asks: the service's two calls against
+/// the in-process simcloud, and none of the rules about members on machines.
+#[test]
+fn sim_managed_control_plane_passes_the_rules_of_its_shape() {
+    let v = json_report_against_simcloud(
+        "sim-managed-control-plane",
+        "capw_sim_managed_control_plane",
+    );
+    assert_eq!(v["passed"], true, "{v:#}");
+    assert_eq!(v["provider"], "sim-managed-control-plane 0.1.0");
+    let results = v["results"].as_array().unwrap();
+    let status = |id: &str| {
+        (results.iter())
+            .find(|r| r["rule"]["id"] == id)
+            .map(|r| r["status"].as_str().unwrap().to_owned())
+            .unwrap_or_else(|| panic!("no rule {id}: {v:#}"))
+    };
+    for rule in [
+        "control-plane.reconcile-control-plane.converges",
+        "control-plane.delete-control-plane.gone-is-deleted",
+        "metadata.describe.well-formed",
+    ] {
+        assert_eq!(status(rule), "pass", "{rule}: {v:#}");
+    }
+    // Questions about members on machines are not asked of a service.
+    let etcd = (results.iter())
+        .find(|r| r["rule"]["id"] == "control-plane.plan.etcd-members")
+        .unwrap();
+    assert_eq!(etcd["status"], "skip", "{etcd:#}");
+    assert!(
+        etcd["message"]
+            .as_str()
+            .unwrap()
+            .contains("shape is managed: it has no members in etcd"),
+        "{etcd:#}"
+    );
+    // A point it does not declare is skipped, not failed; every rule is judged.
+    assert_eq!(
+        status("infrastructure.reconcile-cluster.idempotent"),
+        "skip"
+    );
+    assert_eq!(results.len(), capw_conformance::RULES.len(), "{v:#}");
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! The admission webhook registered with a real kube-apiserver (by URL on loopback): `kubectl
 //! apply` of the corpus of tests/admission is refused naming each field, with the message
-//! `capw apply` gives in the local mode; a rotated certificate is served without a restart;
-//! with the webhook down, the CRDs' CEL rules still refuse what they can say and every other
-//! write fails closed.
+//! `capw apply` gives in the local mode; a server-side dry run of a managed Cluster creates
+//! nothing in the cloud (admission asks only the pure `plan`); a rotated certificate is served
+//! without a restart; with the webhook down, the CRDs' CEL rules still refuse what they can
+//! say and every other write fails closed.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -10,7 +11,8 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use capw_kube::webhook::WebhookConfig;
-use capw_test_support::admission::{LocalState, admitted, refusal, refused};
+use capw_simcloud::{SimCloud, SimCloudConfig, Timings};
+use capw_test_support::admission::{LocalState, admitted, refusal, refused, stored};
 use capw_test_support::bounded::{Watchdog, output_within};
 use capw_test_support::kube::KubeEnv;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
@@ -208,10 +210,32 @@ async fn the_webhook_refuses_the_corpus_as_capw_apply_does() {
     })
     .await;
 
-    // The quickstart, through the webhook; then its providers are loaded and asked.
-    let quickstart = tmp.path().join("quickstart.yaml");
-    std::fs::write(&quickstart, capw_test_support::quickstart()).unwrap();
-    kubectl_ok(&env, &["apply"], Some(&quickstart));
+    // What the corpus is tried over, through the webhook; then its providers are loaded and
+    // asked. The managed class's providers call a simcloud of this test (its token is the
+    // Secret's), so that a side effect at admission would show in its inventory.
+    let sim = SimCloud::start(
+        SimCloudConfig::new("t").with_timings(Timings::uniform(Duration::from_millis(5))),
+    )
+    .await
+    .unwrap();
+    for (i, path) in stored().iter().enumerate() {
+        let files = if path.is_dir() {
+            capw_test_support::yaml_files(path)
+        } else {
+            vec![path.clone()]
+        };
+        let text: String = (files.iter())
+            .map(|f| std::fs::read_to_string(f).unwrap() + "\n---\n")
+            .collect();
+        let text = if path.to_string_lossy().contains("managed") {
+            text.replace("http://127.0.0.1:7480", &sim.base_url())
+        } else {
+            text
+        };
+        let file = tmp.path().join(format!("stored-{i}.yaml"));
+        std::fs::write(&file, text).unwrap();
+        kubectl_ok(&env, &["apply"], Some(&file));
+    }
     let cases = refused();
     let even = cases
         .iter()
@@ -223,7 +247,7 @@ async fn the_webhook_refuses_the_corpus_as_capw_apply_does() {
     })
     .await;
 
-    let local = LocalState::with_quickstart(&capw_binary());
+    let local = LocalState::with_stored(&capw_binary());
     assert!(cases.len() >= 30, "{} cases", cases.len());
     let (mut by_webhook, mut by_server) = (0, 0);
     for case in &cases {
@@ -259,6 +283,54 @@ async fn the_webhook_refuses_the_corpus_as_capw_apply_does() {
     for case in admitted() {
         kubectl_ok(&env, &["apply"], Some(&case.file));
     }
+
+    // A server-side dry run of a managed Cluster is admitted and creates nothing in the cloud,
+    // while the stored managed Cluster (delta) is made there by the controller's passes.
+    let managed = tmp.path().join("epsilon.yaml");
+    let delta = std::fs::read_to_string(
+        stored()
+            .iter()
+            .find(|p| p.ends_with("managed-cluster.yaml"))
+            .unwrap(),
+    )
+    .unwrap();
+    std::fs::write(&managed, delta.replace("name: delta", "name: epsilon")).unwrap();
+    let text = kubectl_ok(&env, &["apply", "--dry-run=server"], Some(&managed));
+    assert!(
+        text.contains("epsilon") && text.contains("server dry run"),
+        "{text}"
+    );
+    let inventory = || async {
+        capw_test_support::simcloud_inventory::<capw_simcloud::model::Inventory>(
+            &sim.base_url(),
+            "t",
+        )
+        .await
+    };
+    wait(
+        "the stored managed cluster's control plane is made",
+        || async {
+            let inv = inventory().await;
+            (inv.clusters.get("delta")?.managed_control_planes.len() == 1).then_some(())
+        },
+    )
+    .await;
+    let inv = inventory().await;
+    assert!(
+        !inv.clusters.contains_key("epsilon"),
+        "{:?}",
+        inv.clusters.get("epsilon")
+    );
+    assert_eq!(
+        inv.clusters.len(),
+        1,
+        "only delta is in the cloud: {:?}",
+        inv.clusters.keys()
+    );
+    assert!(
+        stored_spec(&env, &managed).is_none(),
+        "the dry run stored epsilon"
+    );
 
     // Rotation: a new CA and certificate; the API server trusts only the new CA, so its
     // writes pass again only once the webhook serves the new certificate, without a restart.

@@ -29,7 +29,7 @@ use capw_test_support::silent::SilentListener;
 const NODES_WAIT: Duration = Duration::from_secs(120);
 
 impl Scenario {
-    fn machines_dir(&self) -> &std::path::Path {
+    pub(super) fn machines_dir(&self) -> &std::path::Path {
         &self
             .machines
             .as_ref()
@@ -60,7 +60,7 @@ impl Scenario {
     }
 
     /// A client of the workload cluster through its endpoint, or straight to `server`.
-    async fn workload(&self, cluster: &str, server: Option<String>) -> kube::Client {
+    pub(super) async fn workload(&self, cluster: &str, server: Option<String>) -> kube::Client {
         let mut config = kube::Config::from_custom_kubeconfig(
             self.kubeconfig(cluster).await,
             &KubeConfigOptions::default(),
@@ -106,7 +106,7 @@ impl Scenario {
     /// Waits until the workload cluster's Nodes are exactly the Machines: one Node per
     /// Machine, `spec.providerID` the Machine's provider id, Ready, and each Machine's
     /// `nodeRef` naming it and `NodeHealthy` True.
-    async fn assert_nodes_follow(&self, cluster: &str) {
+    pub(super) async fn assert_nodes_follow(&self, cluster: &str) {
         let started = Instant::now();
         let client = self.workload(cluster, None).await;
         let nodes_api: Api<Node> = Api::all(client);
@@ -184,9 +184,40 @@ impl Scenario {
         }
     }
 
+    /// Waits until no process of the cloud's machines runs, nothing listens on `addresses`
+    /// and the machines directory is empty; fails after a minute naming what is left.
+    pub(super) async fn assert_machines_gone(&self, addresses: &[Ipv4Addr]) {
+        let machines = self.machines_dir();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let procs = capw_test_support::real_boot::processes_naming(machines);
+            let ports = listening_on(addresses);
+            let dirs: Vec<String> = std::fs::read_dir(machines)
+                .map(|d| {
+                    d.filter_map(|e| e.ok())
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            if procs.is_empty() && ports.is_empty() && dirs.is_empty() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}: left after the delete: processes {procs:?}, listening {ports:?}, directories {dirs:?}",
+                self.mode
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
     async fn set_replicas(&self, cluster: &str, control_plane: u32, workers: u32) {
         self.update_cluster(cluster, move |c| {
-            c["spec"]["topology"]["controlPlane"]["replicas"] = control_plane.into();
+            let cp = c["spec"]["topology"]["controlPlane"]
+                .as_object_mut()
+                .unwrap();
+            cp.remove("failuresTolerated");
+            cp.insert("replicas".into(), control_plane.into());
             c["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = workers.into();
         })
         .await;
@@ -208,7 +239,8 @@ fn ready(control_plane: usize, workers: usize, version: &str) -> Expect<'_> {
     }
 }
 
-/// Create, a ConfigMap in the workload cluster, scale the control plane 1→3→1 and the
+/// Create, a ConfigMap in the workload cluster, scale the control plane 1→3→1 (the 3 asked as
+/// `failuresTolerated: 1`) and the
 /// workers 2→3→1, upgrade to the next minor version, delete: checked against the workload
 /// cluster's own Nodes, etcd and API servers, and nothing of it left after the delete.
 pub(super) async fn run(mut s: Scenario) {
@@ -231,15 +263,31 @@ pub(super) async fn run(mut s: Scenario) {
         .await
         .unwrap();
 
-    // The control plane 1 → 3 → 1: etcd's membership follows.
-    s.set_replicas("alpha", 3, 2).await;
+    // The control plane 1 → 3 → 1, the 3 asked as one failure tolerated: etcd's membership
+    // follows, member by member.
+    s.update_cluster("alpha", |c| {
+        let cp = c["spec"]["topology"]["controlPlane"]
+            .as_object_mut()
+            .unwrap();
+        cp.remove("replicas");
+        cp.insert("failuresTolerated".into(), 1.into());
+    })
+    .await;
     s.settle(&[("alpha", ready(3, 2, v1))]).await;
     s.assert_nodes_follow("alpha").await;
+    let mut members = s.etcd_members("alpha").await;
+    members.sort();
+    let mut control_plane: Vec<String> = (s.machines("alpha").await.iter())
+        .filter(|m| m["spec"]["role"] != "Worker")
+        .map(|m| m["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    control_plane.sort();
+    assert_eq!(members, control_plane, "{}: etcd members", s.mode);
+    let c = s.store.get(&s.key("alpha")).await.unwrap().unwrap();
     assert_eq!(
-        s.etcd_members("alpha").await.len(),
-        3,
-        "{}: etcd members",
-        s.mode
+        c["status"]["controlPlane"]["failuresTolerated"], 1,
+        "{}: {:#}",
+        s.mode, c["status"]
     );
     s.set_replicas("alpha", 1, 2).await;
     s.settle(&[("alpha", ready(1, 2, v1))]).await;
@@ -310,28 +358,7 @@ pub(super) async fn run(mut s: Scenario) {
         "{}: simcloud still holds something",
         s.mode
     );
-    let machines = s.machines_dir().to_owned();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let procs = capw_test_support::real_boot::processes_naming(&machines);
-        let ports = listening_on(&addresses);
-        let dirs: Vec<String> = std::fs::read_dir(&machines)
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        if procs.is_empty() && ports.is_empty() && dirs.is_empty() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{}: left after the delete: processes {procs:?}, listening {ports:?}, directories {dirs:?}",
-            s.mode
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    s.assert_machines_gone(&addresses).await;
     s.stop().await;
 }
 

@@ -50,6 +50,45 @@ async fn pass_until(
     }
 }
 
+/// Waits until the host's own watch of `name`'s workload cluster (the executor's cache, the
+/// connection its passes use) holds every Node of `machines` with Ready `Unknown`: the watch
+/// delivers each Node's change on its own, and a pass between two of them would judge one
+/// unhealthy machine, within the trigger, where the test means two at once.
+async fn host_sees_not_ready(executor: &Executor, store: &Store, name: &str, machines: &[String]) {
+    let cache = executor
+        .cluster_cache()
+        .expect("workload cluster access is on");
+    let c = cluster(store, name).unwrap();
+    let id = capw_workload::ClusterId {
+        namespace: "default".into(),
+        name: name.into(),
+        uid: c["metadata"]["uid"].as_str().unwrap().into(),
+    };
+    let secret = kubeconfig_secret(store, name).unwrap();
+    let kubeconfig = capw_engine::kubeconfig_value(&secret).unwrap();
+    let wanted: Vec<String> = machines.iter().map(|m| format!("node-{m}")).collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let seen = cache.observe(&id, &kubeconfig).await.unwrap();
+        let unknown: Vec<String> = (seen.nodes.unwrap_or_default().into_iter())
+            .filter(|n| {
+                n.ready
+                    .as_ref()
+                    .is_some_and(|r| r.status == capw_workload::ReadyStatus::Unknown)
+            })
+            .map(|n| n.name)
+            .collect();
+        if wanted.iter().all(|w| unknown.contains(w)) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the host's watch never held {wanted:?} Unknown: {unknown:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The status of every Machine of `name`, for failure messages.
 fn machine_statuses(store: &Store, name: &str) -> Value {
     Value::Array(
@@ -429,6 +468,7 @@ async fn an_unhealthy_worker_is_replaced_within_its_trigger() {
         )
         .await;
     }
+    host_sees_not_ready(&executor, store, "gamma", &names[..2]).await;
     pass_until(&executor, store, "gamma", "RemediationAllowed=False", |s| {
         condition(&cluster(s, "gamma").unwrap(), "RemediationAllowed")["status"] == "False"
     })
