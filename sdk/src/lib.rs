@@ -49,7 +49,7 @@
 //! impl Infrastructure for Minimal {
 //!     fn reconcile_cluster(ctx: &Context<Config>) -> Result<ClusterState, ProviderError> {
 //!         Ok(ClusterState::Ready(ClusterInfrastructure {
-//!             control_plane_endpoint: Endpoint { host: "127.0.0.1".into(), port: ctx.config.port },
+//!             control_plane_endpoint: Some(Endpoint { host: "127.0.0.1".into(), port: ctx.config.port }),
 //!             failure_domains: vec![],
 //!             conditions: vec![],
 //!         }))

@@ -66,7 +66,7 @@ impl Infrastructure for Probe {
         ctx: &Context<Config>,
     ) -> Result<ClusterState, capw_sdk::types::ProviderError> {
         Ok(ClusterState::Ready(ClusterInfrastructure {
-            control_plane_endpoint: Endpoint {
+            control_plane_endpoint: Some(Endpoint {
                 host: format!(
                     "{}|{}|{}|{}",
                     &ctx.cluster().name,
@@ -75,7 +75,7 @@ impl Infrastructure for Probe {
                     ctx.remaining().as_millis()
                 ),
                 port: 1,
-            },
+            }),
             failure_domains: vec![],
             conditions: vec![],
         }))
@@ -192,7 +192,10 @@ fn calls_get_a_parsed_context() {
     let Ok(ClusterState::Ready(infra)) = state else {
         panic!("{state:?}");
     };
-    assert_eq!(infra.control_plane_endpoint.host, "c1|10.0.0.0/8|k1|2500");
+    assert_eq!(
+        infra.control_plane_endpoint.unwrap().host,
+        "c1|10.0.0.0/8|k1|2500"
+    );
     // Each field read once: the config on entry, the others when the provider asked.
     assert_eq!(call.reads.get(), [1, 1, 1, 1]);
 }

@@ -332,7 +332,8 @@ pub fn cluster_state(c: &Ctx<'_>, m: &ClusterState) -> infrastructure::ClusterSt
             failure_domains,
             conditions: cs,
         } => infrastructure::ClusterState::Ready(infrastructure::ClusterInfrastructure {
-            control_plane_endpoint: endpoint(c, e),
+            // An empty host is how an answer says none before 0.3; from 0.3 on it is none.
+            control_plane_endpoint: Some(endpoint(c, e)).filter(|e| !e.host.is_empty()),
             failure_domains: names(c, failure_domains, MAX_LIST_ENTRIES)
                 .into_iter()
                 .map(|name| infrastructure::FailureDomain {

@@ -108,7 +108,7 @@ rules! {
     WITHIN_DEADLINE = "calls.within-deadline", Every,
         "No call the suite makes runs past its deadline.";
     CLUSTER_CONVERGES = "infrastructure.reconcile-cluster.in-progress", Infrastructure,
-        "reconcile-cluster, called again with the same key after each in-progress hint (a requeue hint above 0 and a reason), becomes ready with a usable endpoint.";
+        "reconcile-cluster, called again with the same key after each in-progress hint (a requeue hint above 0 and a reason), becomes ready with a usable endpoint, or none (contract 0.3: an infrastructure whose clusters' control plane a service runs makes no endpoint).";
     CLUSTER_IDEMPOTENT = "infrastructure.reconcile-cluster.idempotent", Infrastructure,
         "reconcile-cluster called again once ready stays ready with the same endpoint.";
     MACHINE_IN_PROGRESS = "infrastructure.reconcile-machine.in-progress", Infrastructure,

@@ -203,7 +203,16 @@ impl Answer for infrastructure::ClusterState {
     fn check(&mut self, a: &mut Checker<'_>) -> Result<(), InvalidAnswer> {
         match self {
             infrastructure::ClusterState::Ready(r) => a.at(".ready", |a| {
-                a.endpoint(".control-plane-endpoint", &r.control_plane_endpoint)?;
+                if let Some(e) = &r.control_plane_endpoint {
+                    a.endpoint(".control-plane-endpoint", e)?;
+                    if e.host.is_empty() {
+                        return Err(a.invalid(
+                            ".control-plane-endpoint.host",
+                            "is empty: an infrastructure that makes no endpoint answers none"
+                                .to_owned(),
+                        ));
+                    }
+                }
                 a.list(
                     ".failure-domains",
                     r.failure_domains.len(),
@@ -626,10 +635,10 @@ mod tests {
     fn nested_answers_name_their_path() {
         let mut state =
             infrastructure::ClusterState::Ready(infrastructure::ClusterInfrastructure {
-                control_plane_endpoint: types::Endpoint {
+                control_plane_endpoint: Some(types::Endpoint {
                     host: "lb.sim".into(),
                     port: 6443,
-                },
+                }),
                 failure_domains: vec![infrastructure::FailureDomain {
                     name: "zone\ta".into(),
                     control_plane: true,
@@ -638,6 +647,23 @@ mod tests {
             });
         let e = check(&mut state).unwrap_err();
         assert_eq!(e.field, "answer.ready.failure-domains[0].name");
+
+        // No endpoint is said with none, never with an empty host.
+        let infra = |endpoint| {
+            infrastructure::ClusterState::Ready(infrastructure::ClusterInfrastructure {
+                control_plane_endpoint: endpoint,
+                failure_domains: vec![],
+                conditions: vec![],
+            })
+        };
+        check(&mut infra(None)).unwrap();
+        let empty = types::Endpoint {
+            host: String::new(),
+            port: 0,
+        };
+        let e = check(&mut infra(Some(empty))).unwrap_err();
+        assert_eq!(e.field, "answer.ready.control-plane-endpoint.host");
+        assert!(e.problem.contains("answers none"), "{}", e.problem);
 
         let mut hold = lifecycle_hooks::HookResponse::Hold(types::InProgress {
             reason: "R".repeat(10_000),

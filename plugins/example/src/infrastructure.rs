@@ -30,7 +30,7 @@ impl Infrastructure for ExampleProvider {
             ],
         );
         Ok(ClusterState::Ready(ClusterInfrastructure {
-            control_plane_endpoint: endpoint(ctx.cluster(), &ctx.config),
+            control_plane_endpoint: Some(endpoint(ctx.cluster(), &ctx.config)),
             failure_domains: ctx
                 .config
                 .zones
@@ -204,8 +204,9 @@ mod tests {
         let Ok(ClusterState::Ready(infra)) = ExampleProvider::reconcile_cluster(&c) else {
             panic!("not ready");
         };
-        assert_eq!(infra.control_plane_endpoint.host, "c1.eu-1.example.test");
-        assert_eq!(infra.control_plane_endpoint.port, 8443);
+        let endpoint = infra.control_plane_endpoint.unwrap();
+        assert_eq!(endpoint.host, "c1.eu-1.example.test");
+        assert_eq!(endpoint.port, 8443);
         assert_eq!(infra.failure_domains.len(), 2);
         assert_eq!(infra.conditions[0].type_, "NetworkReady");
     }

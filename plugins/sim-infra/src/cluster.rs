@@ -1,7 +1,7 @@
 //! `reconcile-cluster` and `delete-cluster`: the cluster's network and load balancer.
 //!
 //! With `controlPlaneEndpoint: none` (a control plane that a service runs) only the network is
-//! made: the cluster is ready once it exists, with [`NO_ENDPOINT`].
+//! made: the cluster is ready once it exists, with no endpoint.
 //!
 //! simcloud allows one network and one load balancer per cluster. Each is looked up by
 //! cluster first and created only when absent, with a client token derived from the call's
@@ -24,14 +24,6 @@ use crate::api::{
 };
 use crate::config::{ControlPlaneEndpoint, SimInfraConfig};
 use crate::{Client, naming};
-
-/// The endpoint a cluster without a load balancer reports: no host, port 0. The contract's
-/// `control-plane-endpoint` is not optional; this is its "none", and the control-plane
-/// provider's service gives the real one.
-pub const NO_ENDPOINT: Endpoint = Endpoint {
-    host: String::new(),
-    port: 0,
-};
 
 /// When to look again at a load balancer that is not active yet.
 pub const LOAD_BALANCER_REQUEUE: Duration = Duration::from_secs(2);
@@ -89,8 +81,8 @@ impl From<ClusterError> for ProviderError {
 }
 
 /// Ensures the network and the load balancer exist; `ready` once the load balancer is active.
-/// With `controlPlaneEndpoint: none`, ensures the network only and is `ready` with
-/// [`NO_ENDPOINT`] once it exists.
+/// With `controlPlaneEndpoint: none`, ensures the network only and is `ready` without an
+/// endpoint once it exists.
 ///
 /// # Errors
 ///
@@ -151,10 +143,10 @@ pub fn reconcile(
     let zones: ZoneList = client.get("/v1/zones")?;
     let failure_domains = failure_domains(&zones.zones, &ctx.config.zones)?;
     Ok(ClusterState::Ready(ClusterInfrastructure {
-        control_plane_endpoint: Endpoint {
+        control_plane_endpoint: Some(Endpoint {
             host: load_balancer.endpoint.host.clone(),
             port: load_balancer.endpoint.port,
-        },
+        }),
         failure_domains,
         conditions: vec![
             network_ready,
@@ -265,13 +257,13 @@ fn find_load_balancer(
 }
 
 /// The answer once the network exists for a cluster whose control plane is not on machines:
-/// ready, with [`NO_ENDPOINT`] and the network's condition only.
+/// ready, with no endpoint and the network's condition only.
 pub fn ready_without_endpoint(
     failure_domains: Vec<FailureDomain>,
     network_ready: Condition,
 ) -> ClusterState {
     ClusterState::Ready(ClusterInfrastructure {
-        control_plane_endpoint: NO_ENDPOINT,
+        control_plane_endpoint: None,
         failure_domains,
         conditions: vec![network_ready],
     })
@@ -396,8 +388,7 @@ mod tests {
         let ClusterState::Ready(infra) = ready_without_endpoint(domains, ready) else {
             panic!("not ready");
         };
-        assert_eq!(infra.control_plane_endpoint, NO_ENDPOINT);
-        assert!(infra.control_plane_endpoint.host.is_empty());
+        assert_eq!(infra.control_plane_endpoint, None);
         assert_eq!(names(&infra.failure_domains), ["a", "b"]);
         let types: Vec<&str> = infra.conditions.iter().map(|c| c.type_.as_str()).collect();
         assert_eq!(types, ["NetworkReady"]);

@@ -134,11 +134,13 @@ impl Walk for infrastructure::ClusterState {
         match self {
             infrastructure::ClusterState::Ready(r) => {
                 let at = format!("{root}.ready");
-                f.name(
-                    format!("{at}.control-plane-endpoint.host"),
-                    &r.control_plane_endpoint.host,
-                    MAX_NAME_BYTES,
-                );
+                if let Some(e) = &r.control_plane_endpoint {
+                    f.name(
+                        format!("{at}.control-plane-endpoint.host"),
+                        &e.host,
+                        MAX_NAME_BYTES,
+                    );
+                }
                 f.list(
                     format!("{at}.failure-domains"),
                     r.failure_domains.len(),

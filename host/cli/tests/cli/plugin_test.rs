@@ -88,11 +88,10 @@ fn example_passes_and_writes_junit() {
     );
 }
 
-/// `capw plugin test --simcloud -o json` of `component` with the config `plugin` ships: the
+/// `capw plugin test --simcloud -o json` of `component` with the config at `config`: the
 /// report, once the run passed.
-fn json_report_against_simcloud(plugin: &str, component: &str) -> serde_json::Value {
+fn json_report_against_simcloud(component: &str, config: &Path) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
-    let config = shipped_config(plugin);
     let out = capw_test(
         dir.path(),
         component,
@@ -110,7 +109,7 @@ fn json_report_against_simcloud(plugin: &str, component: &str) -> serde_json::Va
 
 #[test]
 fn sim_infra_passes_against_the_in_process_simcloud() {
-    let v = json_report_against_simcloud("sim-infra", "capw_sim_infra");
+    let v = json_report_against_simcloud("capw_sim_infra", &shipped_config("sim-infra"));
     assert_eq!(v["passed"], true, "{v:#}");
     assert_eq!(v["provider"], "sim-infra 0.1.0");
     let status = |id: &str| {
@@ -128,13 +127,38 @@ fn sim_infra_passes_against_the_in_process_simcloud() {
     assert_eq!(status("bootstrap.generate.roles"), Some("skip".into()));
 }
 
+/// sim-infra for a control plane a service runs makes no endpoint (`none`, contract 0.3): the
+/// infrastructure rules pass it, and simcloud is left without a load balancer.
+#[test]
+fn sim_infra_without_an_endpoint_passes_the_infrastructure_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("none.json");
+    std::fs::write(
+        &config,
+        r#"{"endpoint": "${SIMCLOUD_URL}", "controlPlaneEndpoint": "none"}"#,
+    )
+    .unwrap();
+    let v = json_report_against_simcloud("capw_sim_infra", &config);
+    assert_eq!(v["passed"], true, "{v:#}");
+    for rule in [
+        "infrastructure.reconcile-cluster.in-progress",
+        "infrastructure.reconcile-cluster.idempotent",
+        "infrastructure.delete-cluster.gone-is-deleted",
+    ] {
+        let result = (v["results"].as_array().unwrap().iter())
+            .find(|r| r["rule"]["id"] == rule)
+            .unwrap();
+        assert_eq!(result["status"], "pass", "{result:#}");
+    }
+}
+
 /// A managed control plane is judged by what its shape asks: the service's two calls against
 /// the in-process simcloud, and none of the rules about members on machines.
 #[test]
 fn sim_managed_control_plane_passes_the_rules_of_its_shape() {
     let v = json_report_against_simcloud(
-        "sim-managed-control-plane",
         "capw_sim_managed_control_plane",
+        &shipped_config("sim-managed-control-plane"),
     );
     assert_eq!(v["passed"], true, "{v:#}");
     assert_eq!(v["provider"], "sim-managed-control-plane 0.1.0");

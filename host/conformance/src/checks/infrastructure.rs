@@ -64,13 +64,21 @@ fn machine_progress(m: &MachineStatus) -> Progress {
     }
 }
 
-fn endpoint_problem(e: &Endpoint) -> Option<String> {
+/// An endpoint that is given but cannot be reached. None is an answer: an infrastructure
+/// that makes no endpoint because a service runs the control plane (contract 0.3).
+fn endpoint_problem(e: Option<&Endpoint>) -> Option<String> {
+    let e = e?;
     (e.host.trim().is_empty() || e.port == 0).then(|| {
         format!(
             "ready with an unusable control-plane endpoint {}:{}",
             e.host, e.port
         )
     })
+}
+
+/// `host:port`, or `none`.
+fn shown(e: Option<&Endpoint>) -> String {
+    e.map_or_else(|| "none".to_owned(), |e| format!("{}:{}", e.host, e.port))
 }
 
 pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
@@ -103,7 +111,7 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
     };
     f.check(
         id::CLUSTER_CONVERGES,
-        endpoint_problem(&infra.control_plane_endpoint).map_or(Ok(()), Err),
+        endpoint_problem(infra.control_plane_endpoint.as_ref()).map_or(Ok(()), Err),
     );
     f.check(
         id::CLUSTER_IDEMPOTENT,
@@ -114,11 +122,9 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
                 Ok(())
             }
             Ok(ClusterState::Ready(again)) => Err(format!(
-                "called again with the same key, the endpoint changed from {}:{} to {}:{}",
-                infra.control_plane_endpoint.host,
-                infra.control_plane_endpoint.port,
-                again.control_plane_endpoint.host,
-                again.control_plane_endpoint.port
+                "called again with the same key, the endpoint changed from {} to {}",
+                shown(infra.control_plane_endpoint.as_ref()),
+                shown(again.control_plane_endpoint.as_ref()),
             )),
             Ok(ClusterState::InProgress(p)) => Err(format!(
                 "ready, then in-progress ({}) when called again with the same key",

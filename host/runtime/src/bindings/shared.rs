@@ -301,6 +301,25 @@ macro_rules! absent_in_version {
 /// bootstrap request no `join` (both dropped when lowered).
 macro_rules! member_and_capabilities_before_0_3 {
     () => {
+        /// Before 0.3 the infrastructure's endpoint is not optional: an empty host said it
+        /// makes none (a service's control plane reports its own).
+        impl Conv<Option<model::types::Endpoint>> for types::Endpoint {
+            fn conv(self) -> Option<model::types::Endpoint> {
+                (!self.host.is_empty()).then(|| self.conv())
+            }
+        }
+        impl Conv<types::Endpoint> for Option<model::types::Endpoint> {
+            fn conv(self) -> types::Endpoint {
+                self.map_or_else(
+                    || types::Endpoint {
+                        host: String::new(),
+                        port: 0,
+                    },
+                    Conv::conv,
+                )
+            }
+        }
+
         record! {
             bootstrap::BootstrapRequest {
                 machine, role, version, endpoint, secrets, control_plane_members,

@@ -18,8 +18,10 @@ pub struct FailureDomain {
 /// The cluster-wide infrastructure, ready.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClusterInfrastructure {
-    /// Where the API server will be reached (e.g. a load balancer).
-    pub control_plane_endpoint: Endpoint,
+    /// Where the API server will be reached (e.g. a load balancer); `None` when the
+    /// infrastructure makes none because a service runs the control plane and reports its own
+    /// (contract 0.3; from an older provider, an endpoint with an empty host).
+    pub control_plane_endpoint: Option<Endpoint>,
     /// Where machines can be spread.
     pub failure_domains: Vec<FailureDomain>,
     /// Conditions the host shows on the Cluster.

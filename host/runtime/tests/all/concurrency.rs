@@ -97,7 +97,7 @@ async fn concurrent_calls_to_one_provider() {
             panic!("c{i}: {state:?}");
         };
         assert_eq!(
-            infra.control_plane_endpoint.host,
+            infra.control_plane_endpoint.as_ref().unwrap().host,
             format!("c{i}.local.example.test")
         );
     }
@@ -141,7 +141,7 @@ async fn a_trap_beside_healthy_calls() {
                 panic!("good-{i}: {state:?}");
             };
             assert_eq!(
-                infra.control_plane_endpoint.host,
+                infra.control_plane_endpoint.as_ref().unwrap().host,
                 format!("good-{i}.local.example.test")
             );
         }
@@ -198,7 +198,10 @@ async fn calls_beyond_the_pool_wait_for_a_slot() {
         let ClusterState::Ready(infra) = state else {
             panic!("queued-{i}: {state:?}");
         };
-        assert_eq!(infra.control_plane_endpoint.host, "healthy.test");
+        assert_eq!(
+            infra.control_plane_endpoint.as_ref().unwrap().host,
+            "healthy.test"
+        );
     }
     let after = rt.stats();
     assert_eq!(after.peak_instances, 2, "{after:?}");

@@ -116,10 +116,10 @@ async fn infrastructure_cluster_calls() {
     assert_eq!(
         p.reconcile_cluster(&c).await.unwrap(),
         ClusterState::Ready(ClusterInfrastructure {
-            control_plane_endpoint: Endpoint {
+            control_plane_endpoint: Some(Endpoint {
                 host: "alpha.eu-1.example.test".into(),
                 port: 7443,
-            },
+            }),
             failure_domains: vec![
                 FailureDomain {
                     name: "a".into(),

@@ -44,7 +44,10 @@ async fn still_healthy(p: &Provider) {
     let ClusterState::Ready(infra) = state else {
         panic!("expected ready, got {state:?}");
     };
-    assert_eq!(infra.control_plane_endpoint.host, "healthy.test");
+    assert_eq!(
+        infra.control_plane_endpoint.as_ref().unwrap().host,
+        "healthy.test"
+    );
 }
 
 async fn setup(grants: Grants) -> (Arc<Runtime>, Provider) {
@@ -251,7 +254,10 @@ async fn http_goes_only_to_granted_hosts() {
     let ClusterState::Ready(infra) = state else {
         panic!("{state:?}");
     };
-    assert_eq!(infra.control_plane_endpoint.host, "status 200");
+    assert_eq!(
+        infra.control_plane_endpoint.as_ref().unwrap().host,
+        "status 200"
+    );
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
 }
 
@@ -284,7 +290,10 @@ async fn secrets_only_those_granted() {
     let ClusterState::Ready(infra) = state else {
         panic!("{state:?}");
     };
-    assert_eq!(infra.control_plane_endpoint.host, "tok-123456789");
+    assert_eq!(
+        infra.control_plane_endpoint.as_ref().unwrap().host,
+        "tok-123456789"
+    );
 }
 
 /// The log lines the runtime writes while `f` runs on this thread.

@@ -202,6 +202,7 @@ impl Driver {
             .expect("infrastructure reconciled first")
             .control_plane_endpoint
             .clone()
+            .expect("the infrastructure's endpoint")
     }
 
     fn failure_domains(&self) -> Vec<String> {

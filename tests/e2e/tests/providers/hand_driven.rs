@@ -20,8 +20,13 @@ async fn a_cluster_comes_up_and_goes_away() {
 
     let infra = driver.ensure_infrastructure().await;
     assert!(
-        infra.control_plane_endpoint.host.starts_with("lb-")
-            && infra.control_plane_endpoint.port == 6443,
+        infra
+            .control_plane_endpoint
+            .as_ref()
+            .unwrap()
+            .host
+            .starts_with("lb-")
+            && infra.control_plane_endpoint.as_ref().unwrap().port == 6443,
         "{infra:?}"
     );
     assert!(!infra.failure_domains.is_empty(), "{infra:?}");

@@ -115,7 +115,7 @@ async fn cluster_ready(p: &Provider, cluster: &str, config: &Value) -> (String, 
             .await
         {
             Ok(ClusterState::Ready(infra)) => {
-                let endpoint = &infra.control_plane_endpoint;
+                let endpoint = infra.control_plane_endpoint.as_ref().expect("an endpoint");
                 let domains = infra.failure_domains.iter().map(|d| d.name.clone());
                 return (
                     format!("{}:{}", endpoint.host, endpoint.port),
@@ -195,7 +195,8 @@ async fn builds_a_cluster_runs_machines_and_leaves_nothing_behind() {
     assert_eq!(
         format!(
             "{}:{}",
-            infra.control_plane_endpoint.host, infra.control_plane_endpoint.port
+            infra.control_plane_endpoint.as_ref().unwrap().host,
+            infra.control_plane_endpoint.as_ref().unwrap().port
         ),
         endpoint
     );

@@ -159,10 +159,10 @@ impl Infrastructure for Broken {
             6443
         };
         Ok(ClusterState::Ready(ClusterInfrastructure {
-            control_plane_endpoint: Endpoint {
+            control_plane_endpoint: Some(Endpoint {
                 host: format!("{}.broken.test", ctx.cluster().name),
                 port,
-            },
+            }),
             failure_domains: Vec::new(),
             conditions: Vec::new(),
         }))

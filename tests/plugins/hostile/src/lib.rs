@@ -393,10 +393,10 @@ const MIB: usize = 1 << 20;
 
 fn ready(host: &str) -> ClusterState {
     ClusterState::Ready(ClusterInfrastructure {
-        control_plane_endpoint: Endpoint {
+        control_plane_endpoint: Some(Endpoint {
             host: host.to_owned(),
             port: 6443,
-        },
+        }),
         failure_domains: Vec::new(),
         conditions: Vec::new(),
     })

@@ -59,10 +59,9 @@ pub(crate) async fn reconcile_infrastructure(env: &Env, s: &Snapshot) -> ActionN
     let note = match provider.provider.reconcile_cluster(&ctx).await {
         Ok(ClusterState::Ready(infra)) => {
             record.state = "Ready".into();
-            // An empty host: the infrastructure makes no endpoint (a service runs the
-            // control plane and reports its own).
-            let e = infra.control_plane_endpoint;
-            record.endpoint = (!e.host.is_empty()).then_some((e.host, e.port));
+            // None: the infrastructure makes no endpoint (a service runs the control plane and
+            // reports its own).
+            record.endpoint = (infra.control_plane_endpoint).map(|e| (e.host, e.port));
             record.failure_domains = infra
                 .failure_domains
                 .iter()
@@ -72,7 +71,22 @@ pub(crate) async fn reconcile_infrastructure(env: &Env, s: &Snapshot) -> ActionN
                 .filter(|d| d.control_plane)
                 .map(|d| d.name.clone())
                 .collect();
-            ActionNote::done()
+            if record.endpoint.is_none() && !s.service_control_plane() {
+                // Not ready for this cluster: its control plane's machines need an endpoint.
+                record.state = "NoEndpoint".into();
+                ActionNote::host_failed(
+                    INFRA,
+                    "NoEndpoint",
+                    format!(
+                        "the infrastructure provider {} made no control-plane endpoint, which a \
+                         control plane on machines needs (its config may say the control plane \
+                         is a service's)",
+                        provider.name
+                    ),
+                )
+            } else {
+                ActionNote::done()
+            }
         }
         Ok(ClusterState::InProgress(p)) => {
             record.state = "InProgress".into();
