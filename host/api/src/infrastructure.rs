@@ -61,7 +61,9 @@ pub struct ClusterInfrastructureStatus {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceControlPlane {
-    /// `Ready` (as desired), `InProgress` (the service works toward it) or `Deleted`.
+    /// `Ready` (as desired), `InProgress` (the service works toward it), `NotReady` (the
+    /// provider asks nothing more of a service that does not serve, such as one that failed;
+    /// its conditions say why) or `Deleted`.
     pub state: String,
     /// Host and port of its API server, once known.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -11,6 +11,10 @@
 //!   and `wait` (`UpdateRequested`); the next update only once this one has finished.
 //! - `ready` above it (the service upgraded itself): `none`, with `VersionAhead`; never a
 //!   downgrade.
+//! - `failed` (the service could not start or upgrade it): `none`, with `ServiceReady` False
+//!   (`ServiceFailed`, naming the control plane and the service's reason); not initialized,
+//!   not ready, nothing asked of the service. Only deleting it moves on
+//!   ([`assess`] says why `none` rather than an error).
 //! - Refused (`invalid-input`): a `failures-tolerated` beyond what the service promises, a
 //!   change of major version.
 
@@ -33,6 +37,8 @@ pub const FAILURES_TOLERATED_FIELD: &str = "spec.topology.controlPlane.failuresT
 
 /// Condition type: the service serves the control plane.
 pub const SERVICE_READY: &str = "ServiceReady";
+/// Reason of [`SERVICE_READY`] (and [`UP_TO_DATE`]) False once the service failed.
+pub const SERVICE_FAILED: &str = "ServiceFailed";
 /// Condition type: the service runs the desired version.
 pub const UP_TO_DATE: &str = "UpToDate";
 /// Condition type: the service runs a later version than desired (it upgraded itself).
@@ -113,13 +119,21 @@ pub fn check_failures_tolerated(
 /// # Guarantees
 ///
 /// - `status.initialized` and `status.ready` once the service serves (`ready` or `updating`;
-///   a control plane is `creating` only before it served once); `status.version` the
-///   service's version then, `None` while creating.
+///   a control plane is `creating` only before it served once, and serves nothing once
+///   `failed`); `status.version` the service's version then, `None` while creating or failed.
 /// - `replicas` is the service's; `ready-replicas` is it while the service serves, else 0;
 ///   `up-to-date-replicas` is it only while the service serves the desired version, else 0.
 /// - `status.failures-tolerated` is the service's promise while it serves, `None` before.
 /// - `update` is set only for a `ready` service below the desired version, and is at most one
 ///   minor above the service's version.
+/// - A `failed` service's step is `none`, never `wait`: nothing is under way and nothing the
+///   provider may do brings it back (simcloud refuses updates of a failed control plane; only
+///   a delete moves on). `none` rather than a permanent provider error because the answer is
+///   the status: with it the host records `ready` false and the `ServiceFailed` condition
+///   with the service's reason, and shows `ControlPlaneReady` False; an error would leave the
+///   status the host last recorded (the service `Updating`, ready) in place beside it. The
+///   host joins and upgrades no worker against a control plane that is not ready, and
+///   `delete-control-plane` deletes a failed one as any other.
 ///
 /// # Errors
 ///
@@ -178,6 +192,8 @@ pub fn assess(cp: &ManagedControlPlane, input: &PlanInput) -> Result<Assessment,
             Some(next),
         ),
         (ControlPlaneState::Ready, _) => (Step::None, None),
+        // Not `wait`: nothing is under way. See the guarantees above for why not an error.
+        (ControlPlaneState::Failed, _) => (Step::None, None),
     };
     // A service ahead of the spec (it upgraded itself) is not behind it: its members count as
     // up to date, so the host shows the cluster ready and never asks for a downgrade.
@@ -209,6 +225,18 @@ pub fn assess(cp: &ManagedControlPlane, input: &PlanInput) -> Result<Assessment,
 
 fn wait(reason: &str, message: String, after: Duration) -> Step {
     Step::Wait(InProgress::new(reason, message).requeue_after(after))
+}
+
+/// Why the service failed, as simcloud reports it: one line (simcloud promises it; control
+/// characters become spaces all the same, as the text comes from outside the provider).
+fn failure_reason(cp: &ManagedControlPlane) -> String {
+    match cp.failure_reason.as_deref().map(str::trim) {
+        Some(reason) if !reason.is_empty() => reason
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect(),
+        _ => "simcloud gave no reason".to_owned(),
+    }
 }
 
 /// The version an update in progress goes to, as simcloud reports it.
@@ -252,8 +280,30 @@ fn conditions(
                 target(cp)
             ),
         ),
+        ControlPlaneState::Failed => Condition::new(
+            SERVICE_READY,
+            ConditionStatus::False,
+            SERVICE_FAILED,
+            format!(
+                "managed control plane {id} failed: {}; simcloud does not repair it and takes \
+                 no update: delete the Cluster to remove it",
+                failure_reason(cp)
+            ),
+        ),
     };
     let up_to_date = match (cp.state, stepping) {
+        (ControlPlaneState::Failed, _) => Condition::new(
+            UP_TO_DATE,
+            ConditionStatus::False,
+            SERVICE_FAILED,
+            match &cp.target_version {
+                Some(_) => format!(
+                    "failed updating from {current} to {}; {desired} is desired",
+                    target(cp)
+                ),
+                None => format!("failed creating it at {current}; {desired} is desired"),
+            },
+        ),
         (ControlPlaneState::Creating, _) => Condition::new(
             UP_TO_DATE,
             ConditionStatus::False,

@@ -9,8 +9,10 @@
 //! - `reconcile-control-plane` creates the cluster's managed control plane (client token: the
 //!   call's idempotency key), moves it one minor version at a time toward the desired one,
 //!   and hands out its endpoint, CA, admin kubeconfig and join token once it serves
-//!   ([`service`], [`assess`]);
-//! - `delete-control-plane` deletes it.
+//!   ([`service`], [`assess`]); a service that failed (it could not start or upgrade) is
+//!   answered as it is, not ready with `ServiceReady` False `ServiceFailed`, and asked for
+//!   nothing more;
+//! - `delete-control-plane` deletes it, failed or not.
 //!
 //! Its replica count is the service's (the config's `replicas`, fixed at creation), so the
 //! provider is not scalable; it upgrades, and takes a skipped minor in one change of the spec,

@@ -72,7 +72,8 @@ impl From<ServiceError> for ProviderError {
 
 /// Creates the cluster's managed control plane at the input's version if it has none, starts
 /// the next update when it is ready below the desired version, and answers where it stands,
-/// with its credentials once it is not `creating`.
+/// with its credentials while it serves (`ready` or `updating`). A `failed` one is answered
+/// as it is (step `none`, not ready, [`assess`] says why) and asked for nothing.
 ///
 /// # Errors
 ///
@@ -113,7 +114,9 @@ pub fn reconcile(
         assessment = assess::assess(&cp, input)?;
     }
     let access = match cp.state {
-        ControlPlaneState::Creating => None,
+        // A failed service serves nothing: the access the host holds from before (if it ever
+        // served) is left as it is, and nothing new is handed out.
+        ControlPlaneState::Creating | ControlPlaneState::Failed => None,
         ControlPlaneState::Ready | ControlPlaneState::Updating => credentials(client, &cp.id)?
             .map(access::access)
             .transpose()?,
@@ -124,8 +127,8 @@ pub fn reconcile(
     })
 }
 
-/// Deletes the cluster's managed control plane: `deleted` once simcloud lists none for the
-/// cluster (also when there was none).
+/// Deletes the cluster's managed control plane, whatever its state (`failed` included):
+/// `deleted` once simcloud lists none for the cluster (also when there was none).
 ///
 /// # Errors
 ///

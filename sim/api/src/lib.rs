@@ -236,7 +236,8 @@ pub struct UpdateManagedControlPlane {
     pub replicas: Option<u32>,
 }
 
-/// Lifecycle of a managed control plane.
+/// Lifecycle of a managed control plane: `creating` -> `ready` -> `updating` -> `ready`, and
+/// `failed` from `creating` or `updating`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ControlPlaneState {
@@ -246,6 +247,10 @@ pub enum ControlPlaneState {
     Ready,
     /// Serving `version` at `endpoint` while it upgrades to `target_version`.
     Updating,
+    /// Its service could not start (from `creating`) or could not upgrade (from `updating`)
+    /// and serves nothing; `failure_reason` says why. Final: the service does not repair it
+    /// and refuses updates; the only way on is to delete it (and create another).
+    Failed,
 }
 
 /// A managed control plane: an API server the cloud runs for a cluster.
@@ -258,22 +263,35 @@ pub struct ManagedControlPlane {
     pub name: String,
     /// The version it serves now.
     pub version: String,
-    /// The version an update in progress goes to; absent when not `updating`.
+    /// The version an update in progress goes to; absent when not `updating`, except for a
+    /// control plane that `failed` during an update: the version it failed to reach.
     pub target_version: Option<String>,
     pub replicas: u32,
     /// How many API server replicas (and etcd members) may fail with the control plane still
     /// serving: the service's promise, `(replicas - 1) / 2`.
     pub failures_tolerated: u32,
     pub state: ControlPlaneState,
-    /// `mcp-<n>.<domain>:443`; absent while `creating`.
+    /// Why the service failed, once it is `failed`: one line, at most
+    /// [`MAX_FAILURE_REASON_LEN`] bytes, never a secret. Absent otherwise (and left out of the
+    /// JSON then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
+    /// `mcp-<n>.<domain>:443`; absent while `creating`, and once `failed` if it never served
+    /// (it failed while `creating`).
     pub endpoint: Option<Endpoint>,
     pub created_at: u64,
     pub updated_at: u64,
 }
 
+/// The longest [`ManagedControlPlane::failure_reason`], in bytes: a reason is a condition's
+/// message on the provider's side, not a log; a longer one is cut, ending in `…`.
+pub const MAX_FAILURE_REASON_LEN: usize = 512;
+
 /// `GET /v1/managed-control-planes/{id}/credentials`: how to reach and join a managed control
 /// plane that is `ready` or `updating` (what EKS's DescribeCluster and a bootstrap token give);
-/// `409 failed_precondition` while it is `creating`.
+/// `409 failed_precondition` while it is `creating`. Once `failed`, what it answered before:
+/// the credentials of one that had served (it failed while `updating`; its data and CA are
+/// kept until it is deleted), `409 failed_precondition` for one that never did.
 ///
 /// The service issues its own certificate authority at creation, and a bootstrap token it
 /// registers as the cluster's (`/v1/clusters/{cluster}/bootstrap`, so instances joining the
@@ -322,6 +340,18 @@ impl fmt::Debug for ManagedControlPlaneCredentials {
 pub struct AutoUpgrade {
     /// The version the service moves it to.
     pub version: String,
+}
+
+/// `PUT /v1/admin/managed-control-planes/{id}/fail`: the service of a `creating` or
+/// `updating` managed control plane of a simulated cloud fails, as a real-boot service does
+/// when its agent cannot start or upgrade it: it turns `failed` with this reason. Failing a
+/// `failed` one again changes nothing (its first reason stays); `409` when it is `ready`, and
+/// in a real-boot cloud, whose services fail for real.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailService {
+    /// Why, one line; cut to [`MAX_FAILURE_REASON_LEN`] bytes.
+    pub reason: String,
 }
 
 /// `GET /v1/managed-control-planes`.
@@ -512,6 +542,41 @@ mod tests {
         assert!(e.to_string().contains("unknown field `api_server`"), "{e}");
         let silent: ClusterFaults = serde_json::from_str(r#"{"loadBalancer": "silent"}"#).unwrap();
         assert_eq!(silent.load_balancer, Some(LoadBalancerTraffic::Silent));
+    }
+
+    #[test]
+    fn a_failure_reason_is_shown_only_once_failed_and_older_answers_still_read() {
+        let json = r#"{"id": "mcp-1", "client_token": null, "cluster": "m1", "name": "cp",
+            "version": "1.34.4", "target_version": null, "replicas": 3,
+            "failures_tolerated": 1, "state": "ready",
+            "endpoint": {"host": "mcp-1.sim", "port": 443}, "created_at": 1, "updated_at": 1}"#;
+        let mut cp: ManagedControlPlane = serde_json::from_str(json).unwrap();
+        assert_eq!(
+            cp.failure_reason, None,
+            "an answer from before failures reads"
+        );
+        assert!(
+            serde_json::to_value(&cp)
+                .unwrap()
+                .get("failure_reason")
+                .is_none()
+        );
+        cp.state = ControlPlaneState::Failed;
+        cp.failure_reason = Some("etcd did not start".into());
+        let shown = serde_json::to_value(&cp).unwrap();
+        assert_eq!(
+            (&shown["state"], &shown["failure_reason"]),
+            (
+                &serde_json::json!("failed"),
+                &serde_json::json!("etcd did not start")
+            )
+        );
+        assert_eq!(
+            serde_json::from_value::<ManagedControlPlane>(shown).unwrap(),
+            cp
+        );
+        let e = serde_json::from_str::<FailService>(r#"{"reason": "x", "why": "y"}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `why`"), "{e}");
     }
 
     #[test]

@@ -184,6 +184,29 @@ pub async fn simcloud_auto_upgrade(
     .await
 }
 
+/// Has the service of managed control plane `id` of the simulated simcloud at `base_url` fail
+/// for `reason` (`PUT /v1/admin/managed-control-planes/{id}/fail`), as a real-boot service
+/// does when it cannot start or upgrade: it turns `failed`; simcloud's answer, the control
+/// plane. It must be `creating` or `updating`.
+///
+/// # Panics
+///
+/// When simcloud does not answer or refuses (a `ready` control plane, a real-boot cloud), with
+/// its answer.
+pub async fn simcloud_fail_control_plane(
+    base_url: &str,
+    token: &str,
+    id: &str,
+    reason: &str,
+) -> serde_json::Value {
+    simcloud_put(
+        &format!("{base_url}/v1/admin/managed-control-planes/{id}/fail"),
+        token,
+        &serde_json::json!({ "reason": reason }),
+    )
+    .await
+}
+
 /// The cloud-level faults of the simcloud at `base_url` and what they did:
 /// `GET /v1/admin/faults`, `{"faults": ..., "stats": ...}`.
 ///

@@ -11,7 +11,7 @@ use capw_local::ClusterOutcome;
 use serde_json::Value;
 
 use crate::support::{
-    Env, TOKEN, cluster, condition, delete_and_settle, inventory, machines, settle,
+    Env, TOKEN, cluster, condition, delete_and_settle, inventory, machines, settle, settle_within,
 };
 
 fn set_version(env: &Env, name: &str, version: &str) {
@@ -129,4 +129,77 @@ async fn a_managed_control_plane_from_creation_through_upgrades_to_deletion() {
             .iter()
             .all(|s| { s["metadata"]["labels"]["capw.dev/cluster"] != "gamma" })
     );
+}
+
+/// A service that fails while it upgrades: the Cluster shows it (the host's
+/// `ControlPlaneReady` False, the provider's `ServiceReady` False naming the service's reason),
+/// nothing more is asked of it, and deleting the Cluster still removes everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_managed_control_plane_that_fails_is_shown_and_can_be_deleted() {
+    // Each step of the cloud takes a second: long enough to fail the update while it runs.
+    let env = Env::start(Duration::from_secs(1)).await;
+    env.apply(capw_test_support::managed_objects(&env.sim.base_url()));
+    let executor = env.executor().await;
+    let report = settle(&executor).await;
+    assert_eq!(report.outcomes["default/gamma"], ClusterOutcome::Converged);
+
+    set_version(&env, "gamma", "v1.35.0");
+    let key = ObjectKey::namespaced("Cluster", "default", "gamma");
+    let mut service = None;
+    for _ in 0..50 {
+        executor.reconcile(&key).await.unwrap();
+        let inv = inventory(&env.sim).await;
+        let cp = inv.clusters["gamma"].managed_control_planes[0].clone();
+        if cp.state == capw_simcloud::model::ControlPlaneState::Updating {
+            service = Some(cp);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let service = service.expect("the service never began the update");
+    capw_test_support::simcloud_fail_control_plane(
+        &env.sim.base_url(),
+        TOKEN,
+        &service.id,
+        "etcd did not become healthy",
+    )
+    .await;
+
+    let report = settle_within(&executor, Duration::from_secs(10)).await;
+    assert_ne!(report.outcomes["default/gamma"], ClusterOutcome::Converged);
+    let c = cluster(&env.store, "gamma").unwrap();
+    assert_eq!(
+        condition(&c, "ControlPlaneReady")["status"],
+        "False",
+        "{c:#}"
+    );
+    let failed = condition(&c, "controlplane.capw.dev/ServiceReady");
+    assert_eq!(failed["status"], "False", "{c:#}");
+    assert_eq!(failed["reason"], "ServiceFailed", "{c:#}");
+    let message = failed["message"].as_str().unwrap();
+    assert!(
+        message.contains(&service.id) && message.contains("etcd did not become healthy"),
+        "{message}"
+    );
+    // Nothing more was asked of it: still the one service, failed, at the old version.
+    let inv = inventory(&env.sim).await;
+    let cp = &inv.clusters["gamma"].managed_control_planes[0];
+    assert_eq!(cp.state, capw_simcloud::model::ControlPlaneState::Failed);
+    assert_eq!(cp.id, service.id);
+    let record = env
+        .store
+        .get(&ObjectKey::namespaced(
+            "ClusterInfrastructure",
+            "default",
+            "gamma",
+        ))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        record["status"]["controlPlane"]["state"], "NotReady",
+        "{record:#}"
+    );
+
+    delete_and_settle(&executor, &env.store, "gamma").await;
+    assert!(!inventory(&env.sim).await.clusters.contains_key("gamma"));
 }

@@ -17,6 +17,7 @@ fn cp(state: ControlPlaneState, version: &str) -> ManagedControlPlane {
         replicas: 3,
         failures_tolerated: 1,
         state,
+        failure_reason: None,
         endpoint: (state != ControlPlaneState::Creating).then(|| api::Endpoint {
             host: "mcp-1.sim".into(),
             port: 443,
@@ -203,5 +204,103 @@ fn major_changes_and_unreadable_versions_are_refused() {
     assert!(matches!(
         assess(&cp(ControlPlaneState::Ready, "latest"), &input(35)),
         Err(AssessError::BadServiceVersion { .. })
+    ));
+}
+
+/// A control plane whose service failed with `reason`: while creating (no endpoint, it never
+/// served) or while updating to `target`.
+fn failed(version: &str, target: Option<&str>, reason: &str) -> ManagedControlPlane {
+    let mut cp = cp(ControlPlaneState::Failed, version);
+    cp.failure_reason = Some(reason.into());
+    cp.target_version = target.map(str::to_owned);
+    if target.is_none() {
+        cp.endpoint = None;
+    }
+    cp
+}
+
+#[test]
+fn a_failed_service_is_not_ready_names_its_reason_and_claims_no_progress() {
+    let reason = "etcd did not become healthy within 2m0s";
+    for cp in [
+        failed("1.35.0", None, reason),
+        failed("1.34.2", Some("1.35.0"), reason),
+    ] {
+        let a = ok(&cp, &input(35));
+        assert_eq!(
+            a.plan.step,
+            Step::None,
+            "{:?}: no wait, no error",
+            cp.target_version
+        );
+        assert_eq!(a.update, None, "nothing asked of a failed service");
+        let s = &a.plan.status;
+        assert!(!s.initialized && !s.ready);
+        assert_eq!((s.version, s.failures_tolerated), (None, None));
+        assert_eq!(
+            (
+                a.plan.replicas,
+                a.plan.ready_replicas,
+                a.plan.up_to_date_replicas
+            ),
+            (3, 0, 0)
+        );
+        let Some(ready) = condition(&a.plan, SERVICE_READY) else {
+            panic!("no {SERVICE_READY}");
+        };
+        assert_eq!(
+            (ready.status, ready.reason.as_str()),
+            (ConditionStatus::False, SERVICE_FAILED)
+        );
+        assert!(
+            ready.message.contains("mcp-1") && ready.message.contains(reason),
+            "{}",
+            ready.message
+        );
+        let up_to_date = condition(&a.plan, UP_TO_DATE).map(|c| (c.status, c.reason.as_str()));
+        assert_eq!(up_to_date, Some((ConditionStatus::False, SERVICE_FAILED)));
+    }
+}
+
+#[test]
+fn a_service_that_failed_updating_says_which_update_and_is_never_asked_again() {
+    // Two minors behind: a ready service would be asked for the next one.
+    let a = ok(&failed("1.33.2", Some("1.34.0"), "boom"), &input(35));
+    assert_eq!(a.plan.step, Step::None);
+    assert_eq!(a.update, None);
+    let message = condition(&a.plan, UP_TO_DATE)
+        .map(|c| c.message.as_str())
+        .unwrap_or_default();
+    assert!(
+        message.contains("from v1.33.2 to v1.34.0") && message.contains("v1.35.0"),
+        "{message}"
+    );
+    // The endpoint it had stays the status's: the host keeps showing where it was.
+    assert!(a.plan.status.endpoint.is_some());
+}
+
+#[test]
+fn a_failure_reason_stays_one_line_and_a_missing_one_is_said() {
+    let a = ok(&failed("1.35.0", None, "line one\nline two\t"), &input(35));
+    let message = condition(&a.plan, SERVICE_READY)
+        .map(|c| c.message.clone())
+        .unwrap_or_default();
+    assert!(message.contains("line one line two;"), "{message}");
+    let mut silent = failed("1.35.0", None, "");
+    silent.failure_reason = None;
+    let a = ok(&silent, &input(35));
+    let message = condition(&a.plan, SERVICE_READY)
+        .map(|c| c.message.clone())
+        .unwrap_or_default();
+    assert!(message.contains("simcloud gave no reason"), "{message}");
+}
+
+#[test]
+fn refusals_of_the_input_still_come_first_for_a_failed_service() {
+    let mut asked = input(35);
+    asked.failures_tolerated = Some(2);
+    assert!(matches!(
+        assess(&failed("1.35.0", None, "boom"), &asked),
+        Err(AssessError::FailuresTolerated { .. })
     ));
 }

@@ -10,7 +10,7 @@ use super::extract::{ApiJson, ApiQuery};
 use crate::config::{ConfigError, FaultConfig};
 use crate::machines::fault;
 use crate::model::{
-    AutoUpgrade, ClusterFaults, ComponentState, FaultsView, InstanceFaults, Inventory,
+    AutoUpgrade, ClusterFaults, ComponentState, FailService, FaultsView, InstanceFaults, Inventory,
     LoadBalancerTraffic, ManagedControlPlane, NodeRegistration, Role,
 };
 use crate::server::{Access, App, lock};
@@ -50,6 +50,42 @@ pub async fn auto_upgrade(
         })
         .await?;
     tracing::info!(control_plane = %cp.id, %version, "auto-upgrade started");
+    Ok(Json(cp))
+}
+
+/// `PUT /v1/admin/managed-control-planes/{id}/fail`: the service of a `creating` or `updating`
+/// managed control plane fails for `reason`, as a real-boot service does when its agent
+/// cannot start or upgrade it: it turns `failed`. Failing a `failed` one again answers it
+/// unchanged, with its first reason. 404 for an unknown one; 400 for a blank reason; 409
+/// `failed_precondition` when it is `ready`, and in a real-boot cloud, where a service fails
+/// when its agent does (the state would say failed while its processes still serve).
+pub async fn fail_control_plane(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<FailService>,
+) -> Result<Json<ManagedControlPlane>, ApiError> {
+    if app.machines.is_some() {
+        let cp = app
+            .run(Access::Read, |s, _, settings| {
+                s.control_plane(&id, settings)
+            })
+            .await?;
+        return Err(ApiError::failed_precondition(format!(
+            "managed control plane {} runs for real: its service fails when its agent does, \
+             not on request",
+            cp.id
+        )));
+    }
+    let (cp, changed) = app
+        .run(Access::Write, |s, now, settings| {
+            let changed = s.fail_control_plane(&id, &req.reason, now)?;
+            Ok((s.control_plane(&id, settings)?, changed))
+        })
+        .await?;
+    if changed {
+        let reason = cp.failure_reason.as_deref().unwrap_or_default();
+        tracing::info!(control_plane = %cp.id, %reason, "managed control plane failed on request");
+    }
     Ok(Json(cp))
 }
 

@@ -119,9 +119,9 @@ impl From<StateError> for ApiError {
                 ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
             }
             StateError::TokenMismatch { .. } => conflict("idempotency_mismatch"),
-            StateError::NoNetwork { .. } | StateError::NotReady { .. } => {
-                conflict("failed_precondition")
-            }
+            StateError::NoNetwork { .. }
+            | StateError::NotReady { .. }
+            | StateError::Failed { .. } => conflict("failed_precondition"),
             StateError::Immutable { field, .. } => ApiError {
                 field: Some((*field).to_owned()),
                 ..conflict("immutable_field")

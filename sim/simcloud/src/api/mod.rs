@@ -88,6 +88,10 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route(
             "/v1/admin/managed-control-planes/{id}/auto-upgrade",
             put(admin::auto_upgrade),
+        )
+        .route(
+            "/v1/admin/managed-control-planes/{id}/fail",
+            put(admin::fail_control_plane),
         );
     let authenticated = faulty
         .merge(reliable)

@@ -272,7 +272,8 @@ pub async fn get_control_plane(
     .map(Json)
 }
 
-/// `PATCH /v1/managed-control-planes/{id}`.
+/// `PATCH /v1/managed-control-planes/{id}`: 409 `failed_precondition` for a version once it
+/// is `failed`, naming why and saying to delete it.
 pub async fn update_control_plane(
     State(app): Shared,
     Path(id): Path<String>,
@@ -286,7 +287,8 @@ pub async fn update_control_plane(
 }
 
 /// `GET /v1/managed-control-planes/{id}/credentials`: 409 `failed_precondition` while it is
-/// `creating`. The answer holds secrets: it is never logged.
+/// `creating`, and once `failed` if it never served. The answer holds secrets: it is never
+/// logged.
 pub async fn get_control_plane_credentials(
     State(app): Shared,
     Path(id): Path<String>,
@@ -298,9 +300,9 @@ pub async fn get_control_plane_credentials(
     .map(Json)
 }
 
-/// `DELETE /v1/managed-control-planes/{id}`: also forgets the cluster's bootstrap
-/// registration the service made. In a real-boot cloud, answers once its service's processes
-/// are gone and its directory is removed.
+/// `DELETE /v1/managed-control-planes/{id}`, whatever its state (`failed` included): also
+/// forgets the cluster's bootstrap registration the service made. In a real-boot cloud,
+/// answers once its service's processes are gone and its directory is removed.
 pub async fn delete_control_plane(
     State(app): Shared,
     Path(id): Path<String>,

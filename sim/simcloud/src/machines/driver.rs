@@ -1,6 +1,7 @@
 //! The loop that keeps a real-boot cloud's processes in line with its state, a few times a
 //! second: launches `booting` instances, reports how their machines end up, keeps load
-//! balancers running with the right backends; and the destroys the delete routes wait for.
+//! balancers running with the right backends, starts managed control planes' services and
+//! reports whether they serve or failed; and the destroys the delete routes wait for.
 //!
 //! The state lock is never held across a process wait: each pass reads a plan from the
 //! state, does the slow work in blocking tasks, and writes outcomes back.
@@ -16,6 +17,7 @@ use super::Machines;
 use super::ServiceObservation;
 use super::agent::Observation;
 use crate::api::ApiError;
+use crate::model::ControlPlaneState;
 use crate::server::{Access, App, lock};
 use crate::state::{Kind, MachineOutcome, MachinePlan};
 
@@ -52,7 +54,7 @@ pub(crate) async fn run(
         };
         let busy = lock(&in_flight).clone();
         let m = machines.clone();
-        let Ok(pass) = tokio::task::spawn_blocking(move || {
+        let Ok(mut pass) = tokio::task::spawn_blocking(move || {
             let mut pass = observe(&m, &plan, &busy);
             observe_services(&m, &services, &busy, &mut pass);
             pass
@@ -67,6 +69,23 @@ pub(crate) async fn run(
                     Ok(s.settle_service(&id, &served, now))
                 })
                 .await;
+        }
+        for (id, reason) in pass.service_failures {
+            // The state keeps the verdict: the control plane turns `failed` and leaves the
+            // plan, so its agent is not started again and this is reported once.
+            let failed = app
+                .run(Access::Write, |s, now, _| {
+                    Ok(s.fail_control_plane(&id, &reason, now))
+                })
+                .await;
+            match failed {
+                Ok(Ok(true)) => {
+                    tracing::warn!(control_plane = %id, %reason, "managed control plane failed");
+                }
+                Ok(Ok(false)) | Err(_) => {}
+                // It moved on since the plan was read (deleted, or ready): told once.
+                Ok(Err(e)) => pass.service_problems.push((id, format!("{reason} ({e})"))),
+            }
         }
         for (id, problem) in pass.service_problems {
             if reported_service_problems.insert((id.clone(), problem.clone())) {
@@ -113,13 +132,15 @@ struct Pass {
     serving: Vec<(String, String)>,
     /// Managed control planes whose agent is to start (again).
     services_to_launch: Vec<String>,
-    /// Managed control planes whose service failed or cannot be kept in step, and why.
+    /// Managed control planes whose agent says their service failed, and why.
+    service_failures: Vec<(String, String)>,
+    /// Managed control planes whose service cannot be kept in step, and why.
     service_problems: Vec<(String, String)>,
 }
 
 /// Compares the managed control planes' plans with their services' files: launches the
 /// missing agents (a service is the cloud's to keep running: one whose agent is gone, as after
-/// a host reboot, starts again on its data), reports the versions served.
+/// a host reboot, starts again on its data), reports the versions served and the failures.
 fn observe_services(
     machines: &Machines,
     plans: &[crate::state::ServicePlan],
@@ -139,8 +160,18 @@ fn observe_services(
             Ok(ServiceObservation::Serving(version)) => {
                 pass.serving.push((plan.id.clone(), version));
             }
-            Ok(ServiceObservation::Failed(reason)) => {
+            // A service that failed while `ready` is not one the state marks failed (only a
+            // start or an upgrade fails there): it stays a problem, told once.
+            Ok(ServiceObservation::Failed(reason)) if plan.state == ControlPlaneState::Ready => {
                 pass.service_problems.push((plan.id.clone(), reason));
+            }
+            Ok(ServiceObservation::Failed(reason)) => {
+                let reason = if reason.trim().is_empty() {
+                    "its agent failed without saying why".to_owned()
+                } else {
+                    reason
+                };
+                pass.service_failures.push((plan.id.clone(), reason));
             }
             Err(e) => {
                 pass.service_problems

@@ -101,6 +101,7 @@ impl CloudState {
             token_generation: 0,
             token_issued_at_ms: now_ms,
             address,
+            failure: None,
         };
         let view = cp_view(&record, settings);
         self.index.add(&record);
@@ -116,7 +117,8 @@ impl CloudState {
     ///
     /// Not found; replicas other than the current ([`StateError::Immutable`]); a version that
     /// is invalid, lower, or more than one minor higher; a new version while `creating` or
-    /// `updating` ([`StateError::Busy`]).
+    /// `updating` ([`StateError::Busy`]); any version once `failed` ([`StateError::Failed`],
+    /// which names the reason).
     pub fn update_control_plane(
         &mut self,
         id: &str,
@@ -145,6 +147,18 @@ impl CloudState {
                 state,
             };
             match cp.state {
+                // Even the version it has: a failed service serves nothing, so no version is
+                // "already there", and the answer tells why nothing will be.
+                ControlPlaneState::Failed => {
+                    return Err(StateError::Failed {
+                        kind: Kind::ControlPlane.name(),
+                        id: id.to_owned(),
+                        reason: cp
+                            .failure
+                            .as_ref()
+                            .map_or_else(|| "no reason given".to_owned(), |f| f.reason.clone()),
+                    });
+                }
                 ControlPlaneState::Updating => {
                     let target = cp.target_version.as_deref().map(parse_version);
                     if target != Some(Ok(wanted)) {
@@ -235,12 +249,16 @@ impl CloudState {
     }
 
     /// How to reach and join managed control plane `id`: its endpoint, CA, an admin
-    /// kubeconfig and the bootstrap token valid now.
+    /// kubeconfig and the bootstrap token valid now. A `failed` one answers as before it
+    /// failed: its credentials when it had served (its CA and data are kept until it is
+    /// deleted, and a client holding them already learns nothing new), none when it never
+    /// did.
     ///
     /// # Errors
     ///
-    /// [`StateError::NotFound`]; [`StateError::NotReady`] while it is `creating` (or when it
-    /// was created by a sim too old to give it credentials).
+    /// [`StateError::NotFound`]; [`StateError::NotReady`] while it is `creating`, once it
+    /// `failed` without having served (or when it was created by a sim too old to give it
+    /// credentials).
     pub fn control_plane_credentials(
         &self,
         id: &str,
@@ -256,11 +274,15 @@ impl CloudState {
             state,
             wanted,
         };
-        let endpoint = cp_endpoint(cp, settings).ok_or_else(|| {
-            not_ready(
+        let endpoint = cp_endpoint(cp, settings).ok_or_else(|| match cp.state {
+            ControlPlaneState::Failed => not_ready(
+                "failed",
+                "it failed before it ever served, so it has no credentials; delete it",
+            ),
+            _ => not_ready(
                 "creating",
                 "its credentials exist once it is ready; wait for it",
-            )
+            ),
         })?;
         let credentials = cp.credentials.as_ref().ok_or_else(|| {
             not_ready(
@@ -341,12 +363,13 @@ impl CloudState {
     }
 }
 
-/// `creating`, `ready` or `updating`.
+/// `creating`, `ready`, `updating` or `failed`.
 pub(super) fn state_name(state: ControlPlaneState) -> &'static str {
     match state {
         ControlPlaneState::Creating => "creating",
         ControlPlaneState::Ready => "ready",
         ControlPlaneState::Updating => "updating",
+        ControlPlaneState::Failed => "failed",
     }
 }
 
@@ -359,9 +382,15 @@ pub(super) fn token_expiry(cp: &ControlPlaneRecord, settings: &CloudSettings) ->
 }
 
 /// Where the control plane serves, once it does: `mcp-<n>.<domain>:443`, or with real boot
-/// its loopback address and [`MANAGED_REAL_API_PORT`].
+/// its loopback address and [`MANAGED_REAL_API_PORT`]. A failed one keeps the endpoint it
+/// had, if it had served: what it was is still what its clients and credentials name.
 pub(super) fn cp_endpoint(cp: &ControlPlaneRecord, settings: &CloudSettings) -> Option<Endpoint> {
-    (cp.state != ControlPlaneState::Creating).then(|| match cp.address {
+    let served = match cp.state {
+        ControlPlaneState::Creating => false,
+        ControlPlaneState::Ready | ControlPlaneState::Updating => true,
+        ControlPlaneState::Failed => cp.failure.as_ref().is_some_and(|f| f.had_served),
+    };
+    served.then(|| match cp.address {
         Some(address) => Endpoint {
             host: address.to_string(),
             port: MANAGED_REAL_API_PORT,
@@ -384,6 +413,7 @@ pub(super) fn cp_view(cp: &ControlPlaneRecord, settings: &CloudSettings) -> Mana
         replicas: cp.replicas,
         failures_tolerated: cp.replicas.saturating_sub(1) / 2,
         state: cp.state,
+        failure_reason: cp.failure.as_ref().map(|f| f.reason.clone()),
         endpoint: cp_endpoint(cp, settings),
         created_at: seconds(cp.created_at_ms),
         updated_at: seconds(cp.updated_at_ms),

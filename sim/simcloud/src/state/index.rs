@@ -51,7 +51,8 @@ pub(super) enum Phase {
     /// An instance `booting`, counted from its creation (it was `pending` first).
     InstanceBooting,
     /// A managed control plane's bootstrap token, since it was issued: renewed past half its
-    /// life.
+    /// life, whatever its state (a `failed` one's too, so that the credentials it still
+    /// answers carry a valid token).
     JoinTokenRenewal,
 }
 
@@ -351,7 +352,8 @@ impl Indexed for ControlPlaneRecord {
         let (phase, since_ms) = match self.state {
             ControlPlaneState::Creating => (Phase::ControlPlaneCreating, self.created_at_ms),
             ControlPlaneState::Updating => (Phase::ControlPlaneUpdating, self.updated_at_ms),
-            ControlPlaneState::Ready => return None,
+            // A failed service moves on only by a delete.
+            ControlPlaneState::Ready | ControlPlaneState::Failed => return None,
         };
         Some(Timer {
             phase,

@@ -176,6 +176,16 @@ pub enum StateError {
         /// Its state.
         state: &'static str,
     },
+    /// The managed control plane's service failed: it takes no change any more.
+    #[error("{kind} {id} failed ({reason}) and cannot be updated; delete it and create another")]
+    Failed {
+        /// The resource kind.
+        kind: &'static str,
+        /// The resource.
+        id: String,
+        /// Why its service failed.
+        reason: String,
+    },
 }
 
 /// Resource kinds, their id prefixes and names in messages.
@@ -343,6 +353,19 @@ struct ControlPlaneRecord {
     /// [`MANAGED_REAL_API_PORT`].
     #[serde(default)]
     address: Option<Ipv4Addr>,
+    /// How its service failed, once it is `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    failure: Option<ServiceFailure>,
+}
+
+/// How a managed control plane's service failed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct ServiceFailure {
+    /// Why, one line: what `failure_reason` shows.
+    reason: String,
+    /// It had served before it failed (it failed while `updating`, not `creating`): its
+    /// endpoint and credentials are still shown, as before the failure.
+    had_served: bool,
 }
 
 /// A cluster's bootstrap secrets as registered, token included.

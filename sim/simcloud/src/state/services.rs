@@ -1,13 +1,14 @@
-//! The state's side of real-boot managed control planes: what each service should run (its
-//! version, its current bootstrap token) and what its agent reports back. Pure, like the rest
-//! of the state: the processes are [`crate::machines`]'s.
+//! The state's side of managed control planes' services: what each should run (its version,
+//! its current bootstrap token) and what it reports back: that it serves a version, or that it
+//! failed. Pure, like the rest of the state: the processes of a real-boot cloud are
+//! [`crate::machines`]'s; a simulated cloud's services fail through the admin API.
 
 use std::net::Ipv4Addr;
 
-use super::control_planes::{parse_version, token_expiry};
+use super::control_planes::{parse_version, state_name, token_expiry};
 use super::index::Indexed as _;
-use super::{CloudSettings, CloudState, Kind, MANAGED_REAL_API_PORT};
-use crate::model::ControlPlaneState;
+use super::{CloudSettings, CloudState, Kind, MANAGED_REAL_API_PORT, ServiceFailure, StateError};
+use crate::model::{ControlPlaneState, MAX_FAILURE_REASON_LEN};
 
 /// A managed control plane's service as it should run now.
 #[derive(Clone, PartialEq, Eq)]
@@ -69,11 +70,13 @@ impl std::fmt::Debug for ServiceLaunchOrder {
 }
 
 impl CloudState {
-    /// Every real-boot managed control plane's service, as it should run.
+    /// Every real-boot managed control plane's service, as it should run. A `failed` one's
+    /// is not run any more: its agent is not started again, and what it left (its logs, its
+    /// data) stays for people to read until it is deleted.
     pub fn service_plan(&self, settings: &CloudSettings) -> Vec<ServicePlan> {
         self.control_planes
             .values()
-            .filter(|cp| cp.address.is_some())
+            .filter(|cp| cp.address.is_some() && cp.state != ControlPlaneState::Failed)
             .filter_map(|cp| {
                 let credentials = cp.credentials.as_ref()?;
                 Some(ServicePlan {
@@ -88,13 +91,16 @@ impl CloudState {
     }
 
     /// What managed control plane `id`'s service is started with; `None` unless it exists
-    /// with an address and credentials.
+    /// with an address and credentials and has not failed.
     pub fn service_launch_order(
         &self,
         id: &str,
         settings: &CloudSettings,
     ) -> Option<ServiceLaunchOrder> {
         let cp = self.control_planes.get(&Kind::ControlPlane.parse(id)?)?;
+        if cp.state == ControlPlaneState::Failed {
+            return None;
+        }
         let credentials = cp.credentials.as_ref()?;
         Some(ServiceLaunchOrder {
             id: Kind::ControlPlane.id(cp.id),
@@ -142,4 +148,78 @@ impl CloudState {
         }
         changed
     }
+
+    /// Applies that managed control plane `id`'s service failed for `reason` (with real boot,
+    /// its agent's verdict, already rid of secrets): a `creating` or `updating` one turns
+    /// `failed`, keeping `reason` as one line of at most [`MAX_FAILURE_REASON_LEN`] bytes, and
+    /// leaves its timed state. Returns whether anything changed.
+    ///
+    /// # Guarantees
+    ///
+    /// Idempotent: a `failed` one stays as it is, with its first reason, whatever the reason
+    /// reported again (a failure is final; the first cause is the one worth reading). Its
+    /// bootstrap registration and token renewals stay until it is deleted, as its credentials
+    /// do when it had served ([`CloudState::control_plane_credentials`]).
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::NotFound`]; [`StateError::InvalidField`] on `reason` when it is blank;
+    /// [`StateError::NotReady`] when it is `ready`: only a service that is starting or
+    /// upgrading fails here.
+    pub fn fail_control_plane(
+        &mut self,
+        id: &str,
+        reason: &str,
+        now_ms: u64,
+    ) -> Result<bool, StateError> {
+        let cp = Kind::ControlPlane
+            .parse(id)
+            .and_then(|n| self.control_planes.get_mut(&n))
+            .ok_or_else(|| Kind::ControlPlane.not_found(id))?;
+        let reason = one_line(reason, MAX_FAILURE_REASON_LEN);
+        if reason.is_empty() {
+            return Err(StateError::InvalidField {
+                field: "reason",
+                message: "must say why the service failed".to_owned(),
+            });
+        }
+        let had_served = match cp.state {
+            ControlPlaneState::Failed => return Ok(false),
+            ControlPlaneState::Creating => false,
+            ControlPlaneState::Updating => true,
+            ControlPlaneState::Ready => {
+                return Err(StateError::NotReady {
+                    kind: Kind::ControlPlane.name(),
+                    id: id.to_owned(),
+                    state: state_name(cp.state),
+                    wanted: "only a service that is creating or updating fails",
+                });
+            }
+        };
+        let before = cp.timer();
+        cp.state = ControlPlaneState::Failed;
+        cp.failure = Some(ServiceFailure { reason, had_served });
+        cp.updated_at_ms = now_ms;
+        self.index.retime(before, cp.timer());
+        Ok(true)
+    }
+}
+
+/// `text` as one line of at most `max` bytes: control characters (line breaks included) and
+/// runs of whitespace become one space; a longer text is cut at a character boundary and ends
+/// in `…`.
+fn one_line(text: &str, max: usize) -> String {
+    let line = text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty());
+    let line = line.collect::<Vec<_>>().join(" ");
+    if line.len() <= max {
+        return line;
+    }
+    const CUT: char = '…';
+    let mut end = max.saturating_sub(CUT.len_utf8());
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{CUT}", line[..end].trim_end())
 }

@@ -8,8 +8,8 @@ use crate::fixtures::{
 };
 use crate::model::{
     ControlPlaneState, CreateInstance, CreateLoadBalancer, CreateManagedControlPlane,
-    CreateNetwork, Instance, InstanceState, LoadBalancerState, ManagedControlPlane,
-    RegisterBootstrap, Role, UpdateManagedControlPlane,
+    CreateNetwork, Instance, InstanceState, LoadBalancerState, MAX_FAILURE_REASON_LEN,
+    ManagedControlPlane, RegisterBootstrap, Role, UpdateManagedControlPlane,
 };
 
 /// Credentials of a managed control plane, minted once for all tests.
@@ -469,6 +469,11 @@ fn random_step(state: &mut CloudState, rng: &mut SplitMix64, now_ms: u64, s: &Cl
                 s,
             );
         }
+        // The newest control plane: the one most likely still creating, which can fail.
+        5 if rng.next_u64().is_multiple_of(3) => {
+            let id = Kind::ControlPlane.id(state.counters.control_plane);
+            let _ = state.fail_control_plane(&id, "the service failed", now_ms);
+        }
         5 => {
             let id = Kind::ControlPlane.id(pick(rng, state.counters.control_plane));
             let version = Some(format!("1.{}.0", 31 + rng.next_u64() % 3));
@@ -617,7 +622,7 @@ fn listings_by_cluster_and_token_match_a_walk_over_every_record() {
     let mut state = CloudState::default();
     let mut rng = SplitMix64(7);
     let mut now = 0;
-    let mut seen = Vec::new();
+    let (mut seen, mut seen_cp) = (Vec::new(), Vec::new());
     for step in 0..600 {
         random_step(&mut state, &mut rng, now, &s);
         now += rng.next_u64() % 6;
@@ -628,9 +633,15 @@ fn listings_by_cluster_and_token_match_a_walk_over_every_record() {
                 seen.push(i.state);
             }
         }
+        for cp in state.control_planes.values() {
+            if !seen_cp.contains(&cp.state) {
+                seen_cp.push(cp.state);
+            }
+        }
     }
     // The workload reached every state, so every path that moves a record ran.
     assert_eq!(seen.len(), 4, "{seen:?}");
+    assert_eq!(seen_cp.len(), 4, "{seen_cp:?}");
 }
 
 #[test]
@@ -966,4 +977,235 @@ fn a_real_boot_control_plane_is_ready_when_its_service_serves_its_version() {
         (ControlPlaneState::Ready, "1.35.4")
     );
     assert_eq!(state.built_index(), state.index);
+}
+
+// ---- a managed control plane's service that failed ----
+
+fn upgrade_to(version: &str) -> UpdateManagedControlPlane {
+    UpdateManagedControlPlane {
+        version: Some(version.into()),
+        replicas: None,
+    }
+}
+
+#[test]
+fn a_service_that_fails_while_creating_is_failed_for_good_with_its_first_reason() {
+    let s = settings();
+    let mut state = CloudState::default();
+    let (cp, _) = managed(&mut state, &s);
+    assert_eq!(
+        state.fail_control_plane(&cp.id, "etcd did not start", 5),
+        Ok(true)
+    );
+    assert_eq!(state.index, state.built_index(), "no timer left for it");
+    let failed = state.control_plane(&cp.id, &s).unwrap();
+    assert_eq!(failed.state, ControlPlaneState::Failed);
+    assert_eq!(failed.failure_reason.as_deref(), Some("etcd did not start"));
+    assert_eq!(failed.endpoint, None, "it never served");
+    assert!(matches!(
+        state.control_plane_credentials(&cp.id, &s),
+        Err(StateError::NotReady {
+            state: "failed",
+            ..
+        })
+    ));
+    // Its create delay passes: it does not turn ready.
+    state.advance(1_000, &s);
+    assert_eq!(state.control_plane(&cp.id, &s).unwrap(), failed);
+
+    // Reported again, with the same reason or another: nothing changes.
+    assert_eq!(
+        state.fail_control_plane(&cp.id, "etcd did not start", 9),
+        Ok(false)
+    );
+    assert_eq!(
+        state.fail_control_plane(&cp.id, "something else", 9),
+        Ok(false)
+    );
+    assert_eq!(state.control_plane(&cp.id, &s).unwrap(), failed);
+
+    // No update, not even to the version it has; replicas as they are still pass.
+    for version in ["1.34.4", "1.35.0"] {
+        let Err(e) = state.update_control_plane(&cp.id, upgrade_to(version), 10, &s) else {
+            panic!("a failed control plane took {version}");
+        };
+        assert!(matches!(e, StateError::Failed { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "managed control plane mcp-1 failed (etcd did not start) and cannot be updated; \
+             delete it and create another"
+        );
+    }
+    let same = UpdateManagedControlPlane {
+        version: None,
+        replicas: Some(3),
+    };
+    assert!(state.update_control_plane(&cp.id, same, 10, &s).is_ok());
+    assert!(matches!(
+        state.auto_upgrade_control_plane(
+            &cp.id,
+            crate::model::AutoUpgrade {
+                version: "1.35.0".into()
+            },
+            10,
+            &s
+        ),
+        Err(StateError::NotReady {
+            state: "failed",
+            ..
+        })
+    ));
+
+    assert!(state.delete_control_plane(&cp.id));
+    assert!(
+        state.bootstrap("m1").is_err(),
+        "its registration goes with it"
+    );
+    assert_eq!(state.index, state.built_index());
+}
+
+#[test]
+fn a_service_that_fails_while_updating_keeps_its_endpoint_and_credentials() {
+    let s = settings();
+    let mut state = CloudState::default();
+    let (cp, credentials) = managed(&mut state, &s);
+    state.advance(10, &s);
+    assert!(matches!(
+        state.fail_control_plane(&cp.id, "boom", 10),
+        Err(StateError::NotReady { state: "ready", .. })
+    ));
+    let served = state.control_plane_credentials(&cp.id, &s).unwrap();
+    state
+        .update_control_plane(&cp.id, upgrade_to("1.35.4"), 11, &s)
+        .unwrap();
+    assert_eq!(
+        state.fail_control_plane(&cp.id, "kube-apiserver v1.35.4 did not become ready", 12),
+        Ok(true)
+    );
+    assert_eq!(state.index, state.built_index());
+    state.advance(1_000, &s);
+    let failed = state.control_plane(&cp.id, &s).unwrap();
+    assert_eq!(failed.state, ControlPlaneState::Failed);
+    assert_eq!(
+        (failed.version.as_str(), failed.target_version.as_deref()),
+        ("1.34.4", Some("1.35.4")),
+        "the version it served and the one it failed to reach"
+    );
+    assert_eq!(failed.endpoint, Some(served.endpoint.clone()));
+    let still = state.control_plane_credentials(&cp.id, &s).unwrap();
+    assert_eq!(
+        (still.endpoint, still.ca_certificate, still.join_token),
+        (
+            served.endpoint,
+            served.ca_certificate,
+            credentials.join_token(0)
+        )
+    );
+    assert!(matches!(
+        state.update_control_plane(&cp.id, upgrade_to("1.35.4"), 13, &s),
+        Err(StateError::Failed { .. })
+    ));
+}
+
+#[test]
+fn a_failure_reason_is_one_line_cut_to_its_limit_and_never_blank() {
+    let s = settings();
+    let mut state = CloudState::default();
+    let (cp, _) = managed(&mut state, &s);
+    assert!(matches!(
+        state.fail_control_plane(&cp.id, " \n\t ", 1),
+        Err(StateError::InvalidField {
+            field: "reason",
+            ..
+        })
+    ));
+    assert!(matches!(
+        state.fail_control_plane("mcp-9", "boom", 1),
+        Err(StateError::NotFound { .. })
+    ));
+    let long = format!(
+        "first\r\nsecond\t\u{7}third {}",
+        "é".repeat(MAX_FAILURE_REASON_LEN)
+    );
+    assert_eq!(state.fail_control_plane(&cp.id, &long, 1), Ok(true));
+    let reason = state
+        .control_plane(&cp.id, &s)
+        .unwrap()
+        .failure_reason
+        .unwrap();
+    assert!(reason.starts_with("first second third éé"), "{reason}");
+    assert!(reason.ends_with("é…"), "{reason}");
+    assert!(reason.len() <= MAX_FAILURE_REASON_LEN, "{}", reason.len());
+    assert!(
+        reason.len() > MAX_FAILURE_REASON_LEN - 8,
+        "{}",
+        reason.len()
+    );
+}
+
+#[test]
+fn a_failed_real_boot_service_is_not_run_again_nor_settled() {
+    let s = CloudSettings {
+        real_boot: true,
+        ..settings()
+    };
+    let mut state = CloudState::default();
+    let (cp, _) = managed(&mut state, &s);
+    assert!(state.service_launch_order(&cp.id, &s).is_some());
+    assert_eq!(state.fail_control_plane(&cp.id, "no etcd", 5), Ok(true));
+    assert!(
+        state.service_plan(&s).is_empty(),
+        "its agent is not watched nor started"
+    );
+    assert!(state.service_launch_order(&cp.id, &s).is_none());
+    assert!(
+        !state.settle_service(&cp.id, "v1.34.4", 6),
+        "a late report does not revive it"
+    );
+    assert_eq!(
+        state.control_plane(&cp.id, &s).unwrap().state,
+        ControlPlaneState::Failed
+    );
+    assert!(
+        state.machine_ids().contains(&cp.id),
+        "its directory is the cloud's until it is deleted"
+    );
+}
+
+#[test]
+fn a_failed_control_plane_survives_the_state_file() {
+    let s = settings();
+    let mut state = CloudState::default();
+    let (cp, _) = managed(&mut state, &s);
+    state
+        .fail_control_plane(&cp.id, "etcd did not start", 5)
+        .unwrap();
+    let bytes = crate::store::encode(&state).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.json");
+    crate::store::save(&path, &bytes).unwrap();
+    let mut loaded = crate::store::load(&path).unwrap().unwrap();
+    assert_eq!(loaded.index, state.index);
+    assert_eq!(
+        loaded.control_plane(&cp.id, &s).unwrap(),
+        state.control_plane(&cp.id, &s).unwrap()
+    );
+    loaded.advance(1_000, &s);
+    assert_eq!(
+        loaded.control_plane(&cp.id, &s).unwrap().state,
+        ControlPlaneState::Failed
+    );
+    // A record written before failures existed reads as it did: not failed.
+    let mut old = serde_json::to_value(&state).unwrap();
+    let record = &mut old["control_planes"]["1"];
+    assert!(record.get("failure").is_some());
+    record.as_object_mut().unwrap().remove("failure");
+    record["state"] = "ready".into();
+    let mut old: CloudState = serde_json::from_value(old).unwrap();
+    old.rebuild_index();
+    let view = old.control_plane(&cp.id, &s).unwrap();
+    assert_eq!(
+        (view.state, view.failure_reason),
+        (ControlPlaneState::Ready, None)
+    );
 }

@@ -2,13 +2,14 @@ use std::time::Duration;
 
 use capw_simcloud::Timings;
 use capw_simcloud::model::{
-    BootstrapRegistration, ControlPlaneState, ManagedControlPlane, ManagedControlPlaneCredentials,
-    ManagedControlPlaneList,
+    BootstrapRegistration, ControlPlaneState, Inventory, ManagedControlPlane,
+    ManagedControlPlaneCredentials, ManagedControlPlaneList,
 };
+use capw_test_support::simcloud_fail_control_plane;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::support::{Sim, body, error, fast_config};
+use crate::support::{API_TOKEN, Sim, body, error, fast_config};
 
 #[tokio::test]
 async fn managed_control_plane_lifecycle() {
@@ -256,4 +257,171 @@ async fn auto_upgrade_moves_a_ready_control_plane_one_minor_up() {
     )
     .await;
     assert_eq!(e.error.field.as_deref(), Some("version"));
+}
+
+/// A sim whose managed control planes take `create` to be ready and `update` to update, and
+/// whose bootstrap tokens outlive the test.
+async fn slow_managed_sim(create: Duration, update: Duration) -> Sim {
+    Sim::with(fast_config().with_timings(Timings {
+        control_plane_create: create,
+        control_plane_update: update,
+        join_token_ttl: Duration::from_secs(86400),
+        ..Timings::uniform(Duration::from_millis(5))
+    }))
+    .await
+}
+
+async fn put(sim: &Sim, path: &str, body: serde_json::Value) -> reqwest::Response {
+    sim.send(Method::PUT, path, Some(body)).await
+}
+
+#[tokio::test]
+async fn a_service_that_fails_while_creating_is_shown_failed_refuses_updates_and_deletes() {
+    let sim = slow_managed_sim(Duration::from_secs(600), Duration::from_secs(600)).await;
+    let cp = create_managed(&sim, "1.34.4").await;
+    let path = format!("/v1/managed-control-planes/{}", cp.id);
+    let fail = format!("/v1/admin/managed-control-planes/{}/fail", cp.id);
+
+    let e = error(
+        put(&sim, &fail, json!({"reason": " \n"})).await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert_eq!(e.error.field.as_deref(), Some("reason"));
+    let e = error(
+        put(&sim, &fail, json!({"reason": "x", "why": "y"})).await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert!(e.error.message.contains("why"), "{}", e.error.message);
+    let e = error(
+        put(
+            &sim,
+            "/v1/admin/managed-control-planes/mcp-9/fail",
+            json!({"reason": "x"}),
+        )
+        .await,
+        StatusCode::NOT_FOUND,
+    )
+    .await;
+    assert_eq!(e.error.code, "not_found");
+    assert_eq!(
+        sim.get(&path)
+            .await
+            .json::<ManagedControlPlane>()
+            .await
+            .unwrap()
+            .state,
+        ControlPlaneState::Creating,
+        "refusals change nothing"
+    );
+
+    let reason = "etcd did not become healthy within 2m0s";
+    let r = put(&sim, &fail, json!({ "reason": reason })).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let failed: ManagedControlPlane = body(r).await;
+    assert_eq!(failed.state, ControlPlaneState::Failed);
+    assert_eq!(failed.failure_reason.as_deref(), Some(reason));
+    assert_eq!(failed.endpoint, None, "it never served");
+    let raw: serde_json::Value = body(sim.get(&path).await).await;
+    assert_eq!(
+        (raw["state"].as_str(), raw["failure_reason"].as_str()),
+        (Some("failed"), Some(reason))
+    );
+
+    // Again, with another reason: the first stands.
+    let again: ManagedControlPlane = body(put(&sim, &fail, json!({"reason": "other"})).await).await;
+    assert_eq!(again, failed);
+
+    let patch = |body| sim.send(Method::PATCH, &path, Some(body));
+    let e = error(
+        patch(json!({"version": "1.35.0"})).await,
+        StatusCode::CONFLICT,
+    )
+    .await;
+    assert_eq!(e.error.code, "failed_precondition");
+    assert!(
+        e.error.message.contains(reason) && e.error.message.contains("delete it"),
+        "{}",
+        e.error.message
+    );
+    let e = error(
+        sim.get(&format!("{path}/credentials")).await,
+        StatusCode::CONFLICT,
+    )
+    .await;
+    assert_eq!(e.error.code, "failed_precondition");
+    assert!(e.error.message.contains("failed"), "{}", e.error.message);
+    let upgrade = format!("/v1/admin/managed-control-planes/{}/auto-upgrade", cp.id);
+    let e = error(
+        put(&sim, &upgrade, json!({"version": "1.35.0"})).await,
+        StatusCode::CONFLICT,
+    )
+    .await;
+    assert_eq!(e.error.code, "failed_precondition");
+
+    let inventory: Inventory = body(sim.get("/v1/inventory?cluster=m1").await).await;
+    let listed = &inventory.clusters["m1"].managed_control_planes;
+    assert_eq!(*listed, vec![failed.clone()]);
+    let listed: ManagedControlPlaneList =
+        body(sim.get("/v1/managed-control-planes?cluster=m1").await).await;
+    assert_eq!(listed.managed_control_planes, [failed]);
+
+    assert_eq!(sim.delete(&path).await.status(), StatusCode::NO_CONTENT);
+    assert_eq!(sim.get(&path).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        sim.get("/v1/clusters/m1/bootstrap").await.status(),
+        StatusCode::NOT_FOUND,
+        "its registration goes with it"
+    );
+    let inventory: Inventory = body(sim.get("/v1/inventory").await).await;
+    assert!(
+        inventory
+            .clusters
+            .get("m1")
+            .is_none_or(|c| c.managed_control_planes.is_empty()),
+        "{inventory:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_service_that_fails_while_updating_keeps_its_endpoint_and_credentials() {
+    let sim = slow_managed_sim(Duration::from_millis(5), Duration::from_secs(600)).await;
+    let cp = create_managed(&sim, "1.34.4").await;
+    let path = format!("/v1/managed-control-planes/{}", cp.id);
+    let base = sim.handle.base_url().to_owned();
+    sim.wait_for(&path, |cp: &ManagedControlPlane| {
+        cp.state == ControlPlaneState::Ready
+    })
+    .await;
+    let fail = format!("/v1/admin/managed-control-planes/{}/fail", cp.id);
+    let e = error(
+        sim.send(Method::PUT, &fail, Some(json!({"reason": "boom"})))
+            .await,
+        StatusCode::CONFLICT,
+    )
+    .await;
+    assert_eq!(e.error.code, "failed_precondition");
+    assert!(e.error.message.contains("ready"), "{}", e.error.message);
+    let served: ManagedControlPlaneCredentials =
+        body(sim.get(&format!("{path}/credentials")).await).await;
+
+    let r = sim
+        .send(Method::PATCH, &path, Some(json!({"version": "1.35.4"})))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let reason = "kube-apiserver v1.35.4 did not become ready";
+    let failed = simcloud_fail_control_plane(&base, API_TOKEN, &cp.id, reason).await;
+    let failed: ManagedControlPlane = serde_json::from_value(failed).unwrap();
+    assert_eq!(failed.state, ControlPlaneState::Failed);
+    assert_eq!(failed.failure_reason.as_deref(), Some(reason));
+    assert_eq!(
+        (failed.version.as_str(), failed.target_version.as_deref()),
+        ("1.34.4", Some("1.35.4"))
+    );
+    assert_eq!(failed.endpoint.as_ref(), Some(&served.endpoint));
+    let still: ManagedControlPlaneCredentials =
+        body(sim.get(&format!("{path}/credentials")).await).await;
+    assert_eq!(still, served, "what it answered before it failed");
+    assert_eq!(sim.delete(&path).await.status(), StatusCode::NO_CONTENT);
 }

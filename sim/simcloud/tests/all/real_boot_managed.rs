@@ -1,7 +1,8 @@
 //! A managed control plane booted for real: its own etcd, kube-apiserver,
 //! kube-controller-manager and kube-scheduler on a loopback address, reached with the admin
 //! kubeconfig of its credentials, joined by a worker with its token and CA hash, upgraded in
-//! place one minor up, and deleted without a process or a file left.
+//! place one minor up, and deleted without a process or a file left; and one whose agent
+//! failed, shown `failed` and not started again.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -179,6 +180,91 @@ async fn a_managed_control_plane_serves_joins_upgrades_and_goes_without_a_trace(
         Vec::<String>::new(),
         "no process of it is left"
     );
+    assert_eq!(
+        sim.get("/v1/clusters/m1/bootstrap").await.status(),
+        StatusCode::NOT_FOUND
+    );
+}
+
+/// The agent's verdict is the state's: a service whose agent wrote `failed: reason` turns
+/// `failed` with that reason, its agent is not started again (not even with its pid file gone,
+/// as after a host reboot), the admin API does not fail it by hand, and it deletes cleanly.
+/// The agent's files are staged as a failed agent leaves them, so nothing boots.
+#[tokio::test]
+async fn a_service_whose_agent_failed_turns_failed_and_is_not_started_again() {
+    let bins = kube_binaries();
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let machines = dir.path().join("machines");
+    // A service the cloud does not have: the sim's first pass removes it, after which a
+    // directory staged for a service it has is left alone.
+    let decoy = machines.join("mcp-99");
+    std::fs::create_dir_all(&decoy).unwrap_or_else(|e| panic!("{e}"));
+    let _guard = MachinesGuard(machines.clone());
+    let sim = Sim::with(real_config(&bins, &machines)).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while decoy.exists() {
+        assert!(Instant::now() < deadline, "the orphan pass did not run");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let machines = sim
+        .handle
+        .machines_dir()
+        .unwrap_or_else(|| panic!("a real-boot sim has a machines directory"))
+        .to_owned();
+    let service_dir = machines.join("mcp-1");
+    std::fs::create_dir_all(&service_dir).unwrap_or_else(|e| panic!("{e}"));
+    let reason = "etcd did not become healthy within 2m0s";
+    for (file, content) in [
+        ("agent.pid", "2147483646\n".to_owned()),
+        ("status", format!("failed: {reason}\n")),
+    ] {
+        std::fs::write(service_dir.join(file), content).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    let r = sim
+        .post("/v1/networks", json!({"cluster": "m1", "name": "m1-net"}))
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let r = sim
+        .post(
+            "/v1/managed-control-planes",
+            json!({"cluster": "m1", "name": "cp", "version": "1.34.4", "replicas": 1}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let cp: ManagedControlPlane = body(r).await;
+    assert_eq!(cp.id, "mcp-1");
+    let path = format!("/v1/managed-control-planes/{}", cp.id);
+    let failed = wait_for_cp(&sim, &path, Duration::from_secs(20), |cp| {
+        cp.state == ControlPlaneState::Failed
+    })
+    .await;
+    assert_eq!(failed.failure_reason.as_deref(), Some(reason));
+    assert_eq!(failed.endpoint, None, "it never served");
+
+    std::fs::remove_file(service_dir.join("agent.pid")).unwrap_or_else(|e| panic!("{e}"));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        !service_dir.join("agent.pid").exists() && !service_dir.join("logs").exists(),
+        "no agent was started for a failed service"
+    );
+    let r = sim
+        .send(
+            Method::PUT,
+            &format!("/v1/admin/managed-control-planes/{}/fail", cp.id),
+            Some(json!({"reason": "by hand"})),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::CONFLICT);
+    let r = sim
+        .send(Method::PATCH, &path, Some(json!({"version": "1.35.4"})))
+        .await;
+    assert_eq!(r.status(), StatusCode::CONFLICT);
+    let now: ManagedControlPlane = body(sim.get(&path).await).await;
+    assert_eq!(now, failed);
+
+    assert_eq!(sim.delete(&path).await.status(), StatusCode::NO_CONTENT);
+    assert!(!service_dir.exists(), "its directory is removed");
     assert_eq!(
         sim.get("/v1/clusters/m1/bootstrap").await.status(),
         StatusCode::NOT_FOUND

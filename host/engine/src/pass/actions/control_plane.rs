@@ -239,7 +239,14 @@ pub(crate) async fn reconcile_service(
     }
     let ready = plan.ready.unwrap_or(false);
     let record = capw_api::ServiceControlPlane {
-        state: if settled { "Ready" } else { "InProgress" }.into(),
+        // Settled but not ready: the provider asks nothing more of the service, which does
+        // not serve (it failed); its conditions say why.
+        state: match (settled, ready) {
+            (true, true) => "Ready",
+            (true, false) => "NotReady",
+            (false, _) => "InProgress",
+        }
+        .into(),
         endpoint,
         initialized: plan.initialized,
         ready,
