@@ -270,3 +270,90 @@ async fn a_service_whose_agent_failed_turns_failed_and_is_not_started_again() {
         StatusCode::NOT_FOUND
     );
 }
+
+/// A service keeps running when simcloud stops, as a cloud's would, and the next simcloud on
+/// the same state adopts it: for seconds it stays `ready`, served by the same agent (never
+/// started again), answering with the same credentials; then it is deleted without a trace.
+#[tokio::test]
+async fn a_restarted_sim_adopts_a_running_service() {
+    let bins = kube_binaries();
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let machines = dir.path().join("machines");
+    let _guard = MachinesGuard(machines.clone());
+    let state = dir.path().join("state.json");
+    let sim = Sim::with(real_config(&bins, &machines).with_state_file(&state)).await;
+    let machines = sim
+        .handle
+        .machines_dir()
+        .unwrap_or_else(|| panic!("a real-boot sim has a machines directory"))
+        .to_owned();
+    let r = sim
+        .post("/v1/networks", json!({"cluster": "m1", "name": "m1-net"}))
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let r = sim
+        .post(
+            "/v1/managed-control-planes",
+            json!({"client_token": "m1-cp", "cluster": "m1", "name": "cp", "version": "1.34.4", "replicas": 1}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let cp: ManagedControlPlane = body(r).await;
+    let path = format!("/v1/managed-control-planes/{}", cp.id);
+    wait_for_cp(&sim, &path, SERVICE_LIMIT, |cp| {
+        cp.state == ControlPlaneState::Ready
+    })
+    .await;
+    let creds: ManagedControlPlaneCredentials =
+        body(sim.get(&format!("{path}/credentials")).await).await;
+    let pid_file = machines.join(&cp.id).join("agent.pid");
+    let pid_of = || -> i32 {
+        std::fs::read_to_string(&pid_file)
+            .unwrap_or_else(|e| panic!("{}: {e}", pid_file.display()))
+            .trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("{}: {e}", pid_file.display()))
+    };
+    let agent = pid_of();
+    sim.handle
+        .shutdown()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !processes_naming(&machines.join(&cp.id)).is_empty(),
+        "the service stopped with simcloud"
+    );
+
+    let sim = Sim::with(real_config(&bins, &machines).with_state_file(&state)).await;
+    let kubeconfig = dir.path().join("admin.conf");
+    std::fs::write(&kubeconfig, &creds.admin_kubeconfig).unwrap_or_else(|e| panic!("{e}"));
+    let kubectl_bin = bins.join("v1.34.4/bin/kubectl");
+    let started = Instant::now();
+    let mut reads = 0;
+    while started.elapsed() < Duration::from_secs(6) {
+        let now: ManagedControlPlane = body(sim.get(&path).await).await;
+        assert_eq!(now.state, ControlPlaneState::Ready, "{now:?}");
+        assert_eq!(pid_of(), agent, "the service's agent was started again");
+        reads += 1;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(reads >= 5, "only {reads} reads");
+    assert_eq!(
+        served_version(&kubectl_bin, &kubeconfig).as_deref(),
+        Some("v1.34.4"),
+        "the adopted service answers with the credentials it gave before"
+    );
+    let again: ManagedControlPlaneCredentials =
+        body(sim.get(&format!("{path}/credentials")).await).await;
+    assert_eq!(again.endpoint, creds.endpoint);
+    assert_eq!(again.ca_certificate, creds.ca_certificate);
+
+    let service_dir = machines.join(&cp.id);
+    assert_eq!(sim.delete(&path).await.status(), StatusCode::NO_CONTENT);
+    assert!(!service_dir.exists(), "its directory is removed");
+    assert_eq!(
+        processes_naming(&service_dir),
+        Vec::<String>::new(),
+        "no process of it is left"
+    );
+}
