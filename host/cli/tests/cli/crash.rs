@@ -50,15 +50,7 @@ impl Setup {
     }
 
     fn capw(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_capw"));
-        cmd.arg("--state-dir")
-            .arg(&self.state_dir)
-            .arg("--plugin-dir")
-            .arg(capw_test_support::plugin_dir())
-            .arg("--cache-dir")
-            .arg(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"))
-            .env_remove("CAPW_LOG");
-        cmd
+        super::capw_with_state(&self.state_dir)
     }
 
     /// Runs capw with `args`, fails the test unless it succeeds, and gives its output.

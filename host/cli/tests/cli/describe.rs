@@ -3,8 +3,7 @@
 //! under the control plane, each with the status the Cluster holds, and the ask and result of
 //! the control plane's size are shown.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Duration;
 
 use capw_engine::store::ObjectKey;
@@ -14,20 +13,11 @@ use capw_store::Store;
 const TOKEN: &str = "describe-test-token";
 const PREFIX: &str = "controlplane.capw.dev/";
 
-fn capw(state_dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_capw"));
-    cmd.arg("--state-dir")
-        .arg(state_dir)
-        .arg("--plugin-dir")
-        .arg(capw_test_support::plugin_dir())
-        .arg("--cache-dir")
-        .arg(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"))
-        .env_remove("CAPW_LOG");
-    cmd
-}
-
 fn run_ok(state_dir: &Path, args: &[&str]) -> String {
-    let out = capw(state_dir).args(args).output().unwrap();
+    let out = super::capw_with_state(state_dir)
+        .args(args)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "capw {args:?}: {}\n{}",

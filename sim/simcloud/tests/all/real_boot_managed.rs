@@ -60,6 +60,27 @@ fn served_version(bin: &std::path::Path, kubeconfig: &std::path::Path) -> Option
     value["gitVersion"].as_str().map(str::to_owned)
 }
 
+/// Cluster `m1`'s network and a managed control plane for it at v1.34.4 with `replicas`
+/// replicas, created (`client_token` when given); the control plane as created.
+async fn create_service(
+    sim: &Sim,
+    client_token: Option<&str>,
+    replicas: u32,
+) -> ManagedControlPlane {
+    let r = sim
+        .post("/v1/networks", json!({"cluster": "m1", "name": "m1-net"}))
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let mut request =
+        json!({"cluster": "m1", "name": "cp", "version": "1.34.4", "replicas": replicas});
+    if let Some(token) = client_token {
+        request["client_token"] = token.into();
+    }
+    let r = sim.post("/v1/managed-control-planes", request).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    body(r).await
+}
+
 #[tokio::test]
 async fn a_managed_control_plane_serves_joins_upgrades_and_goes_without_a_trace() {
     let bins = kube_binaries();
@@ -72,18 +93,7 @@ async fn a_managed_control_plane_serves_joins_upgrades_and_goes_without_a_trace(
         .machines_dir()
         .unwrap_or_else(|| panic!("a real-boot sim has a machines directory"))
         .to_owned();
-    let r = sim
-        .post("/v1/networks", json!({"cluster": "m1", "name": "m1-net"}))
-        .await;
-    assert_eq!(r.status(), StatusCode::CREATED);
-    let r = sim
-        .post(
-            "/v1/managed-control-planes",
-            json!({"client_token": "m1-cp", "cluster": "m1", "name": "cp", "version": "1.34.4", "replicas": 3}),
-        )
-        .await;
-    assert_eq!(r.status(), StatusCode::CREATED);
-    let cp: ManagedControlPlane = body(r).await;
+    let cp = create_service(&sim, Some("m1-cp"), 3).await;
     let path = format!("/v1/managed-control-planes/{}", cp.id);
     let ready = wait_for_cp(&sim, &path, SERVICE_LIMIT, |cp| {
         cp.state == ControlPlaneState::Ready
@@ -221,18 +231,7 @@ async fn a_service_whose_agent_failed_turns_failed_and_is_not_started_again() {
         std::fs::write(service_dir.join(file), content).unwrap_or_else(|e| panic!("{e}"));
     }
 
-    let r = sim
-        .post("/v1/networks", json!({"cluster": "m1", "name": "m1-net"}))
-        .await;
-    assert_eq!(r.status(), StatusCode::CREATED);
-    let r = sim
-        .post(
-            "/v1/managed-control-planes",
-            json!({"cluster": "m1", "name": "cp", "version": "1.34.4", "replicas": 1}),
-        )
-        .await;
-    assert_eq!(r.status(), StatusCode::CREATED);
-    let cp: ManagedControlPlane = body(r).await;
+    let cp = create_service(&sim, None, 1).await;
     assert_eq!(cp.id, "mcp-1");
     let path = format!("/v1/managed-control-planes/{}", cp.id);
     let failed = wait_for_cp(&sim, &path, Duration::from_secs(20), |cp| {
@@ -287,18 +286,7 @@ async fn a_restarted_sim_adopts_a_running_service() {
         .machines_dir()
         .unwrap_or_else(|| panic!("a real-boot sim has a machines directory"))
         .to_owned();
-    let r = sim
-        .post("/v1/networks", json!({"cluster": "m1", "name": "m1-net"}))
-        .await;
-    assert_eq!(r.status(), StatusCode::CREATED);
-    let r = sim
-        .post(
-            "/v1/managed-control-planes",
-            json!({"client_token": "m1-cp", "cluster": "m1", "name": "cp", "version": "1.34.4", "replicas": 1}),
-        )
-        .await;
-    assert_eq!(r.status(), StatusCode::CREATED);
-    let cp: ManagedControlPlane = body(r).await;
+    let cp = create_service(&sim, Some("m1-cp"), 1).await;
     let path = format!("/v1/managed-control-planes/{}", cp.id);
     wait_for_cp(&sim, &path, SERVICE_LIMIT, |cp| {
         cp.state == ControlPlaneState::Ready
