@@ -7,9 +7,9 @@ PLUGIN_TARGET := wasm32-wasip2
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 PLUGIN_DIR := $(TARGET_DIR)/$(PLUGIN_TARGET)/plugin
 PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plane \
-	capw-sim-infra capw-sim-managed-control-plane capw-kubeadm-bootstrap \
+	capw-sim-infra capw-sim-managed-control-plane capw-hosted-control-plane capw-kubeadm-bootstrap \
 	capw-broken-provider capw-broken-metadata-provider \
-	capw-hooks-v0-1-provider capw-hooks-v0-2-provider capw-fixed-control-plane-provider
+	capw-hooks-v0-1-provider capw-hooks-v0-2-provider capw-fixed-control-plane-provider capw-scripted-hosted-provider
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
 .PHONY: setup plugins build image test-deps-image demo check test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-shards kube-env crds test-deps-oci toolchains examples go-sim-infra fuzz fuzz-check fuzz-tool

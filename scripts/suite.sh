@@ -26,7 +26,7 @@ plugin_target=wasm32-wasip2
 export CAPW_PLUGIN_DIR=$target_dir/$plugin_target/plugin
 # Workspace members that are provider components (built by the plugins step, not tested natively).
 components=(capw-hostile-provider capw-broken-provider capw-broken-metadata-provider
-	capw-hooks-v0-1-provider capw-hooks-v0-2-provider capw-fixed-control-plane-provider)
+	capw-hooks-v0-1-provider capw-hooks-v0-2-provider capw-fixed-control-plane-provider capw-scripted-hosted-provider)
 # The Debian packages the suite uses: the OCI registry and its tools, the image's tools, the C
 # example's compiler (clang, lld, wasi-libc), openssl for the Kubernetes test environment's
 # certificates.

@@ -8,10 +8,34 @@
 //! Every plan carries the control plane's [`ControlPlaneStatus`]: for the hosted and managed
 //! shapes, where no machines exist, it is all the host knows.
 //!
-//! The shapes without machines (hosted, managed) also implement
-//! [`ControlPlane::reconcile_control_plane`], which moves the service toward the input and
-//! hands out its [`ControlPlaneAccess`], and [`ControlPlane::delete_control_plane`]: `plan`
-//! stays pure and answers, for them, what a reconcile would do.
+//! The managed shape also implements [`ControlPlane::reconcile_control_plane`], which moves
+//! the service toward the input and hands out its [`ControlPlaneAccess`], and
+//! [`ControlPlane::delete_control_plane`]: `plan` stays pure and answers, for it, what a
+//! reconcile would do. The host calls neither for the hosted shape.
+//!
+//! # The hosted shape
+//!
+//! A hosted control plane runs as Pods in the management cluster, beside its Cluster, and the
+//! host applies it; the provider only describes it. Every `plan` answers
+//! [`Step::ApplyManifests`] with the full set of objects the control plane consists of now
+//! (YAML, one object each), and [`Plan::certificates`] with the Secrets the host mints from the
+//! cluster's CAs ([`CertificateSecret`]: [`CertificateRequest`]s signed by a
+//! [`CertificateAuthority`] for a [`CertificateUsage`], and the CAs' [`SecretMaterial`]); the
+//! CA keys never enter the sandbox. The host refuses the whole answer, applying nothing, when
+//! an object is not an `apps/v1` Deployment or StatefulSet or a `v1` Service, Secret or
+//! ConfigMap, names another namespace than the Cluster's, or is not named with the Cluster's
+//! name and a dash first (the certificate Secrets too). Otherwise it applies every object
+//! server-side, owned by the Cluster, deletes what it applied before that the answer no longer
+//! holds, and tells each object in the next [`PlanInput::objects`] ([`HostedObject`]): its
+//! readiness and, for a Deployment or StatefulSet, [`HostedObject::images`], its Pod template's
+//! container images (init containers first) as applied, which it runs once ready. That is
+//! where a provider reads the version a workload runs (the tag of
+//! `registry.k8s.io/kube-apiserver:v1.35.0`, say): the host tells no more of what a Deployment
+//! that is not ready rolls from. [`Step::None`] and [`Step::Wait`] leave what is applied as it
+//! is, so a hosted plan answers the full set every time, also once everything is ready, and
+//! reads its status from the objects' readiness and images; the status's `endpoint` is what
+//! the host mints the cluster's admin kubeconfig for. The cluster's name and namespace come
+//! from [`Context::cluster`](crate::Context::cluster).
 
 use crate::__bindings::exports::capw::provider::control_plane::Guest;
 use crate::context::enter;
@@ -20,8 +44,9 @@ use crate::types::{CallContext, Deletion, KubernetesVersion, ProviderError};
 use crate::{Context, Provider};
 
 pub use crate::__bindings::exports::capw::provider::control_plane::{
-    ControlPlaneAccess, ControlPlaneStatus, EtcdMembership, MachineToCreate, Member, PlanInput,
-    ReconcileOutput, Step,
+    CertificateAuthority, CertificateRequest, CertificateSecret, CertificateUsage,
+    ControlPlaneAccess, ControlPlaneStatus, EtcdMembership, HostedObject, MachineToCreate, Member,
+    PlanInput, ReconcileOutput, SecretMaterial, Step,
 };
 /// The token workers join a service's control plane with ([`ControlPlaneAccess::join_token`]).
 pub use crate::types::JoinToken;
@@ -104,7 +129,8 @@ pub trait ControlPlane: Provider {
     /// # Errors
     ///
     /// A [`ProviderError`]; retryable when the same call may succeed later. The `machines`
-    /// shape keeps the default, `unsupported`.
+    /// shape keeps the default, `unsupported`, and so may the `hosted` shape, whose objects
+    /// the host applies itself from `plan`'s [`Step::ApplyManifests`] without calling this.
     fn reconcile_control_plane(
         _ctx: &Context<Self::Config>,
         _input: PlanInput,
@@ -116,7 +142,8 @@ pub trait ControlPlane: Provider {
 
     /// For the shapes without machines: delete the control plane, answering
     /// [`Deletion::Deleted`] once nothing of it is left (also when there was nothing). The host
-    /// calls it once the cluster's workers are gone, before it deletes the infrastructure.
+    /// calls it once the cluster's workers are gone, before it deletes the infrastructure. It
+    /// does not call it for the `hosted` shape: it deletes the objects it applied itself.
     ///
     /// # Errors
     ///

@@ -84,13 +84,16 @@
 //! [`CHAINS_UPGRADES`](ControlPlane::CHAINS_UPGRADES) capability, the service-run control
 //! plane's [`reconcile_control_plane`](ControlPlane::reconcile_control_plane) and
 //! [`delete_control_plane`](ControlPlane::delete_control_plane), a worker's
-//! [`join`](bootstrap::BootstrapRequest::join) credentials) may still change until the
+//! [`join`](bootstrap::BootstrapRequest::join) credentials, a hosted control plane's applied
+//! [`objects`](control_plane::PlanInput::objects) and minted
+//! [`certificates`](control_plane::Plan::certificates)) may still change until the
 //! draft is released, and a component built now is rebuilt then. A host serves 0.1, 0.2 and
 //! 0.3 components side by side, so a component built with an earlier SDK keeps working
 //! unchanged. From 0.1, rebuilding needs the changes in [`Context`]'s migration note and, for
 //! a control plane, the plan's [`ControlPlaneStatus`](control_plane::ControlPlaneStatus) (the
 //! fields `initialized`, `endpoint` and `conditions` of the 0.1 plan moved into `status`);
-//! from 0.2, a control plane's members carry the two new fields.
+//! from 0.2, a control plane's members carry the new fields, its plan input `objects` and
+//! its plan `certificates` (both empty outside the hosted shape).
 //!
 //! # Host capabilities
 //!
@@ -138,8 +141,9 @@ pub mod prelude {
         SecretItem, SecretsState,
     };
     pub use crate::control_plane::{
-        ControlPlaneAccess, ControlPlaneStatus, EtcdMembership, MachineToCreate, Member, Plan,
-        PlanInput, ReconcileOutput, Step,
+        CertificateAuthority, CertificateRequest, CertificateSecret, CertificateUsage,
+        ControlPlaneAccess, ControlPlaneStatus, EtcdMembership, HostedObject, MachineToCreate,
+        Member, Plan, PlanInput, ReconcileOutput, SecretMaterial, Step,
     };
     pub use crate::infrastructure::{
         ClusterInfrastructure, ClusterState, FailureDomain, ListedMachine, MachinePhase,

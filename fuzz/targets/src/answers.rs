@@ -219,6 +219,29 @@ pub struct PlanOutput {
     step: Step,
     endpoint: Option<Endpoint>,
     conditions: Many<Condition>,
+    certificates: Many<CertificateSecret>,
+}
+
+/// A Secret a hosted plan asks the host to mint (contract 0.3).
+#[derive(Arbitrary, Debug)]
+pub struct CertificateSecret {
+    name: Text,
+    certificates: Many<CertificateRequest>,
+    /// Each byte picks one of the CA materials.
+    materials: Vec<u8>,
+}
+
+#[derive(Arbitrary, Debug)]
+pub struct CertificateRequest {
+    key: Text,
+    /// Picks one of the CAs.
+    authority: u8,
+    /// Picks one of the usages.
+    usage: u8,
+    common_name: Text,
+    organizations: Many<Text>,
+    sans: Many<Text>,
+    kubeconfig_server: Option<Text>,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -463,6 +486,81 @@ pub fn plan_output(c: &Ctx<'_>, m: &PlanOutput) -> control_plane::PlanOutput {
         ready: None,
         version: None,
         failures_tolerated: None,
+        certificates: c.list(
+            &m.certificates,
+            MAX_LIST_ENTRIES,
+            |s| certificate_secret(c, s),
+            certificate_secret_filler,
+        ),
+    }
+}
+
+const AUTHORITIES: [control_plane::CertificateAuthority; 3] = [
+    control_plane::CertificateAuthority::Cluster,
+    control_plane::CertificateAuthority::FrontProxy,
+    control_plane::CertificateAuthority::Etcd,
+];
+
+const USAGES: [control_plane::CertificateUsage; 3] = [
+    control_plane::CertificateUsage::Server,
+    control_plane::CertificateUsage::Client,
+    control_plane::CertificateUsage::Peer,
+];
+
+const MATERIALS: [control_plane::SecretMaterial; 5] = [
+    control_plane::SecretMaterial::ClusterCaCertificate,
+    control_plane::SecretMaterial::ClusterCa,
+    control_plane::SecretMaterial::FrontProxyCaCertificate,
+    control_plane::SecretMaterial::EtcdCaCertificate,
+    control_plane::SecretMaterial::ServiceAccountKeys,
+];
+
+fn certificate_request(c: &Ctx<'_>, m: &CertificateRequest) -> control_plane::CertificateRequest {
+    control_plane::CertificateRequest {
+        key: c.s(&m.key),
+        authority: AUTHORITIES[usize::from(m.authority) % AUTHORITIES.len()],
+        usage: USAGES[usize::from(m.usage) % USAGES.len()],
+        common_name: c.s(&m.common_name),
+        organizations: names(c, &m.organizations, MAX_LIST_ENTRIES),
+        sans: names(c, &m.sans, MAX_LIST_ENTRIES),
+        kubeconfig_server: c.opt(&m.kubeconfig_server),
+    }
+}
+
+/// What a list of certificates is padded with: a valid request.
+fn certificate_filler() -> control_plane::CertificateRequest {
+    control_plane::CertificateRequest {
+        key: "apiserver".into(),
+        authority: control_plane::CertificateAuthority::Cluster,
+        usage: control_plane::CertificateUsage::Server,
+        common_name: "kube-apiserver".into(),
+        organizations: Vec::new(),
+        sans: vec!["10.96.0.1".into()],
+        kubeconfig_server: None,
+    }
+}
+
+fn certificate_secret(c: &Ctx<'_>, m: &CertificateSecret) -> control_plane::CertificateSecret {
+    control_plane::CertificateSecret {
+        name: c.s(&m.name),
+        certificates: c.list(
+            &m.certificates,
+            MAX_LIST_ENTRIES,
+            |r| certificate_request(c, r),
+            certificate_filler,
+        ),
+        materials: (m.materials.iter())
+            .map(|i| MATERIALS[usize::from(*i) % MATERIALS.len()])
+            .collect(),
+    }
+}
+
+/// What a list of certificate Secrets is padded with: a valid Secret without certificates.
+fn certificate_secret_filler() -> control_plane::CertificateSecret {
+    control_plane::CertificateSecret {
+        name: "c1-certs".into(),
+        certificates: Vec::new(),
+        materials: vec![control_plane::SecretMaterial::ClusterCaCertificate],
     }
 }
 

@@ -54,7 +54,8 @@ pub use machine::{
     Machine, MachineAddress, MachinePhase, MachineRole, MachineSpec, MachineStatus, NodeRef,
 };
 pub use manifest::{
-    MAX_FLOW_DEPTH, ManifestError, ManifestErrorReason, parse_manifests, parse_object,
+    MAX_FLOW_DEPTH, ManifestError, ManifestErrorReason, parse_document, parse_manifests,
+    parse_object, pod_template_images,
 };
 pub use object::{API_VERSION, CLUSTER_FINALIZER, CLUSTER_LABEL, KINDS, MACHINE_FINALIZER, Object};
 pub use patch::{

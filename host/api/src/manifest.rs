@@ -159,6 +159,35 @@ pub fn parse_manifests(yaml: &str) -> Result<Vec<Object>, ManifestError> {
     Ok(objects)
 }
 
+/// Reads one YAML document that is not one of capw's objects (a hosted control plane's
+/// Deployment, say) as JSON, with the same guard against deep nesting and merge keys applied;
+/// what it holds is left to the caller and the API server to judge.
+///
+/// # Errors
+///
+/// [`ManifestErrorReason::TooDeep`] or [`ManifestErrorReason::Syntax`]; a text of more than
+/// one document is a syntax error.
+pub fn parse_document(yaml: &str) -> Result<Value, ManifestErrorReason> {
+    if let Some((_, line, column)) = too_deep(yaml) {
+        return Err(ManifestErrorReason::TooDeep { line, column });
+    }
+    let document = serde_yaml_ng::Deserializer::from_str(yaml);
+    read_document(document).map_err(ManifestErrorReason::Syntax)
+}
+
+/// The images of a workload object's Pod template (a Deployment's, a StatefulSet's), init
+/// containers first, as written; none for an object without a Pod template. What the host
+/// tells a hosted plan of each object it applied (`hosted-object.images`).
+pub fn pod_template_images(object: &Value) -> Vec<String> {
+    let spec = object.pointer("/spec/template/spec");
+    ["initContainers", "containers"]
+        .iter()
+        .filter_map(|list| spec?.get(*list)?.as_array())
+        .flatten()
+        .filter_map(|c| Some(c.get("image")?.as_str()?.to_owned()))
+        .collect()
+}
+
 /// Deepest nesting of flow collections a manifest may have. The parser refuses nesting past
 /// 128 anyway, but only after time that grows with the square of the depth (about 20 s for
 /// 100,000 `[`); this limit is far above any real manifest's and cheap to check.

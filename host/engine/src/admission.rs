@@ -251,6 +251,15 @@ fn shape_problems(env: &Env, class: &ClusterClass) -> Vec<String> {
         return Vec::new();
     };
     let given = class.spec.control_plane.machine_infrastructure.is_some();
+    if declared.control_plane_shape == Some(ControlPlaneShape::Hosted)
+        && env.config.management.is_none()
+    {
+        return vec![format!(
+            "ClusterClass spec.controlPlane.provider: the control-plane provider {name} declares \
+             control-plane-shape hosted: {}",
+            crate::pass::actions::hosted::NO_MANAGEMENT_CLUSTER
+        )];
+    }
     let why = match declared.control_plane_shape {
         Some(ControlPlaneShape::Machines) if !given => format!(
             "required: the control-plane provider {name} declares control-plane-shape machines, \

@@ -34,6 +34,9 @@ pub struct EngineConfig {
     /// Whether each cluster's admin kubeconfig is stored and the workload cluster reached
     /// through it (nodeRef, `NodeHealthy`, `ControlPlaneAvailable`). Off by default.
     pub workload_clusters: WorkloadClusterAccess,
+    /// The management cluster hosted control planes run in (the Kubernetes mode's API
+    /// server); `None` where there is none (the local mode), which refuses the hosted shape.
+    pub management: Option<Arc<dyn crate::store::ManagementCluster>>,
 }
 
 /// Where the values of secrets that objects name come from.
@@ -71,6 +74,7 @@ impl EngineConfig {
             call_observer: None,
             max_concurrent_passes: 64,
             workload_clusters: WorkloadClusterAccess::Off,
+            management: None,
         }
     }
 

@@ -23,6 +23,7 @@ pub mod controller;
 mod error;
 pub mod kinds;
 pub mod leader;
+pub mod management;
 pub mod metrics;
 mod providers;
 pub mod shards;
@@ -44,6 +45,7 @@ pub use controller::{CONTROLLER_NAME, RequeuePolicy};
 pub use error::{KubeModeError, chain};
 pub use kinds::CLUSTER_LABEL;
 pub use leader::{LeaderLease, LeaseConfig, LeaseError};
+pub use management::{KubeManagement, ManagementError};
 pub use metrics::{Metrics, Readiness};
 pub use shards::{ShardConfig, Shards, shard_of};
 pub use store::KubeStore;
@@ -65,6 +67,8 @@ pub struct ControllerConfig {
     /// Plugin directory, compile cache, retry bounds, `secrets` (set to
     /// [`capw_engine::SecretSource::Store`] for Kubernetes Secrets) and `workload_clusters`
     /// (whether each Cluster's kubeconfig Secret is written and its workload cluster reached).
+    /// [`run`] sets `management`, when `None`, to the API server it runs against
+    /// ([`KubeManagement`]): hosted control planes run beside their Clusters.
     pub engine: EngineConfig,
     /// Namespace whose ConfigMaps are watched for provider changes, and where secret grants
     /// without a namespace are looked up.
@@ -154,6 +158,11 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), KubeModeError> {
     let shutdown = shutdown.shared();
+    // Before the standby's executor is made: its webhook checks hosted Clusters too.
+    config
+        .engine
+        .management
+        .get_or_insert_with(|| Arc::new(KubeManagement::new(client.clone())));
     let metrics = Arc::new(Metrics::default());
     // The caller's observer (`capw bench kube`'s) hears every call too.
     config.engine.call_observer = Some(match config.engine.call_observer.take() {

@@ -8,8 +8,12 @@ mod cache;
 mod common;
 #[path = "kube/contract.rs"]
 mod contract;
+#[path = "kube/hosted.rs"]
+mod hosted;
 #[path = "kube/hostile.rs"]
 mod hostile;
+#[path = "kube/management.rs"]
+mod management;
 #[path = "kube/processes.rs"]
 mod processes;
 #[path = "kube/shards.rs"]

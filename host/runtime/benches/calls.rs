@@ -81,6 +81,7 @@ fn host_input() -> (CallContext, PlanInput) {
             port: 6443,
         }),
         failures_tolerated: None,
+        objects: Vec::new(),
     };
     (ctx, input)
 }
@@ -149,6 +150,7 @@ fn native_input(
             port: e.port,
         }),
         failures_tolerated: None,
+        objects: Vec::new(),
     };
     (ctx, input)
 }

@@ -133,6 +133,41 @@ impl<'a> Checker<'a> {
         Ok(())
     }
 
+    /// The Secrets a hosted plan asks for: names and SANs are matched and stored as they are,
+    /// so each is a name; the lists are bounded.
+    fn certificates(
+        &mut self,
+        secrets: &[control_plane::CertificateSecret],
+    ) -> Result<(), InvalidAnswer> {
+        self.list(".certificates", secrets.len(), MAX_LIST_ENTRIES)?;
+        for (i, secret) in secrets.iter().enumerate() {
+            self.at(format_args!(".certificates[{i}]"), |a| {
+                a.name(".name", &secret.name, MAX_NAME_BYTES)?;
+                a.list(".certificates", secret.certificates.len(), MAX_LIST_ENTRIES)?;
+                for (j, c) in secret.certificates.iter().enumerate() {
+                    a.at(format_args!(".certificates[{j}]"), |a| {
+                        a.name(".key", &c.key, MAX_NAME_BYTES)?;
+                        a.name(".common-name", &c.common_name, MAX_NAME_BYTES)?;
+                        a.list(".organizations", c.organizations.len(), MAX_LIST_ENTRIES)?;
+                        for (k, o) in c.organizations.iter().enumerate() {
+                            a.name(&format!(".organizations[{k}]"), o, MAX_NAME_BYTES)?;
+                        }
+                        a.list(".sans", c.sans.len(), MAX_LIST_ENTRIES)?;
+                        for (k, san) in c.sans.iter().enumerate() {
+                            a.name(&format!(".sans[{k}]"), san, MAX_NAME_BYTES)?;
+                        }
+                        match &c.kubeconfig_server {
+                            Some(url) => a.name(".kubeconfig-server", url, MAX_NAME_BYTES),
+                            None => Ok(()),
+                        }
+                    })?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+
     fn in_progress(&mut self, p: &mut types::InProgress) -> Result<(), InvalidAnswer> {
         self.text(&mut p.reason, MAX_REASON_BYTES);
         self.text(&mut p.message, MAX_MESSAGE_BYTES);
@@ -369,6 +404,7 @@ impl Answer for control_plane::PlanOutput {
         if let Some(e) = &self.endpoint {
             a.endpoint(".endpoint", e)?;
         }
+        a.certificates(&self.certificates)?;
         a.conditions(&mut self.conditions)
     }
 }

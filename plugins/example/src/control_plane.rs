@@ -106,6 +106,7 @@ pub fn plan(cluster: &ClusterRef, config: &ExampleConfig, input: &PlanInput) -> 
         replicas,
         ready_replicas: ready,
         up_to_date_replicas: up_to_date,
+        certificates: Vec::new(),
     }
 }
 
@@ -170,6 +171,7 @@ mod tests {
                 port: 6443,
             }),
             failures_tolerated: None,
+            objects: Vec::new(),
         }
     }
 

@@ -81,6 +81,7 @@ mod tests {
                 port: 6443,
             }),
             failures_tolerated: None,
+            objects: Vec::new(),
         }
     }
 

@@ -161,6 +161,7 @@ mod tests {
             failure_domains: Vec::new(),
             endpoint: None,
             failures_tolerated: None,
+            objects: Vec::new(),
         }
     }
 

@@ -63,6 +63,7 @@ pub fn plan(config: &ManagedControlPlaneConfig, input: &PlanInput) -> Result<Pla
         replicas: 0,
         ready_replicas: 0,
         up_to_date_replicas: 0,
+        certificates: Vec::new(),
     })
 }
 
@@ -80,6 +81,7 @@ mod tests {
             failure_domains: Vec::new(),
             endpoint: None,
             failures_tolerated,
+            objects: Vec::new(),
         }
     }
 

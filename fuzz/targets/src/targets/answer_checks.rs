@@ -282,6 +282,27 @@ impl Walk for control_plane::PlanOutput {
         if let Some(e) = &self.endpoint {
             f.name(format!("{root}.endpoint.host"), &e.host, MAX_NAME_BYTES);
         }
+        let at = format!("{root}.certificates");
+        f.list(at.clone(), self.certificates.len(), MAX_LIST_ENTRIES);
+        for (i, secret) in self.certificates.iter().enumerate() {
+            let at = format!("{at}[{i}]");
+            f.name(format!("{at}.name"), &secret.name, MAX_NAME_BYTES);
+            let at = format!("{at}.certificates");
+            f.list(at.clone(), secret.certificates.len(), MAX_LIST_ENTRIES);
+            for (j, c) in secret.certificates.iter().enumerate() {
+                let at = format!("{at}[{j}]");
+                f.name(format!("{at}.key"), &c.key, MAX_NAME_BYTES);
+                f.name(format!("{at}.common-name"), &c.common_name, MAX_NAME_BYTES);
+                f.names(
+                    &format!("{at}.organizations"),
+                    c.organizations.iter().map(String::as_str),
+                );
+                f.names(&format!("{at}.sans"), c.sans.iter().map(String::as_str));
+                if let Some(url) = &c.kubeconfig_server {
+                    f.name(format!("{at}.kubeconfig-server"), url, MAX_NAME_BYTES);
+                }
+            }
+        }
         f.conditions(root, &self.conditions);
     }
 }

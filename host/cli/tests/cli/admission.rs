@@ -51,3 +51,38 @@ fn the_corpus_is_refused_naming_the_field_and_nothing_is_stored() {
         );
     }
 }
+
+/// The local mode has no management cluster to run a hosted control plane's Pods in: a class
+/// whose control-plane provider declares the hosted shape is refused at `capw apply`, saying
+/// why and what to do instead, and nothing is stored. (The Kubernetes mode admits it:
+/// host/kube/tests/kube/hosted.rs.)
+#[test]
+fn a_hosted_class_is_refused_in_the_local_mode_saying_why() {
+    let state = LocalState::with_stored(env!("CARGO_BIN_EXE_capw").as_ref());
+    let before = everything(&state);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hosted.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: capw.dev/v1alpha1\nkind: WasmProvider\nmetadata:\n  name: scripted-hosted\n\
+         spec:\n  source:\n    file:\n      path: capw_scripted_hosted_provider.wasm\n---\n\
+         apiVersion: capw.dev/v1alpha1\nkind: ClusterClass\nmetadata:\n  name: hosted\n  \
+         namespace: default\nspec:\n  infrastructure:\n    provider: sim-infra\n    config:\n      \
+         controlPlaneEndpoint: none\n  controlPlane:\n    provider: scripted-hosted\n    \
+         config: {}\n",
+    )
+    .unwrap();
+    let (ok, out, err) = state.apply(&file);
+    assert!(!ok, "the hosted class was stored: {out}");
+    let why = refusal(&err).unwrap_or_else(|| panic!("no refusal in {err}"));
+    assert!(
+        why.contains("ClusterClass spec.controlPlane.provider: the control-plane provider scripted-hosted declares control-plane-shape hosted: a hosted control plane runs as Pods of a management cluster, and the local mode has none"),
+        "{why}"
+    );
+    assert!(why.contains("capw controller"), "{why}");
+    assert_eq!(
+        everything(&state),
+        before,
+        "a refused apply changed the state"
+    );
+}

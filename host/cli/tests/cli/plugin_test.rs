@@ -196,6 +196,60 @@ fn sim_managed_control_plane_passes_the_rules_of_its_shape() {
     assert_eq!(results.len(), capw_conformance::RULES.len(), "{v:#}");
 }
 
+/// A hosted control plane is judged by what its shape asks: manifests the host would apply,
+/// a plan that settles once every object it answered is applied and ready, and none of the
+/// rules about members on machines.
+#[test]
+fn hosted_control_plane_passes_the_rules_of_its_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = shipped_config("hosted-control-plane");
+    let out = capw_test(
+        dir.path(),
+        "capw_hosted_control_plane",
+        &[
+            "--config".as_ref(),
+            config.as_os_str(),
+            "-o".as_ref(),
+            "json".as_ref(),
+        ],
+    );
+    assert_success(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["passed"], true, "{v:#}");
+    assert_eq!(v["provider"], "hosted-control-plane 0.1.0");
+    let results = v["results"].as_array().unwrap();
+    let result = |id: &str| {
+        (results.iter())
+            .find(|r| r["rule"]["id"] == id)
+            .unwrap_or_else(|| panic!("no rule {id}: {v:#}"))
+    };
+    for rule in [
+        "control-plane.plan.deterministic",
+        "control-plane.plan.well-formed",
+        "control-plane.plan.status",
+        "control-plane.reconcile-control-plane.converges",
+        "metadata.validate-config.accepts-example",
+    ] {
+        assert_eq!(result(rule)["status"], "pass", "{rule}: {v:#}");
+    }
+    // No members in etcd, and no deletion to ask of it: the host deletes what it applied.
+    for (rule, why) in [
+        (
+            "control-plane.plan.etcd-members",
+            "shape is hosted: it has no members in etcd",
+        ),
+        (
+            "control-plane.delete-control-plane.gone-is-deleted",
+            "shape is hosted: the host deletes the objects it applied",
+        ),
+    ] {
+        let r = result(rule);
+        assert_eq!(r["status"], "skip", "{r:#}");
+        assert!(r["message"].as_str().unwrap().contains(why), "{r:#}");
+    }
+    assert_eq!(results.len(), capw_conformance::RULES.len(), "{v:#}");
+}
+
 #[test]
 fn sim_infra_config_without_simcloud_is_refused_with_a_hint() {
     let dir = tempfile::tempdir().unwrap();

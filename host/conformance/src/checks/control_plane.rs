@@ -2,8 +2,11 @@
 //! that is as desired, one to scale up, one to scale down), each twice. From contract 0.2 on,
 //! the control-plane status the plan carries is checked too. A provider whose shape has no
 //! machines (hosted, managed) is asked no machine-shaped question: its plan is asked for a new
-//! control plane without members, and from 0.3 on its service is driven through
-//! `reconcile-control-plane` and taken down with `delete-control-plane`.
+//! control plane without members. From 0.3 on a managed provider's service is driven through
+//! `reconcile-control-plane` and taken down with `delete-control-plane`; a hosted provider's
+//! plan is driven as the host drives it, every object it answers applied and ready
+//! ([`hosted`](super::hosted)), and neither call is made of it: the host applies and deletes
+//! its objects itself.
 
 use capw_runtime::control_plane::{EtcdMembership, Member, PlanInput, PlanOutput, Step};
 use capw_runtime::metadata::ControlPlaneShape;
@@ -11,7 +14,7 @@ use capw_runtime::types::{
     CallContext, Deletion, Endpoint, ErrorCode, KubernetesVersion, MachineRef,
 };
 
-use super::{Findings, cluster};
+use super::{Findings, cluster, hosted};
 use crate::calls::{Progress, Subject, check_hint};
 use crate::rules::id;
 
@@ -49,6 +52,7 @@ fn input(replicas: u32, members: u64) -> PlanInput {
             port: 6443,
         }),
         failures_tolerated: None,
+        objects: Vec::new(),
     }
 }
 
@@ -59,6 +63,12 @@ fn service_input(replicas: u32) -> PlanInput {
         endpoint: None,
         ..input(replicas, 0)
     }
+}
+
+/// What a hosted control plane is first asked: no members, nothing applied yet, the
+/// infrastructure's endpoint, the replicas the Cluster asks (0: the provider's default).
+fn hosted_input(replicas: u32) -> PlanInput {
+    input(replicas, 0)
 }
 
 /// The same input, with a host that observed etcd list every member (contract 0.3).
@@ -141,62 +151,129 @@ fn service_step_problem(out: &PlanOutput) -> Option<String> {
     }
 }
 
+/// The shape the suite judges a provider by: the one it declares, but a hosted provider of a
+/// contract before 0.3, which says nothing of what it applied, is asked as one on machines
+/// was before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Judged {
+    Machines,
+    Hosted,
+    Managed,
+}
+
+/// What the suite found of one input's two answers.
+#[derive(Default)]
+struct Verdict {
+    /// The first answer, when both answered.
+    answer: Option<PlanOutput>,
+    same: Option<String>,
+    formed: Option<String>,
+    status: Option<String>,
+}
+
+/// `plan` for `input` twice, judged by the rules of `judged`'s shape.
+async fn judge(
+    s: &Subject<'_>,
+    ctx: &CallContext,
+    c: &capw_runtime::types::ClusterRef,
+    judged: Judged,
+    what: &str,
+    input: &PlanInput,
+) -> Verdict {
+    let p = s.provider;
+    let first = s.record(p.plan(ctx, input).await);
+    let second = s.record(p.plan(ctx, input).await);
+    let mut v = Verdict::default();
+    match (first, second) {
+        (Ok(a), Ok(b)) => {
+            if a != b {
+                v.same = Some(format!("{what}: first {a:?}, then {b:?}"));
+            }
+            let problem = match judged {
+                Judged::Managed => service_step_problem(&a),
+                Judged::Hosted => hosted::step_problem(c, input, &a),
+                Judged::Machines => step_problem(input, &a),
+            };
+            v.formed = problem.map(|problem| format!("{what}: {problem}"));
+            let status = status_problem(input, &a).or_else(|| match judged {
+                Judged::Hosted => hosted::status_problem(input, &a),
+                _ => None,
+            });
+            v.status = status.map(|problem| format!("{what}: {problem}"));
+            v.answer = Some(a);
+        }
+        (Err(a), Err(b)) => match (a.provider_error(), b.provider_error()) {
+            (Some(x), Some(y)) if x == y => {}
+            (Some(x), Some(y)) => v.same = Some(format!("{what}: refused with {x:?}, then {y:?}")),
+            _ => v.formed = Some(format!("{what}: {a}")),
+        },
+        (Ok(a), Err(e)) | (Err(e), Ok(a)) => {
+            v.same = Some(format!(
+                "{what}: answered {:?} once and failed once: {e}",
+                a.step
+            ));
+        }
+    }
+    v
+}
+
 pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
     let p = s.provider;
     let c = cluster(&s.options.cluster_name, suffix, "control-plane");
     let ctx = s.ctx(&c, &format!("{}-plan", c.name));
-    let shape = p.info().metadata.capabilities.control_plane_shape;
-    let managed = matches!(shape, Some(ControlPlaneShape::Managed));
-    let inputs: Vec<(&str, PlanInput)> = if managed {
-        vec![
+    let contract = &p.info().contract.version;
+    let before_0_3 = contract.starts_with("0.1") || contract.starts_with("0.2");
+    let judged = match p.info().metadata.capabilities.control_plane_shape {
+        Some(ControlPlaneShape::Managed) => Judged::Managed,
+        Some(ControlPlaneShape::Hosted) if !before_0_3 => Judged::Hosted,
+        _ => Judged::Machines,
+    };
+    let mut inputs: Vec<(&str, PlanInput)> = match judged {
+        Judged::Managed => vec![
             ("a new control plane, the service's size", service_input(0)),
             ("a new control plane, 3 wanted", service_input(3)),
-        ]
-    } else {
-        vec![
+        ],
+        Judged::Hosted => vec![
+            (
+                "a new control plane, nothing applied, 3 wanted",
+                hosted_input(3),
+            ),
+            (
+                "a new control plane, nothing applied, the provider's size",
+                hosted_input(0),
+            ),
+        ],
+        Judged::Machines => vec![
             ("no members, 3 wanted", input(3, 0)),
             ("1 member, 1 wanted", input(1, 1)),
             ("1 member, 3 wanted", input(3, 1)),
             ("3 members, 1 wanted", input(1, 3)),
-        ]
+        ],
     };
     let mut answered = 0;
     let mut same = Vec::new();
     let mut formed = Vec::new();
     let mut status = Vec::new();
-    for (what, input) in &inputs {
-        let first = s.record(p.plan(&ctx, input).await);
-        let second = s.record(p.plan(&ctx, input).await);
-        match (&first, &second) {
-            (Ok(a), Ok(b)) => {
-                answered += 1;
-                if a != b {
-                    same.push(format!("{what}: first {a:?}, then {b:?}"));
-                }
-                let problem = if managed {
-                    service_step_problem(a)
-                } else {
-                    step_problem(input, a)
-                };
-                if let Some(problem) = problem {
-                    formed.push(format!("{what}: {problem}"));
-                }
-                if let Some(problem) = status_problem(input, a) {
-                    status.push(format!("{what}: {problem}"));
-                }
-            }
-            (Err(a), Err(b)) => match (a.provider_error(), b.provider_error()) {
-                (Some(x), Some(y)) if x == y => {}
-                (Some(x), Some(y)) => same.push(format!("{what}: refused with {x:?}, then {y:?}")),
-                _ => {
-                    formed.push(format!("{what}: {a}"));
-                }
-            },
-            (Ok(a), Err(e)) | (Err(e), Ok(a)) => same.push(format!(
-                "{what}: answered {:?} once and failed once: {e}",
-                a.step
-            )),
+    let mut i = 0;
+    while let Some((what, input)) = inputs.get(i) {
+        let v = judge(s, &ctx, &c, judged, what, input).await;
+        // A hosted plan is asked again as the host would ask it once it applied the first
+        // answer and every object is ready.
+        if judged == Judged::Hosted
+            && i == 0
+            && let Some(applied) =
+                (v.answer.as_ref()).and_then(|a| hosted::all_applied(&c, input, a))
+        {
+            inputs.push((
+                "every object of the first answer applied and ready",
+                applied,
+            ));
         }
+        answered += usize::from(v.answer.is_some());
+        same.extend(v.same);
+        formed.extend(v.formed);
+        status.extend(v.status);
+        i += 1;
     }
     if answered == 0 {
         formed.push("plan refused every input; it must answer a step for at least a plain create or a steady state".into());
@@ -204,24 +281,45 @@ pub(crate) async fn run(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
     f.problems(id::PLAN_DETERMINISTIC, same);
     f.problems(id::PLAN_WELL_FORMED, formed);
     f.problems(id::PLAN_STATUS, status);
-    if managed {
-        f.skip(
+    match judged {
+        Judged::Managed | Judged::Hosted => f.skip(
             id::PLAN_ETCD_MEMBERS,
-            "the provider's shape is managed: it has no members in etcd",
-        );
-    } else {
-        etcd_members(s, &ctx, f).await;
+            format!(
+                "the provider's shape is {}: it has no members in etcd",
+                if judged == Judged::Managed {
+                    "managed"
+                } else {
+                    "hosted"
+                }
+            ),
+        ),
+        Judged::Machines => etcd_members(s, &ctx, f).await,
     }
-    if s.provider.info().contract.version.starts_with("0.1")
-        || s.provider.info().contract.version.starts_with("0.2")
-    {
+    if before_0_3 {
         return;
     }
-    if managed {
-        service(s, suffix, f).await;
-    } else {
-        unsupported_service_calls(s, &c, f).await;
+    match judged {
+        Judged::Managed => service(s, suffix, f).await,
+        Judged::Hosted => hosted(s, suffix, f).await,
+        Judged::Machines => unsupported_service_calls(s, &c, f).await,
     }
+}
+
+/// A hosted control plane: `plan` settles once every object it answers is applied and ready,
+/// with a ready, initialised status. The host applies and deletes its objects itself and calls
+/// neither `reconcile-control-plane` nor `delete-control-plane`, so neither is judged.
+async fn hosted(s: &Subject<'_>, suffix: &str, f: &mut Findings) {
+    let c = cluster(&s.options.cluster_name, suffix, "hosted");
+    let ctx = s.ctx(&c, &format!("{}-plan", c.name));
+    f.check(
+        id::SERVICE_CONVERGES,
+        hosted::converges(s, &ctx, &c, &hosted_input(0)).await,
+    );
+    f.skip(
+        id::SERVICE_DELETE,
+        "the provider's shape is hosted: the host deletes the objects it applied and calls no \
+         delete-control-plane",
+    );
 }
 
 /// A control plane on machines has no service to drive: both calls answer a permanent
@@ -376,6 +474,7 @@ mod tests {
             ready: Some(true),
             version: None,
             failures_tolerated: None,
+            certificates: Vec::new(),
         }
     }
 

@@ -43,6 +43,7 @@ fn plan_input() -> control_plane::PlanInput {
         failure_domains: Vec::new(),
         endpoint: None,
         failures_tolerated: None,
+        objects: Vec::new(),
     }
 }
 

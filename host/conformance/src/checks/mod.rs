@@ -5,6 +5,7 @@ pub(crate) mod config;
 pub(crate) mod control_plane;
 pub(crate) mod errors;
 pub(crate) mod hooks;
+pub(crate) mod hosted;
 pub(crate) mod infrastructure;
 pub(crate) mod metadata;
 

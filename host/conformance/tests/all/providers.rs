@@ -60,6 +60,47 @@ async fn kubeadm_control_plane_passes() {
     ));
 }
 
+/// A hosted control plane is judged by its shape: manifests the host would apply, a plan that
+/// settles once every object it answered is applied and ready, no question about members or
+/// calls the host does not make of it.
+#[tokio::test(flavor = "multi_thread")]
+async fn hosted_control_plane_passes_the_rules_of_its_shape() {
+    let runtime = runtime();
+    let options = capw_conformance::SuiteOptions::new(config(&shipped_config(
+        "plugins/hosted-control-plane",
+    )));
+    let report = capw_conformance::run(
+        &runtime,
+        "hosted-control-plane",
+        component("capw_hosted_control_plane"),
+        Grants::default(),
+        &options,
+    )
+    .await;
+    assert_passes(&report);
+    for rule in [
+        id::PLAN_DETERMINISTIC,
+        id::PLAN_WELL_FORMED,
+        id::PLAN_STATUS,
+        id::SERVICE_CONVERGES,
+    ] {
+        assert_eq!(report.outcome(rule), Some(&Outcome::Pass), "{rule}");
+    }
+    for (rule, why) in [
+        (
+            id::PLAN_ETCD_MEMBERS,
+            "shape is hosted: it has no members in etcd",
+        ),
+        (id::SERVICE_DELETE, "calls no delete-control-plane"),
+    ] {
+        assert!(
+            matches!(report.outcome(rule), Some(Outcome::Skip(w)) if w.contains(why)),
+            "{rule}: {}",
+            report.to_text()
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn kubeadm_bootstrap_passes() {
     let runtime = runtime();

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::error::EngineError;
 
+pub mod hosted;
 pub mod kubeconfig;
 
 pub use capw_api::{CLUSTER_FINALIZER, CLUSTER_LABEL, MACHINE_FINALIZER};

@@ -169,6 +169,11 @@ pub(crate) fn wit_hook(hook: Hook) -> WitHook {
     }
 }
 
+/// `vX.Y.Z`.
+pub(crate) fn core_version_text(v: &capw_runtime::types::KubernetesVersion) -> String {
+    format!("v{}.{}.{}", v.major, v.minor, v.patch)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

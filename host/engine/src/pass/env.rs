@@ -48,6 +48,20 @@ impl Env {
         })
     }
 
+    /// Whether the cluster's control-plane provider declares the hosted shape (contract 0.3):
+    /// its control plane's objects are the host's to apply to the management cluster.
+    pub fn hosted(&self, s: &Snapshot) -> bool {
+        let Ok(desired) = &s.desired else {
+            return false;
+        };
+        self.registry
+            .get(&desired.control_plane.config.provider)
+            .is_some_and(|p| {
+                p.provider.info().metadata.capabilities.control_plane_shape
+                    == Some(capw_runtime::metadata::ControlPlaneShape::Hosted)
+            })
+    }
+
     /// Drops `finalizer` from the object at `key` (which removes it when it is being deleted
     /// and that was its last one); a missing object is fine.
     pub async fn remove_finalizer(
@@ -199,6 +213,29 @@ impl Env {
         Ok(())
     }
 
+    /// Records what the provider said of the service's control plane in the cluster's
+    /// `ClusterInfrastructure` object, when it changed.
+    pub async fn record_service(
+        &self,
+        s: &Snapshot,
+        service: capw_api::ServiceControlPlane,
+    ) -> Result<(), ActionNote> {
+        let mut record =
+            s.infrastructure
+                .clone()
+                .unwrap_or_else(|| crate::objects::InfrastructureRecord {
+                    cluster_uid: s.uid.clone(),
+                    ..crate::objects::InfrastructureRecord::default()
+                });
+        if record.control_plane.as_ref() == Some(&service) {
+            return Ok(());
+        }
+        record.control_plane = Some(service);
+        self.store_infrastructure_record(s, &record)
+            .await
+            .map_err(|e| Env::store_failed("ControlPlaneReady", &e))
+    }
+
     /// A store failure as a note on `condition`.
     pub fn store_failed(condition: &'static str, e: &StoreError) -> ActionNote {
         ActionNote::host_failed(condition, "StoreError", chain(e))
@@ -263,5 +300,103 @@ pub(crate) fn context(
         config: Value::Object(config.clone()).to_string(),
         idempotency_key: key.into(),
         deadline_ms: u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX),
+    }
+}
+
+/// What the provider said of the control plane beside its step, for the Cluster's status.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ProviderStatus {
+    /// The control plane serves requests, as the provider sees it (`None` from 0.1).
+    pub ready: Option<bool>,
+    /// The version it runs, when the provider knows it; during an upgrade, the oldest.
+    pub version: Option<capw_runtime::types::KubernetesVersion>,
+    /// The provider's conditions, unprefixed.
+    pub conditions: Vec<capw_runtime::types::Condition>,
+    /// How many members may fail with the control plane still serving, as the provider says.
+    pub failures_tolerated: Option<u32>,
+    /// The unhealthy member this plan takes out to replace it, as the Cluster records it; set
+    /// by the pass when the step removes a member it was told to replace.
+    pub remediated: Option<capw_reconcile::LastRemediation>,
+}
+
+/// The desired control plane of `s`, its loaded provider and its version; a note (done when
+/// the cluster has no valid desired state) otherwise.
+pub(crate) fn desired_control_plane<'s>(
+    env: &Env,
+    s: &'s Snapshot,
+    cond: &'static str,
+) -> Result<
+    (
+        &'s capw_topology::DesiredState,
+        std::sync::Arc<crate::providers::LoadedProvider>,
+        capw_reconcile::Version,
+    ),
+    ActionNote,
+> {
+    let Ok(desired) = &s.desired else {
+        return Err(ActionNote::done());
+    };
+    let cp = &desired.control_plane;
+    let provider = env.provider(&cp.config, cond)?;
+    let version = super::convert::core_version(&cp.version).ok_or_else(|| {
+        ActionNote::host_failed(cond, "InvalidVersion", format!("version {:?}", cp.version))
+    })?;
+    Ok((desired, provider, version))
+}
+
+/// Where a control plane without machines stands, as a pass found it: what the
+/// `ClusterInfrastructure` object records of it, the core's view and what the Cluster shows.
+pub(crate) struct ServiceOutcome {
+    /// What the record keeps (`status.controlPlane`).
+    pub record: capw_api::ServiceControlPlane,
+    /// What the core decides on.
+    pub view: capw_reconcile::ServiceView,
+    /// What the Cluster's status shows of the provider's word.
+    pub status: ProviderStatus,
+}
+
+impl ServiceOutcome {
+    /// From the provider's `plan` as a pass took it: `state` as the record says it, whether it
+    /// is `settled` and `ready` as the host judges, whether the host holds its `access`, its
+    /// `endpoint` and the `message` of what it waits for.
+    pub fn new(
+        plan: capw_runtime::control_plane::PlanOutput,
+        state: &str,
+        (settled, ready, access): (bool, bool, bool),
+        endpoint: Option<(String, u16)>,
+        message: String,
+    ) -> Self {
+        let version = plan.version.as_ref().map(super::convert::core_version_text);
+        ServiceOutcome {
+            record: capw_api::ServiceControlPlane {
+                state: state.into(),
+                endpoint,
+                initialized: plan.initialized,
+                ready,
+                version: version.clone(),
+                replicas: plan.replicas,
+                ready_replicas: plan.ready_replicas,
+                up_to_date_replicas: plan.up_to_date_replicas,
+                failures_tolerated: plan.failures_tolerated,
+                message,
+            },
+            view: capw_reconcile::ServiceView {
+                settled,
+                initialized: plan.initialized,
+                ready,
+                version: version.as_deref().and_then(super::convert::core_version),
+                replicas: plan.replicas,
+                ready_replicas: plan.ready_replicas,
+                up_to_date_replicas: plan.up_to_date_replicas,
+                access,
+            },
+            status: ProviderStatus {
+                ready: plan.ready.map(|r| r && ready),
+                version: plan.version,
+                conditions: plan.conditions,
+                failures_tolerated: plan.failures_tolerated,
+                remediated: None,
+            },
+        }
     }
 }

@@ -25,8 +25,8 @@ pub(crate) mod validate;
 pub(crate) mod workload;
 
 use self::actions::{
-    control_plane, drain, etcd, finalizer, health, hooks, infrastructure, join_token, kubeconfig,
-    machines, nodes, secrets, up_to_date,
+    control_plane, drain, etcd, finalizer, health, hooks, hosted, infrastructure, join_token,
+    kubeconfig, machines, nodes, secrets, up_to_date,
 };
 use self::env::Env;
 use self::note::ActionNote;
@@ -269,7 +269,12 @@ async fn pass_in_span(env: &Env, key: &ObjectKey) -> Result<PassOutcome, EngineE
                     }
                 }
                 Action::ReconcileControlPlane => {
-                    match control_plane::reconcile_service(env, &s).await {
+                    let reconciled = if env.hosted(&s) {
+                        hosted::reconcile(env, &s).await
+                    } else {
+                        control_plane::reconcile_service(env, &s).await
+                    };
+                    match reconciled {
                         Ok((service, status, note)) => {
                             view.service = Some(service);
                             provider_status = Some(status);
@@ -390,6 +395,7 @@ async fn run(
             machines::delete_orphan(env, s, key, &name).await
         }
         Action::DeleteInfrastructure => infrastructure::delete_infrastructure(env, s).await,
+        Action::DeleteControlPlane if env.hosted(s) => hosted::delete(env, s).await,
         Action::DeleteControlPlane => control_plane::delete_service(env, s).await,
         Action::RemoveFinalizer => finalizer::remove_finalizer(env, s).await,
         Action::CallHook { hook, from, to } => hooks::call_hook(env, s, *hook, *from, *to).await,

@@ -7,10 +7,10 @@ use capw_api::{
 };
 use capw_reconcile::{ClusterPhase as CorePhase, StatusView};
 
-use super::actions::control_plane::ProviderStatus;
 use super::actions::machines::{MACHINES_LISTED_OWN, ORPHANS_DELETED};
 use super::convert::api_condition_status;
 use super::env::Env;
+use super::env::ProviderStatus;
 use super::note::ActionNote;
 use super::snapshot::Snapshot;
 use crate::objects::{CONTROL_PLANE_PROVIDER_PREFIX as PROVIDER_CONDITION_PREFIX, now};

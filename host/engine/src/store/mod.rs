@@ -15,12 +15,14 @@
 
 mod error;
 mod key;
+pub mod management;
 pub mod meta;
 mod objects;
 mod overlay;
 mod typed;
 
 pub use error::StoreError;
+pub use management::{ManagementCluster, ObjectRef, Owner};
 pub use meta::{ObjectKey, WatchEvent, WatchEventKind, has_label, meta_str};
 pub use objects::{Applied, Change, Deleted, ObjectStore};
 pub use overlay::Overlay;

@@ -215,6 +215,7 @@ fn run_plan(request: wire::PlanRequest) -> Result<cp::Plan, ProviderError> {
             port: e.port,
         }),
         failures_tolerated: None,
+        objects: Vec::new(),
     };
     let ctx = context(request.cluster, request.settings)?;
     <ExampleProvider as ControlPlane>::plan(&ctx, input)

@@ -326,7 +326,7 @@ macro_rules! member_and_capabilities_before_0_3 {
             } + { join: None }
             control_plane::PlanInput {
                 version, replicas, members, failure_domains, endpoint,
-            } + { failures_tolerated: None }
+            } + { failures_tolerated: None, objects: Vec::new() }
             control_plane::Member {
                 machine, version, failure_domain, ready, created_at, deleting,
             } + {
@@ -355,6 +355,7 @@ macro_rules! bind_plan_output_0_2_on {
 
         impl Conv<model::control_plane::PlanOutput> for control_plane::PlanOutput {
             fn conv(self) -> model::control_plane::PlanOutput {
+                let certificates = certificates(&self);
                 let status = self.status;
                 let failures_tolerated = failures_tolerated(&status);
                 model::control_plane::PlanOutput {
@@ -367,6 +368,7 @@ macro_rules! bind_plan_output_0_2_on {
                     conditions: status.conditions.conv(),
                     ready: Some(status.ready),
                     failures_tolerated,
+                    certificates,
                     version: status.version.conv(),
                 }
             }

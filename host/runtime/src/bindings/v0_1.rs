@@ -60,6 +60,7 @@ impl Conv<model::control_plane::PlanOutput> for control_plane::PlanOutput {
             ready: None,
             version: None,
             failures_tolerated: None,
+            certificates: Vec::new(),
         }
     }
 }

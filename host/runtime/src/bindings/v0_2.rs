@@ -24,3 +24,8 @@ absent_in_version!(
 fn failures_tolerated(_: &control_plane::ControlPlaneStatus) -> Option<u32> {
     None
 }
+
+/// A 0.2 plan mints no certificates.
+fn certificates(_: &control_plane::PlanOutput) -> Vec<model::control_plane::CertificateSecret> {
+    Vec::new()
+}

@@ -10,7 +10,9 @@
 //!   carries the `join` credentials of a control plane a service runs;
 //! - `control-plane` has `reconcile-control-plane` and `delete-control-plane` for the shapes
 //!   without machines, a plan's input the Cluster's `failures-tolerated` ask, and its status
-//!   what the control plane tolerates.
+//!   what the control plane tolerates;
+//! - a hosted plan's input tells the objects the host applied (`objects`) and its answer
+//!   names the certificate Secrets the host mints (`certificates`).
 
 use wasmtime::component::Resource;
 
@@ -42,8 +44,13 @@ record! {
     }
     bootstrap::JoinCredentials { ca_certificate, token }
     control_plane::PlanInput {
-        version, replicas, members, failure_domains, endpoint, failures_tolerated,
+        version, replicas, members, failure_domains, endpoint, failures_tolerated, objects,
     }
+    control_plane::HostedObject { api_version, kind, name, ready, message, images }
+    control_plane::CertificateRequest {
+        key, authority, usage, common_name, organizations, sans, kubeconfig_server,
+    }
+    control_plane::CertificateSecret { name, certificates, materials }
     control_plane::ControlPlaneAccess { endpoint, ca_certificate, admin_kubeconfig, join_token }
 }
 
@@ -62,6 +69,17 @@ fn failures_tolerated(status: &control_plane::ControlPlaneStatus) -> Option<u32>
     status.failures_tolerated
 }
 
+/// The Secrets a hosted plan asks the host to mint.
+fn certificates(out: &control_plane::PlanOutput) -> Vec<model::control_plane::CertificateSecret> {
+    out.certificates.clone().conv()
+}
+
 cases! {
     control_plane::EtcdMembership { Unknown, Member, NotMember }
+    control_plane::CertificateAuthority { Cluster, FrontProxy, Etcd }
+    control_plane::CertificateUsage { Server, Client, Peer }
+    control_plane::SecretMaterial {
+        ClusterCaCertificate, ClusterCa, FrontProxyCaCertificate, EtcdCaCertificate,
+        ServiceAccountKeys,
+    }
 }

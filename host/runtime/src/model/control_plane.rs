@@ -61,6 +61,95 @@ pub struct PlanInput {
     /// failed, instead of a replica count (then `replicas` is 0). Told from 0.3 on.
     #[serde(default)]
     pub failures_tolerated: Option<u32>,
+    /// Hosted shape: every object the host applied for this control plane, with its
+    /// readiness. Told from 0.3 on.
+    #[serde(default)]
+    pub objects: Vec<HostedObject>,
+}
+
+/// An object the host applied to the management cluster for a hosted control plane.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostedObject {
+    /// `apps/v1` or `v1`.
+    pub api_version: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// Rolled out and ready (a Deployment or StatefulSet), or present (the other kinds).
+    pub ready: bool,
+    /// Why it is not ready, when the host can say.
+    pub message: Option<String>,
+    /// A Deployment's or StatefulSet's Pod template images (init containers first).
+    #[serde(default)]
+    pub images: Vec<String>,
+}
+
+/// The cluster CA a minted certificate chains to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CertificateAuthority {
+    /// The cluster CA.
+    Cluster,
+    /// The front-proxy CA.
+    FrontProxy,
+    /// The etcd CA.
+    Etcd,
+}
+
+/// What a minted certificate is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CertificateUsage {
+    /// TLS server authentication.
+    Server,
+    /// TLS client authentication.
+    Client,
+    /// Both (an etcd peer).
+    Peer,
+}
+
+/// One certificate the host mints into a Secret.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CertificateRequest {
+    /// Data keys `<key>.crt`, `<key>.key` (and `<key>.conf`).
+    pub key: String,
+    /// The CA it chains to.
+    pub authority: CertificateAuthority,
+    /// What it is for.
+    pub usage: CertificateUsage,
+    /// Its subject's common name.
+    pub common_name: String,
+    /// Its subject's organizations.
+    pub organizations: Vec<String>,
+    /// DNS names and IP addresses it serves.
+    pub sans: Vec<String>,
+    /// The server URL of a kubeconfig written beside it, when asked.
+    pub kubeconfig_server: Option<String>,
+}
+
+/// Material of the cluster's CAs written into a minted Secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SecretMaterial {
+    /// `ca.crt`.
+    ClusterCaCertificate,
+    /// `ca.crt` and `ca.key`.
+    ClusterCa,
+    /// `front-proxy-ca.crt`.
+    FrontProxyCaCertificate,
+    /// `etcd-ca.crt`.
+    EtcdCaCertificate,
+    /// `sa.key` and `sa.pub`.
+    ServiceAccountKeys,
+}
+
+/// A Secret the host mints from the cluster's CAs for a hosted control plane.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CertificateSecret {
+    /// The Secret's name.
+    pub name: String,
+    /// The certificates in it.
+    pub certificates: Vec<CertificateRequest>,
+    /// The CA material in it.
+    pub materials: Vec<SecretMaterial>,
 }
 
 /// A machine the host is to create.
@@ -122,6 +211,10 @@ pub struct PlanOutput {
     /// say.
     #[serde(default)]
     pub failures_tolerated: Option<u32>,
+    /// Hosted shape: the Secrets the host mints from the cluster's CAs beside the manifests.
+    /// Empty before 0.3.
+    #[serde(default)]
+    pub certificates: Vec<CertificateSecret>,
 }
 
 /// How a control plane that a service runs is reached and joined (contract 0.3's

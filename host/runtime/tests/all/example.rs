@@ -316,6 +316,7 @@ async fn control_plane_plan_steps() {
             port: 6443,
         }),
         failures_tolerated: None,
+        objects: Vec::new(),
     };
     let plan = p.plan(&c, &input).await.unwrap();
     assert_eq!(
@@ -424,6 +425,7 @@ async fn provider_errors_keep_code_retry_and_delay() {
                 failure_domains: vec![],
                 endpoint: None,
                 failures_tolerated: None,
+                objects: Vec::new(),
             },
         )
         .await

@@ -24,6 +24,7 @@ fn input(replicas: u32, members: Vec<Member>) -> PlanInput {
             port: 6443,
         }),
         failures_tolerated: None,
+        objects: Vec::new(),
     }
 }
 

@@ -193,6 +193,7 @@ pub fn plan(config: &KubeadmControlPlaneConfig, input: &PlanInput) -> Result<Pla
         replicas: members.replicas(),
         ready_replicas: members.ready(),
         up_to_date_replicas: members.up_to_date(),
+        certificates: Vec::new(),
     })
 }
 

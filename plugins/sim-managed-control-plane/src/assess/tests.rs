@@ -35,6 +35,7 @@ fn input(minor: u32) -> PlanInput {
         failure_domains: Vec::new(),
         endpoint: None,
         failures_tolerated: None,
+        objects: Vec::new(),
     }
 }
 

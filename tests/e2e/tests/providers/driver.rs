@@ -253,6 +253,7 @@ impl Driver {
             failure_domains: self.failure_domains(),
             endpoint: self.infrastructure.as_ref().map(|_| self.endpoint()),
             failures_tolerated: None,
+            objects: Vec::new(),
         };
         let config = self.control_plane_config.clone();
         let ctx = self.ctx(&config, &format!("{}-plan", self.cluster.uid));

@@ -409,6 +409,7 @@ impl ControlPlane for Broken {
             replicas: members,
             ready_replicas: members,
             up_to_date_replicas: members,
+            certificates: Vec::new(),
         })
     }
 }

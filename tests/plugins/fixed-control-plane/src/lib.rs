@@ -57,6 +57,7 @@ impl ControlPlane for FixedControlPlane {
             replicas: count(live.len()),
             ready_replicas: count(ready),
             up_to_date_replicas: count(live.len()),
+            certificates: Vec::new(),
         })
     }
 }

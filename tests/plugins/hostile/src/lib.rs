@@ -339,6 +339,7 @@ impl ControlPlane for Hostile {
             replicas: live,
             ready_replicas: live,
             up_to_date_replicas: live,
+            certificates: Vec::new(),
         };
         match ctx.config {
             Behaviour::GarbageText => {

@@ -4,33 +4,15 @@
 
 use capw_reconcile::{EtcdView, PlanStep, PlanView, ServiceView, WorkloadView, node_ready};
 use capw_runtime::control_plane::{EtcdMembership, Member, PlanInput, Step};
-use capw_runtime::types::{Condition, Deletion, KubernetesVersion, MachineRef};
+use capw_runtime::types::{Deletion, MachineRef};
 
 use crate::objects::kubeconfig::kubeconfig_object;
-use crate::objects::{
-    InfrastructureRecord, SERVICE_CA_ITEM, SERVICE_JOIN_TOKEN_ITEM, SecretItems, secret_object,
-};
+use crate::objects::{SERVICE_CA_ITEM, SERVICE_JOIN_TOKEN_ITEM, SecretItems, secret_object};
 
-use crate::pass::convert::{core_version, wit_version};
-use crate::pass::env::{Env, context};
+use crate::pass::convert::wit_version;
+use crate::pass::env::{Env, ProviderStatus, ServiceOutcome, context, desired_control_plane};
 use crate::pass::note::ActionNote;
 use crate::pass::snapshot::{Snapshot, control_plane_changes, machine_view};
-
-/// What the provider said of the control plane beside its step, for the Cluster's status.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct ProviderStatus {
-    /// The control plane serves requests, as the provider sees it (`None` from 0.1).
-    pub ready: Option<bool>,
-    /// The version it runs, when the provider knows it; during an upgrade, the oldest.
-    pub version: Option<KubernetesVersion>,
-    /// The provider's conditions, unprefixed.
-    pub conditions: Vec<Condition>,
-    /// How many members may fail with the control plane still serving, as the provider says.
-    pub failures_tolerated: Option<u32>,
-    /// The unhealthy member this plan takes out to replace it, as the Cluster records it; set
-    /// by the pass when the step removes a member it was told to replace.
-    pub remediated: Option<capw_reconcile::LastRemediation>,
-}
 
 /// Whether the cluster's control-plane provider is told what makes a member out of date
 /// besides its version (contract 0.3 on), and so rolls a changed machine-shaping input.
@@ -50,30 +32,6 @@ pub(crate) fn rolls_inputs(env: &Env, s: &Snapshot) -> bool {
 /// The condition the control plane's calls report on.
 const COND: &str = "ControlPlaneReady";
 
-/// The desired control plane of `s`, its loaded provider and its version; a note (done when
-/// the cluster has no valid desired state) otherwise.
-fn desired_control_plane<'s>(
-    env: &Env,
-    s: &'s Snapshot,
-) -> Result<
-    (
-        &'s capw_topology::DesiredState,
-        std::sync::Arc<crate::providers::LoadedProvider>,
-        capw_reconcile::Version,
-    ),
-    ActionNote,
-> {
-    let Ok(desired) = &s.desired else {
-        return Err(ActionNote::done());
-    };
-    let cp = &desired.control_plane;
-    let provider = env.provider(&cp.config, COND)?;
-    let version = core_version(&cp.version).ok_or_else(|| {
-        ActionNote::host_failed(COND, "InvalidVersion", format!("version {:?}", cp.version))
-    })?;
-    Ok((desired, provider, version))
-}
-
 /// `PlanControlPlane`: the control-plane provider's next step for the current members.
 ///
 /// A member is `ready` when its machine runs and, where the host observes the workload
@@ -92,7 +50,7 @@ pub(crate) async fn plan(
     etcd: &EtcdView,
     remediate: &[(String, String)],
 ) -> Result<(PlanView, ProviderStatus), ActionNote> {
-    let (desired, provider, version) = desired_control_plane(env, s)?;
+    let (desired, provider, version) = desired_control_plane(env, s, COND)?;
     let cp = &desired.control_plane;
     let members = s
         .machines
@@ -139,6 +97,7 @@ pub(crate) async fn plan(
             .and_then(|r| r.endpoint.as_ref())
             .map(|_| s.endpoint()),
         failures_tolerated: cp.failures_tolerated,
+        objects: Vec::new(),
     };
     let ctx = context(s, &provider, &cp.config.config, &format!("{}-plan", s.uid));
     let out = provider
@@ -207,7 +166,7 @@ pub(crate) async fn reconcile_service(
     env: &Env,
     s: &Snapshot,
 ) -> Result<(ServiceView, ProviderStatus, ActionNote), ActionNote> {
-    let (desired, provider, version) = desired_control_plane(env, s)?;
+    let (desired, provider, version) = desired_control_plane(env, s, COND)?;
     let cp = &desired.control_plane;
     let input = PlanInput {
         version: wit_version(version),
@@ -218,6 +177,7 @@ pub(crate) async fn reconcile_service(
             .unwrap_or_default(),
         endpoint: None,
         failures_tolerated: cp.failures_tolerated,
+        objects: Vec::new(),
     };
     let ctx = context(s, &provider, &cp.config.config, &service_key(s));
     let out = provider
@@ -238,52 +198,17 @@ pub(crate) async fn reconcile_service(
         stored = store_access(env, s, access).await?;
     }
     let ready = plan.ready.unwrap_or(false);
-    let record = capw_api::ServiceControlPlane {
-        // Settled but not ready: the provider asks nothing more of the service, which does
-        // not serve (it failed); its conditions say why.
-        state: match (settled, ready) {
-            (true, true) => "Ready",
-            (true, false) => "NotReady",
-            (false, _) => "InProgress",
-        }
-        .into(),
-        endpoint,
-        initialized: plan.initialized,
-        ready,
-        version: plan.version.as_ref().map(core_version_text),
-        replicas: plan.replicas,
-        ready_replicas: plan.ready_replicas,
-        up_to_date_replicas: plan.up_to_date_replicas,
-        failures_tolerated: plan.failures_tolerated,
-        message,
+    // Settled but not ready: the provider asks nothing more of the service, which does not
+    // serve (it failed); its conditions say why.
+    let state = match (settled, ready) {
+        (true, true) => "Ready",
+        (true, false) => "NotReady",
+        (false, _) => "InProgress",
     };
-    record_service(env, s, record).await?;
-    let view = ServiceView {
-        settled,
-        initialized: plan.initialized,
-        ready,
-        version: plan
-            .version
-            .as_ref()
-            .and_then(|v| core_version(&core_version_text(v))),
-        replicas: plan.replicas,
-        ready_replicas: plan.ready_replicas,
-        up_to_date_replicas: plan.up_to_date_replicas,
-        access: stored,
-    };
-    let status = ProviderStatus {
-        ready: plan.ready,
-        version: plan.version,
-        conditions: plan.conditions,
-        failures_tolerated: plan.failures_tolerated,
-        remediated: None,
-    };
+    let outcome = ServiceOutcome::new(plan, state, (settled, ready, stored), endpoint, message);
+    env.record_service(s, outcome.record).await?;
+    let (view, status) = (outcome.view, outcome.status);
     Ok((view, status, note))
-}
-
-/// `vX.Y.Z`.
-fn core_version_text(v: &KubernetesVersion) -> String {
-    format!("v{}.{}.{}", v.major, v.minor, v.patch)
 }
 
 /// Stores the service's access where the cluster's other providers and people find it, each
@@ -334,29 +259,6 @@ async fn store_access(
     Ok(true)
 }
 
-/// Records what the provider said of the service's control plane in the cluster's
-/// `ClusterInfrastructure` object, when it changed.
-async fn record_service(
-    env: &Env,
-    s: &Snapshot,
-    service: capw_api::ServiceControlPlane,
-) -> Result<(), ActionNote> {
-    let mut record = s
-        .infrastructure
-        .clone()
-        .unwrap_or_else(|| InfrastructureRecord {
-            cluster_uid: s.uid.clone(),
-            ..InfrastructureRecord::default()
-        });
-    if record.control_plane.as_ref() == Some(&service) {
-        return Ok(());
-    }
-    record.control_plane = Some(service);
-    env.store_infrastructure_record(s, &record)
-        .await
-        .map_err(|e| Env::store_failed("ControlPlaneReady", &e))
-}
-
 /// `DeleteControlPlane`: call `delete-control-plane` until the service's control plane is
 /// gone, then record it deleted.
 pub(crate) async fn delete_service(env: &Env, s: &Snapshot) -> ActionNote {
@@ -380,7 +282,7 @@ pub(crate) async fn delete_service(env: &Env, s: &Snapshot) -> ActionNote {
                 state: "Deleted".into(),
                 ..kept.unwrap_or_default()
             };
-            record_service(env, s, record)
+            env.record_service(s, record)
                 .await
                 .err()
                 .unwrap_or_else(ActionNote::done)

@@ -11,6 +11,7 @@ pub(crate) mod etcd;
 pub(crate) mod finalizer;
 pub(crate) mod health;
 pub(crate) mod hooks;
+pub(crate) mod hosted;
 pub(crate) mod infrastructure;
 pub(crate) mod join_token;
 pub(crate) mod kubeconfig;

@@ -112,6 +112,7 @@ impl Sim {
                 port: 6443,
             }),
             failures_tolerated: self.failures_tolerated,
+            objects: Vec::new(),
         }
     }
 

@@ -1,0 +1,683 @@
+//! A hosted control plane's objects in the management cluster (contract 0.3, the hosted
+//! shape): the checks every object of a plan passes before anything of it is applied, how
+//! ready each applied object is as the plan is told it, and the cluster's CAs the host makes
+//! and mints the plan's certificate Secrets from, so that no CA key enters a sandbox.
+//!
+//! Every function here is pure (certificate minting draws random keys): the action
+//! (`pass::actions::hosted`) reads and writes.
+
+use std::collections::BTreeSet;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use capw_runtime::control_plane::{
+    CertificateAuthority, CertificateRequest, CertificateSecret, CertificateUsage, SecretMaterial,
+};
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+
+use super::SecretItems;
+use crate::store::management::{HOSTED_KINDS, ObjectRef};
+
+/// The annotation holding the digest of an object as the plan answered it: an object whose
+/// digest is unchanged is not applied again.
+pub const APPLIED_DIGEST_ANNOTATION: &str = "capw.dev/applied-digest";
+
+/// The cluster secrets' items of the CAs the host makes for a hosted control plane (kubeadm's
+/// file names). `ca.crt` is also what workers' joins pin.
+pub const CLUSTER_CA_CERT: &str = "ca.crt";
+/// The cluster CA's key.
+pub const CLUSTER_CA_KEY: &str = "ca.key";
+/// The front-proxy CA.
+pub const FRONT_PROXY_CA_CERT: &str = "front-proxy-ca.crt";
+/// The front-proxy CA's key.
+pub const FRONT_PROXY_CA_KEY: &str = "front-proxy-ca.key";
+/// The etcd CA.
+pub const ETCD_CA_CERT: &str = "etcd/ca.crt";
+/// The etcd CA's key.
+pub const ETCD_CA_KEY: &str = "etcd/ca.key";
+/// The service-account signing key.
+pub const SA_KEY: &str = "sa.key";
+/// Its public half.
+pub const SA_PUB: &str = "sa.pub";
+
+const CA_ITEMS: [&str; 8] = [
+    CLUSTER_CA_CERT,
+    CLUSTER_CA_KEY,
+    FRONT_PROXY_CA_CERT,
+    FRONT_PROXY_CA_KEY,
+    ETCD_CA_CERT,
+    ETCD_CA_KEY,
+    SA_KEY,
+    SA_PUB,
+];
+
+/// How long the host's CAs are valid (kubeadm's ten years).
+const CA_DAYS: i64 = 3650;
+/// How long a minted certificate is valid (kubeadm's one year).
+const CERT_DAYS: i64 = 365;
+
+/// Checks every manifest of a hosted plan and reads it as JSON, in the Cluster's namespace.
+///
+/// An object is refused, and with it the whole answer, when it is not YAML of one object,
+/// not one of [`HOSTED_KINDS`], in another namespace than `namespace`, not named with
+/// `cluster` and a dash first, or named twice; `certificates` are Secrets of the plan too,
+/// checked for their names the same way.
+///
+/// # Errors
+///
+/// What is wrong, naming the object by its place in the answer, its kind and name; never its
+/// content.
+pub fn check_plan_objects(
+    manifests: &[String],
+    certificates: &[CertificateSecret],
+    namespace: &str,
+    cluster: &str,
+) -> Result<Vec<Value>, String> {
+    let prefix = format!("{cluster}-");
+    let allowed = || "apps/v1 Deployment or StatefulSet, v1 Service, Secret or ConfigMap (contract 0.3, the hosted shape)";
+    let mut seen = BTreeSet::new();
+    let mut objects = Vec::with_capacity(manifests.len());
+    for (i, manifest) in manifests.iter().enumerate() {
+        let at = format!("apply-manifests[{i}]");
+        let mut value = capw_api::parse_document(manifest).map_err(|e| format!("{at}: {e}"))?;
+        let (Some(api_version), Some(kind)) = (
+            value.get("apiVersion").and_then(Value::as_str),
+            value.get("kind").and_then(Value::as_str),
+        ) else {
+            return Err(format!(
+                "{at}: not an object: `apiVersion` and `kind` are required"
+            ));
+        };
+        let name = value.pointer("/metadata/name").and_then(Value::as_str);
+        let what = format!(
+            "{at} ({api_version} {kind} {})",
+            name.unwrap_or("without a name")
+        );
+        if !HOSTED_KINDS.contains(&(api_version, kind)) {
+            return Err(format!(
+                "{what}: not a kind a hosted control plane may apply: {}",
+                allowed()
+            ));
+        }
+        let Some(name) = name else {
+            return Err(format!("{what}: metadata.name is required"));
+        };
+        if !name.starts_with(&prefix) {
+            return Err(format!(
+                "{what}: metadata.name must start with the Cluster's name and a dash ({prefix})"
+            ));
+        }
+        if let Some(problem) = capw_api::names::subdomain_problem(name, capw_api::names::MAX_NAME) {
+            return Err(format!("{what}: metadata.name {problem}"));
+        }
+        match value.pointer("/metadata/namespace") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(ns)) if ns == namespace => {}
+            Some(other) => {
+                return Err(format!(
+                    "{what}: metadata.namespace is {other}; a hosted control plane's objects \
+                     live in the Cluster's namespace {namespace:?}"
+                ));
+            }
+        }
+        let reference = ObjectRef {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+        };
+        if !seen.insert(reference) {
+            return Err(format!("{what}: named twice in the answer"));
+        }
+        value["metadata"]["namespace"] = Value::String(namespace.to_owned());
+        objects.push(value);
+    }
+    for (i, secret) in certificates.iter().enumerate() {
+        let what = format!("certificates[{i}] (v1 Secret {})", secret.name);
+        if !secret.name.starts_with(&prefix) {
+            return Err(format!(
+                "{what}: the name must start with the Cluster's name and a dash ({prefix})"
+            ));
+        }
+        if let Some(problem) =
+            capw_api::names::subdomain_problem(&secret.name, capw_api::names::MAX_NAME)
+        {
+            return Err(format!("{what}: the name {problem}"));
+        }
+        if !seen.insert(secret_ref(&secret.name)) {
+            return Err(format!("{what}: named twice in the answer"));
+        }
+        let mut keys = BTreeSet::new();
+        for (j, c) in secret.certificates.iter().enumerate() {
+            if let Some(problem) = capw_api::names::label_problem(&c.key) {
+                return Err(format!("{what}: certificates[{j}].key {problem}"));
+            }
+            if !keys.insert(c.key.as_str()) {
+                return Err(format!(
+                    "{what}: certificates[{j}].key {:?} is named twice",
+                    c.key
+                ));
+            }
+        }
+    }
+    Ok(objects)
+}
+
+/// The reference of the Secret named `name`.
+pub fn secret_ref(name: &str) -> ObjectRef {
+    ObjectRef {
+        api_version: "v1".into(),
+        kind: "Secret".into(),
+        name: name.into(),
+    }
+}
+
+/// The digest of an object as answered (or a certificate Secret's request): what
+/// [`APPLIED_DIGEST_ANNOTATION`] holds once it is applied.
+pub fn digest(value: &impl serde::Serialize) -> String {
+    let bytes = serde_json::to_vec(value).unwrap_or_default();
+    hex::encode(Sha256::digest(&bytes))
+}
+
+/// `object` with its digest annotation, ready to apply.
+pub fn annotated(mut object: Value, digest: &str) -> Value {
+    let metadata = &mut object["metadata"];
+    if !metadata["annotations"].is_object() {
+        metadata["annotations"] = json!({});
+    }
+    metadata["annotations"][APPLIED_DIGEST_ANNOTATION] = Value::String(digest.to_owned());
+    object
+}
+
+/// The digest an applied object carries, if any.
+pub fn applied_digest(object: &Value) -> Option<&str> {
+    object
+        .pointer("/metadata/annotations")?
+        .get(APPLIED_DIGEST_ANNOTATION)?
+        .as_str()
+}
+
+/// Whether an applied object is ready, and why not: a Deployment or StatefulSet once its
+/// controller observed its generation and every desired replica is updated and ready
+/// (available); any other kind once it exists.
+pub fn readiness(object: &Value) -> (bool, Option<String>) {
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    if kind != "Deployment" && kind != "StatefulSet" {
+        return (true, None);
+    }
+    let number = |pointer: &str| object.pointer(pointer).and_then(Value::as_i64);
+    let want = number("/spec/replicas").unwrap_or(1);
+    let generation = number("/metadata/generation").unwrap_or(0);
+    let observed = number("/status/observedGeneration").unwrap_or(0);
+    if observed < generation {
+        return (
+            false,
+            Some(format!(
+                "its controller has not observed generation {generation} yet"
+            )),
+        );
+    }
+    let updated = number("/status/updatedReplicas").unwrap_or(0);
+    let (ready, word) = if kind == "Deployment" {
+        (
+            number("/status/availableReplicas").unwrap_or(0),
+            "available",
+        )
+    } else {
+        (number("/status/readyReplicas").unwrap_or(0), "ready")
+    };
+    let total = number("/status/replicas").unwrap_or(0);
+    if updated >= want && ready >= want && total <= want {
+        (true, None)
+    } else {
+        (
+            false,
+            Some(format!(
+                "{ready}/{want} {word}, {updated}/{want} updated, {total} in all"
+            )),
+        )
+    }
+}
+
+/// A certificate authority as PEM.
+struct Ca {
+    cert: String,
+    key: String,
+}
+
+impl Ca {
+    fn issuer(&self) -> Result<rcgen::Issuer<'static, rcgen::KeyPair>, String> {
+        let key = rcgen::KeyPair::from_pem(&self.key)
+            .map_err(|_| "a CA key of the cluster's secrets does not parse".to_string())?;
+        rcgen::Issuer::from_ca_cert_pem(&self.cert, key)
+            .map_err(|_| "a CA certificate of the cluster's secrets does not parse".to_string())
+    }
+}
+
+/// The cluster's CAs and service-account key pair, as the host keeps them with the cluster's
+/// secrets.
+pub struct ClusterCas {
+    cluster: Ca,
+    front_proxy: Ca,
+    etcd: Ca,
+    sa_key: String,
+    sa_pub: String,
+}
+
+impl ClusterCas {
+    /// New CAs for cluster `cluster`, as the items the cluster's secrets keep.
+    ///
+    /// # Errors
+    ///
+    /// When the key generator fails.
+    pub fn generate(cluster: &str) -> Result<SecretItems, String> {
+        let ca = |cn: &str| -> Result<Ca, String> {
+            let key = new_key()?;
+            let mut params = rcgen::CertificateParams::default();
+            params
+                .distinguished_name
+                .push(rcgen::DnType::CommonName, cn.to_owned());
+            params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+            params.key_usages = vec![
+                rcgen::KeyUsagePurpose::KeyCertSign,
+                rcgen::KeyUsagePurpose::CrlSign,
+                rcgen::KeyUsagePurpose::DigitalSignature,
+            ];
+            validity(&mut params, CA_DAYS);
+            let cert = params
+                .self_signed(&key)
+                .map_err(|e| format!("a CA certificate for {cluster}: {e}"))?;
+            Ok(Ca {
+                cert: cert.pem(),
+                key: key.serialize_pem(),
+            })
+        };
+        let cluster_ca = ca("kubernetes")?;
+        let front_proxy = ca("front-proxy-ca")?;
+        let etcd = ca("etcd-ca")?;
+        let sa = new_key()?;
+        Ok(vec![
+            (CLUSTER_CA_CERT.into(), cluster_ca.cert.into_bytes()),
+            (CLUSTER_CA_KEY.into(), cluster_ca.key.into_bytes()),
+            (FRONT_PROXY_CA_CERT.into(), front_proxy.cert.into_bytes()),
+            (FRONT_PROXY_CA_KEY.into(), front_proxy.key.into_bytes()),
+            (ETCD_CA_CERT.into(), etcd.cert.into_bytes()),
+            (ETCD_CA_KEY.into(), etcd.key.into_bytes()),
+            (SA_KEY.into(), sa.serialize_pem().into_bytes()),
+            (SA_PUB.into(), sa.public_key_pem().into_bytes()),
+        ])
+    }
+
+    /// The CAs among a cluster's secrets; `None` when any is missing.
+    pub fn from_items(items: &SecretItems) -> Option<ClusterCas> {
+        let item = |name: &str| {
+            items
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, v)| String::from_utf8(v.clone()).ok())
+        };
+        if CA_ITEMS.iter().any(|name| item(name).is_none()) {
+            return None;
+        }
+        Some(ClusterCas {
+            cluster: Ca {
+                cert: item(CLUSTER_CA_CERT)?,
+                key: item(CLUSTER_CA_KEY)?,
+            },
+            front_proxy: Ca {
+                cert: item(FRONT_PROXY_CA_CERT)?,
+                key: item(FRONT_PROXY_CA_KEY)?,
+            },
+            etcd: Ca {
+                cert: item(ETCD_CA_CERT)?,
+                key: item(ETCD_CA_KEY)?,
+            },
+            sa_key: item(SA_KEY)?,
+            sa_pub: item(SA_PUB)?,
+        })
+    }
+
+    /// The digest a certificate Secret's request is applied under: the request and the CAs'
+    /// certificates, so new CAs mint it again.
+    pub fn request_digest(&self, secret: &CertificateSecret) -> String {
+        digest(&(
+            secret,
+            &self.cluster.cert,
+            &self.front_proxy.cert,
+            &self.etcd.cert,
+        ))
+    }
+
+    /// The Secret `secret` asks for, in `namespace`, minted now: each certificate and its key
+    /// (and kubeconfig), each material.
+    ///
+    /// # Errors
+    ///
+    /// A SAN that is neither a DNS name nor an IP address, or a CA that does not sign.
+    pub fn mint(&self, secret: &CertificateSecret, namespace: &str) -> Result<Value, String> {
+        let mut data = serde_json::Map::new();
+        let mut put = |key: String, value: &str| {
+            data.insert(key, Value::String(STANDARD.encode(value)));
+        };
+        for (j, request) in secret.certificates.iter().enumerate() {
+            let (cert, key) = self
+                .certificate(request)
+                .map_err(|e| format!("certificates[{j}] ({}): {e}", request.key))?;
+            if let Some(server) = &request.kubeconfig_server {
+                let user = &request.common_name;
+                put(
+                    format!("{}.conf", request.key),
+                    &kubeconfig(server, &self.cluster.cert, user, &cert, &key),
+                );
+            }
+            put(format!("{}.crt", request.key), &cert);
+            put(format!("{}.key", request.key), &key);
+        }
+        for material in &secret.materials {
+            match material {
+                SecretMaterial::ClusterCaCertificate => put("ca.crt".into(), &self.cluster.cert),
+                SecretMaterial::ClusterCa => {
+                    put("ca.crt".into(), &self.cluster.cert);
+                    put("ca.key".into(), &self.cluster.key);
+                }
+                SecretMaterial::FrontProxyCaCertificate => {
+                    put("front-proxy-ca.crt".into(), &self.front_proxy.cert);
+                }
+                SecretMaterial::EtcdCaCertificate => put("etcd-ca.crt".into(), &self.etcd.cert),
+                SecretMaterial::ServiceAccountKeys => {
+                    put("sa.key".into(), &self.sa_key);
+                    put("sa.pub".into(), &self.sa_pub);
+                }
+            }
+        }
+        Ok(json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": secret.name, "namespace": namespace},
+            "type": "Opaque",
+            "data": data,
+        }))
+    }
+
+    /// One certificate and its key (PEM), signed by the CA the request names.
+    fn certificate(&self, request: &CertificateRequest) -> Result<(String, String), String> {
+        let ca = match request.authority {
+            CertificateAuthority::Cluster => &self.cluster,
+            CertificateAuthority::FrontProxy => &self.front_proxy,
+            CertificateAuthority::Etcd => &self.etcd,
+        };
+        let issuer = ca.issuer()?;
+        let key = new_key()?;
+        let mut params = rcgen::CertificateParams::default();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, request.common_name.clone());
+        for o in &request.organizations {
+            params
+                .distinguished_name
+                .push(rcgen::DnType::OrganizationName, o.clone());
+        }
+        for san in &request.sans {
+            let name =
+                match san.parse::<std::net::IpAddr>() {
+                    Ok(ip) => rcgen::SanType::IpAddress(ip),
+                    Err(_) => rcgen::SanType::DnsName(san.clone().try_into().map_err(|_| {
+                        format!("SAN {san:?} is neither a DNS name nor an IP address")
+                    })?),
+                };
+            params.subject_alt_names.push(name);
+        }
+        params.key_usages = vec![
+            rcgen::KeyUsagePurpose::DigitalSignature,
+            rcgen::KeyUsagePurpose::KeyEncipherment,
+        ];
+        params.extended_key_usages = match request.usage {
+            CertificateUsage::Server => vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth],
+            CertificateUsage::Client => vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth],
+            CertificateUsage::Peer => vec![
+                rcgen::ExtendedKeyUsagePurpose::ServerAuth,
+                rcgen::ExtendedKeyUsagePurpose::ClientAuth,
+            ],
+        };
+        validity(&mut params, CERT_DAYS);
+        let cert = params
+            .signed_by(&key, &issuer)
+            .map_err(|e| format!("the CA does not sign it: {e}"))?;
+        Ok((cert.pem(), key.serialize_pem()))
+    }
+
+    /// An admin kubeconfig for `server`: a client certificate of `system:masters` from the
+    /// cluster CA.
+    ///
+    /// # Errors
+    ///
+    /// When the CA does not sign.
+    pub fn admin_kubeconfig(&self, cluster: &str, server: &str) -> Result<String, String> {
+        let request = CertificateRequest {
+            key: "admin".into(),
+            authority: CertificateAuthority::Cluster,
+            usage: CertificateUsage::Client,
+            common_name: "kubernetes-admin".into(),
+            organizations: vec!["system:masters".into()],
+            sans: Vec::new(),
+            kubeconfig_server: None,
+        };
+        let (cert, key) = self.certificate(&request)?;
+        Ok(kubeconfig(
+            server,
+            &self.cluster.cert,
+            &format!("{cluster}-admin"),
+            &cert,
+            &key,
+        ))
+    }
+}
+
+/// A new ECDSA P-256 key.
+fn new_key() -> Result<rcgen::KeyPair, String> {
+    rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)
+        .map_err(|e| format!("a new key: {e}"))
+}
+
+/// Valid from five minutes ago (clock skew) for `days`.
+fn validity(params: &mut rcgen::CertificateParams, days: i64) {
+    let now = time::OffsetDateTime::now_utc();
+    params.not_before = now - time::Duration::minutes(5);
+    params.not_after = now + time::Duration::days(days);
+}
+
+/// A kubeconfig (JSON, which every kubeconfig reader takes as YAML) for `server` trusting
+/// `ca` and authenticating as `user` with a client certificate.
+fn kubeconfig(server: &str, ca: &str, user: &str, cert: &str, key: &str) -> String {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "cluster", "cluster": {
+            "server": server,
+            "certificate-authority-data": STANDARD.encode(ca),
+        }}],
+        "users": [{"name": user, "user": {
+            "client-certificate-data": STANDARD.encode(cert),
+            "client-key-data": STANDARD.encode(key),
+        }}],
+        "contexts": [{"name": user, "context": {"cluster": "cluster", "user": user}}],
+        "current-context": user,
+    })
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deployment(name: &str) -> String {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  replicas: 2\n"
+        )
+    }
+
+    #[test]
+    fn allowed_objects_pass_and_land_in_the_clusters_namespace() {
+        let objects = check_plan_objects(&[deployment("alpha-api")], &[], "team", "alpha").unwrap();
+        assert_eq!(objects[0]["metadata"]["namespace"], "team");
+    }
+
+    #[test]
+    fn each_refusal_names_the_object() {
+        let cases = [
+            (
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: alpha-x\n",
+                "apply-manifests[0] (rbac.authorization.k8s.io/v1 RoleBinding alpha-x): not a kind",
+            ),
+            (
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: alpha-ns\n",
+                "(v1 Namespace alpha-ns): not a kind",
+            ),
+            (
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: alpha-c\n  namespace: kube-system\n",
+                "metadata.namespace is \"kube-system\"",
+            ),
+            (
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: beta-c\n",
+                "(v1 ConfigMap beta-c): metadata.name must start with the Cluster's name and a dash (alpha-)",
+            ),
+            ("- 1\n- 2\n", "not an object"),
+        ];
+        for (manifest, want) in cases {
+            let err = check_plan_objects(&[manifest.to_owned()], &[], "team", "alpha").unwrap_err();
+            assert!(err.contains(want), "{manifest}: {err}");
+        }
+        let twice = check_plan_objects(
+            &[deployment("alpha-a"), deployment("alpha-a")],
+            &[],
+            "team",
+            "alpha",
+        )
+        .unwrap_err();
+        assert!(
+            twice.contains("apply-manifests[1]") && twice.contains("named twice"),
+            "{twice}"
+        );
+    }
+
+    #[test]
+    fn a_certificate_secret_is_checked_like_an_object() {
+        let secret = |name: &str| CertificateSecret {
+            name: name.into(),
+            certificates: Vec::new(),
+            materials: Vec::new(),
+        };
+        let err = check_plan_objects(&[], &[secret("other-certs")], "team", "alpha").unwrap_err();
+        assert!(
+            err.contains("certificates[0] (v1 Secret other-certs)"),
+            "{err}"
+        );
+        let clash = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: alpha-certs\n".to_owned();
+        let err =
+            check_plan_objects(&[clash], &[secret("alpha-certs")], "team", "alpha").unwrap_err();
+        assert!(err.contains("named twice"), "{err}");
+    }
+
+    #[test]
+    fn readiness_follows_the_rollout() {
+        let d = |status: Value| json!({"kind": "Deployment", "metadata": {"generation": 2}, "spec": {"replicas": 2}, "status": status});
+        assert!(!readiness(&d(json!({}))).0);
+        let stale = d(
+            json!({"observedGeneration": 1, "updatedReplicas": 2, "availableReplicas": 2, "replicas": 2}),
+        );
+        assert!(!readiness(&stale).0);
+        let rolling = d(
+            json!({"observedGeneration": 2, "updatedReplicas": 1, "availableReplicas": 2, "replicas": 3}),
+        );
+        let (ready, why) = readiness(&rolling);
+        assert!(!ready);
+        assert_eq!(why.unwrap(), "2/2 available, 1/2 updated, 3 in all");
+        let done = d(
+            json!({"observedGeneration": 2, "updatedReplicas": 2, "availableReplicas": 2, "replicas": 2}),
+        );
+        assert_eq!(readiness(&done), (true, None));
+        assert!(readiness(&json!({"kind": "Service"})).0);
+    }
+
+    #[test]
+    fn images_are_read_init_containers_first() {
+        let images = capw_api::pod_template_images;
+        let d = json!({"kind": "StatefulSet", "spec": {"template": {"spec": {
+            "containers": [{"name": "etcd", "image": "registry.k8s.io/etcd:3.6.5-0"}],
+            "initContainers": [{"name": "init", "image": "busybox:1"}],
+        }}}});
+        assert_eq!(images(&d), ["busybox:1", "registry.k8s.io/etcd:3.6.5-0"]);
+        assert!(images(&json!({"kind": "Service", "spec": {}})).is_empty());
+    }
+
+    #[test]
+    fn minted_certificates_chain_to_the_clusters_ca_and_carry_no_ca_key_unasked() {
+        let items = ClusterCas::generate("alpha").unwrap();
+        let cas = ClusterCas::from_items(&items).unwrap();
+        let secret = CertificateSecret {
+            name: "alpha-apiserver-certs".into(),
+            certificates: vec![CertificateRequest {
+                key: "apiserver".into(),
+                authority: CertificateAuthority::Cluster,
+                usage: CertificateUsage::Server,
+                common_name: "kube-apiserver".into(),
+                organizations: Vec::new(),
+                sans: vec!["alpha-apiserver.team.svc".into(), "10.96.0.1".into()],
+                kubeconfig_server: None,
+            }],
+            materials: vec![SecretMaterial::ClusterCaCertificate],
+        };
+        let object = cas.mint(&secret, "team").unwrap();
+        let data = object["data"].as_object().unwrap();
+        let keys: Vec<&str> = data.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["apiserver.crt", "apiserver.key", "ca.crt"]);
+        let decode = |k: &str| {
+            String::from_utf8(STANDARD.decode(data[k].as_str().unwrap()).unwrap()).unwrap()
+        };
+        assert_eq!(decode("ca.crt").as_bytes(), items[0].1.as_slice());
+        let (_, cert_pem) =
+            x509_parser::pem::parse_x509_pem(decode("apiserver.crt").as_bytes()).unwrap();
+        let cert = cert_pem.parse_x509().unwrap();
+        let (_, ca_pem) = x509_parser::pem::parse_x509_pem(&items[0].1).unwrap();
+        let ca = ca_pem.parse_x509().unwrap();
+        assert_eq!(cert.issuer(), ca.subject());
+        cert.verify_signature(Some(ca.public_key())).unwrap();
+        let sans: Vec<String> = cert
+            .subject_alternative_name()
+            .unwrap()
+            .unwrap()
+            .value
+            .general_names
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        assert_eq!(
+            sans,
+            [
+                "DNSName(alpha-apiserver.team.svc)",
+                "IPAddress(0a:60:00:01)"
+            ]
+        );
+        // Another CA does not verify it.
+        let other = ClusterCas::generate("beta").unwrap();
+        let (_, other_pem) = x509_parser::pem::parse_x509_pem(&other[0].1).unwrap();
+        let other_ca = other_pem.parse_x509().unwrap();
+        assert!(cert.verify_signature(Some(other_ca.public_key())).is_err());
+        // Unasked, the CA key is not there.
+        assert!(data.get("ca.key").is_none());
+        // Asked for, the CA key is there.
+        let with_key = CertificateSecret {
+            materials: vec![SecretMaterial::ClusterCa],
+            ..secret.clone()
+        };
+        let object = cas.mint(&with_key, "team").unwrap();
+        assert!(object["data"].get("ca.key").is_some());
+        // A changed request or new CAs change the digest it is applied under.
+        let other = CertificateSecret {
+            name: "alpha-apiserver-certs".into(),
+            ..with_key.clone()
+        };
+        assert_eq!(cas.request_digest(&other), cas.request_digest(&with_key));
+        assert_ne!(cas.request_digest(&secret), cas.request_digest(&with_key));
+    }
+}

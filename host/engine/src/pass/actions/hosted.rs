@@ -1,0 +1,366 @@
+//! The hosted control plane (contract 0.3): `ReconcileControlPlane` and `DeleteControlPlane`
+//! for a control-plane provider that declares the hosted shape, whose control plane runs as
+//! Pods of the management cluster.
+//!
+//! The provider only plans: its `plan` answers every object the control plane consists of
+//! (`apply-manifests`) and the certificate Secrets it needs (`certificates`). The host checks
+//! them all before it applies any ([`check_plan_objects`]), mints the Secrets from the
+//! cluster's CAs, which it made and keeps, applies what changed through the
+//! [`ManagementCluster`](crate::store::ManagementCluster), deletes what it applied before
+//! that the answer no longer holds, and tells the plan each object's readiness on the next
+//! pass. Where there is no management cluster (the local mode) the shape is refused.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use capw_reconcile::ServiceView;
+use capw_runtime::control_plane::{CertificateSecret, HostedObject, PlanInput, Step};
+
+use crate::objects::hosted::{
+    ClusterCas, annotated, applied_digest, check_plan_objects, digest, readiness, secret_ref,
+};
+use crate::objects::kubeconfig::kubeconfig_object;
+use crate::objects::secret_object;
+use crate::pass::convert::wit_version;
+use crate::pass::env::{Env, ProviderStatus, ServiceOutcome, context, desired_control_plane};
+use crate::pass::note::ActionNote;
+use crate::pass::snapshot::Snapshot;
+use crate::store::{ManagementCluster, ObjectRef, Owner};
+
+/// The condition the hosted control plane's work reports on.
+const COND: &str = "ControlPlaneReady";
+
+/// How soon a pass looks again while applied objects roll out.
+const ROLLOUT_POLL: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Why the local mode refuses the hosted shape (also said at admission).
+pub(crate) const NO_MANAGEMENT_CLUSTER: &str = "a hosted control plane runs as Pods of a \
+     management cluster, and the local mode has none: run this class with `capw controller` in \
+     a Kubernetes cluster, or choose a machines or managed control-plane provider \
+     (docs/control-plane-shapes.md)";
+
+/// The Cluster of `s` as the owner of its hosted objects.
+fn owner(s: &Snapshot) -> Owner {
+    Owner {
+        api_version: capw_api::API_VERSION.into(),
+        kind: "Cluster".into(),
+        namespace: s.namespace.clone(),
+        name: s.name.clone(),
+        uid: s.uid.clone(),
+    }
+}
+
+/// `ReconcileControlPlane` for the hosted shape: plan with the applied objects' readiness,
+/// check the answer, mint and apply what changed, prune what it dropped, record where the
+/// control plane stands and store its admin kubeconfig.
+pub(crate) async fn reconcile(
+    env: &Env,
+    s: &Snapshot,
+) -> Result<(ServiceView, ProviderStatus, ActionNote), ActionNote> {
+    let Some(management) = env.config.management.clone() else {
+        return Err(ActionNote::host_failed(
+            COND,
+            "Unsupported",
+            NO_MANAGEMENT_CLUSTER.into(),
+        ));
+    };
+    let (desired, provider, version) = desired_control_plane(env, s, COND)?;
+    let cp = &desired.control_plane;
+    let contract = &provider.provider.info().contract.version;
+    let mut parts = contract.split('.').map(|n| n.parse::<u64>().unwrap_or(0));
+    if (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) < (0, 3) {
+        return Err(ActionNote::host_failed(
+            COND,
+            "Unsupported",
+            format!(
+                "the control-plane provider {} declares the hosted shape and is built for \
+                 contract {contract}; the host applies a hosted plan's objects only by contract \
+                 0.3's rules (docs/contract.md, \"Hosted control planes\"): rebuild it against 0.3",
+                cp.config.provider
+            ),
+        ));
+    }
+    let cas = cluster_cas(env, s).await?;
+    let owner = owner(s);
+    let listed = management
+        .list(&owner)
+        .await
+        .map_err(|e| Env::store_failed(COND, &e))?;
+    let objects: Vec<HostedObject> = listed
+        .iter()
+        .filter_map(|o| {
+            let r = ObjectRef::of(o)?;
+            let (ready, message) = readiness(o);
+            Some(HostedObject {
+                api_version: r.api_version,
+                kind: r.kind,
+                name: r.name,
+                ready,
+                message,
+                images: capw_api::pod_template_images(o),
+            })
+        })
+        .collect();
+    let endpoint = (s.infrastructure.as_ref())
+        .and_then(|r| r.endpoint.as_ref())
+        .map(|_| s.endpoint());
+    let input = PlanInput {
+        version: wit_version(version),
+        replicas: cp.replicas,
+        members: Vec::new(),
+        failure_domains: Vec::new(),
+        endpoint,
+        failures_tolerated: cp.failures_tolerated,
+        objects: objects.clone(),
+    };
+    let ctx = context(s, &provider, &cp.config.config, &format!("{}-plan", s.uid));
+    let plan = provider
+        .provider
+        .plan(&ctx, &input)
+        .await
+        .map_err(|e| ActionNote::failed(COND, &e))?;
+    let changed = match &plan.step {
+        Step::ApplyManifests(manifests) => {
+            let checked = check_plan_objects(manifests, &plan.certificates, &s.namespace, &s.name)
+                .map_err(|e| {
+                    ActionNote::host_failed(
+                        COND,
+                        "InvalidAnswer",
+                        format!(
+                            "the control-plane provider {}'s plan is refused and nothing of it \
+                             applied: {e}",
+                            cp.config.provider
+                        ),
+                    )
+                })?;
+            apply(
+                &*management,
+                &owner,
+                &cas,
+                checked,
+                &plan.certificates,
+                &listed,
+            )
+            .await?
+        }
+        Step::None | Step::Wait(_) => 0,
+        Step::CreateMachine(_) | Step::DeleteMachine(_) | Step::RemoveEtcdMember(_) => {
+            return Err(ActionNote::host_failed(
+                COND,
+                "InvalidAnswer",
+                format!(
+                    "the control-plane provider {} declares the hosted shape and answered a \
+                     machine step; a hosted plan answers apply-manifests, none or wait",
+                    cp.config.provider
+                ),
+            ));
+        }
+    };
+    let ready = plan.ready.unwrap_or(false) && changed == 0;
+    let settled = changed == 0 && !matches!(plan.step, Step::Wait(_));
+    let waiting: Vec<String> = objects
+        .iter()
+        .filter(|o| !o.ready)
+        .map(|o| match &o.message {
+            Some(why) => format!("{} {}: {why}", o.kind, o.name),
+            None => format!("{} {}", o.kind, o.name),
+        })
+        .collect();
+    let (note, message) = match &plan.step {
+        Step::Wait(p) => (ActionNote::in_progress(COND, p), p.message.clone()),
+        _ if changed > 0 => {
+            let message =
+                format!("applied or pruned {changed} object(s) in the management cluster");
+            (rolling(message.clone()), message)
+        }
+        _ if !ready => {
+            let message = if waiting.is_empty() {
+                "the provider does not say the control plane is ready".to_owned()
+            } else {
+                format!("waiting for {}", waiting.join("; "))
+            };
+            (rolling(message.clone()), message)
+        }
+        _ => (ActionNote::done(), String::new()),
+    };
+    let endpoint = (plan.endpoint.clone()).map(|e| (e.host, e.port));
+    let access = match &endpoint {
+        Some((host, port)) => store_kubeconfig(env, s, &cas, host, *port).await?,
+        None => false,
+    };
+    let state = if settled && ready {
+        "Ready"
+    } else {
+        "InProgress"
+    };
+    let outcome = ServiceOutcome::new(plan, state, (settled, ready, access), endpoint, message);
+    env.record_service(s, outcome.record).await?;
+    let (view, status) = (outcome.view, outcome.status);
+    Ok((view, status, note))
+}
+
+/// A note that objects are rolling out: look again soon.
+fn rolling(message: String) -> ActionNote {
+    ActionNote {
+        condition: Some((COND, "RollingOut".into(), message)),
+        requeue: Some(ROLLOUT_POLL),
+        ..ActionNote::done()
+    }
+}
+
+/// The cluster's CAs: those the host keeps with the cluster's secrets, made and stored first
+/// when there are none.
+async fn cluster_cas(env: &Env, s: &Snapshot) -> Result<ClusterCas, ActionNote> {
+    if let Some(cas) = s.secrets.as_ref().and_then(ClusterCas::from_items) {
+        return Ok(cas);
+    }
+    let items = ClusterCas::generate(&s.name)
+        .map_err(|e| ActionNote::host_failed(COND, "CertificateError", e))?;
+    let object = secret_object(&s.namespace, &s.name, &s.uid, &items);
+    env.store
+        .apply(object)
+        .await
+        .map_err(|e| Env::store_failed(COND, &e))?;
+    tracing::info!(cluster = %s.name, "made the cluster's CAs for its hosted control plane");
+    ClusterCas::from_items(&items).ok_or_else(|| {
+        ActionNote::host_failed(COND, "CertificateError", "the new CAs do not read".into())
+    })
+}
+
+/// Applies the checked objects and minted Secrets whose digest changed and deletes what was
+/// applied before and is no longer answered; how many objects it applied or deleted.
+async fn apply(
+    management: &dyn ManagementCluster,
+    owner: &Owner,
+    cas: &ClusterCas,
+    objects: Vec<serde_json::Value>,
+    certificates: &[CertificateSecret],
+    listed: &[serde_json::Value],
+) -> Result<usize, ActionNote> {
+    let current: BTreeMap<ObjectRef, Option<&str>> = listed
+        .iter()
+        .filter_map(|o| Some((ObjectRef::of(o)?, applied_digest(o))))
+        .collect();
+    let mut keep = BTreeSet::new();
+    let mut changed = Vec::new();
+    for object in objects {
+        let Some(r) = ObjectRef::of(&object) else {
+            continue;
+        };
+        let d = digest(&object);
+        if current.get(&r).copied().flatten() != Some(d.as_str()) {
+            changed.push((r.clone(), annotated(object, &d)));
+        }
+        keep.insert(r);
+    }
+    for secret in certificates {
+        let r = secret_ref(&secret.name);
+        let d = cas.request_digest(secret);
+        if current.get(&r).copied().flatten() != Some(d.as_str()) {
+            let minted = cas.mint(secret, &owner.namespace).map_err(|e| {
+                ActionNote::host_failed(
+                    COND,
+                    "InvalidAnswer",
+                    format!("Secret {}: {e}", secret.name),
+                )
+            })?;
+            changed.push((r.clone(), annotated(minted, &d)));
+        }
+        keep.insert(r);
+    }
+    let prune: Vec<ObjectRef> = current.into_keys().filter(|r| !keep.contains(r)).collect();
+    let count = changed.len() + prune.len();
+    if !changed.is_empty() {
+        let names: Vec<String> = changed.iter().map(|(r, _)| r.to_string()).collect();
+        let objects: Vec<serde_json::Value> = changed.into_iter().map(|(_, o)| o).collect();
+        management
+            .apply(owner, &objects)
+            .await
+            .map_err(|e| Env::store_failed(COND, &e))?;
+        tracing::info!(cluster = %owner.name, objects = %names.join(", "), "applied the hosted control plane's objects");
+    }
+    if !prune.is_empty() {
+        management
+            .delete(owner, &prune)
+            .await
+            .map_err(|e| Env::store_failed(COND, &e))?;
+        let names: Vec<String> = prune.iter().map(ToString::to_string).collect();
+        tracing::info!(cluster = %owner.name, objects = %names.join(", "), "pruned what the hosted plan dropped");
+    }
+    Ok(count)
+}
+
+/// Stores the admin kubeconfig for the control plane at `host:port`, minted from the cluster
+/// CA, where the host keeps kubeconfigs (workload cluster access on) and the stored one was
+/// made for another endpoint; whether the host holds how to reach the control plane.
+async fn store_kubeconfig(
+    env: &Env,
+    s: &Snapshot,
+    cas: &ClusterCas,
+    host: &str,
+    port: u16,
+) -> Result<bool, ActionNote> {
+    let endpoint = format!("{host}:{port}");
+    if env.cluster_cache.is_none()
+        || s.kubeconfig
+            .as_ref()
+            .is_some_and(|k| k.endpoint == endpoint)
+    {
+        return Ok(true);
+    }
+    let kubeconfig = cas
+        .admin_kubeconfig(&s.name, &format!("https://{endpoint}"))
+        .map_err(|e| ActionNote::host_failed(COND, "CertificateError", e))?;
+    let object = kubeconfig_object(
+        &s.namespace,
+        &s.name,
+        &s.uid,
+        &endpoint,
+        kubeconfig.as_bytes(),
+    );
+    env.store
+        .apply(object)
+        .await
+        .map_err(|e| Env::store_failed(capw_reconcile::CONTROL_PLANE_AVAILABLE, &e))?;
+    tracing::info!(cluster = %s.name, endpoint = %endpoint, "kubeconfig stored for the hosted control plane");
+    Ok(true)
+}
+
+/// `DeleteControlPlane` for the hosted shape: delete every object applied for the Cluster
+/// (the host does it, not the garbage collector), then record the control plane deleted.
+pub(crate) async fn delete(env: &Env, s: &Snapshot) -> ActionNote {
+    let owner = owner(s);
+    if let Some(management) = &env.config.management {
+        let listed = match management.list(&owner).await {
+            Ok(listed) => listed,
+            Err(e) => return Env::store_failed(COND, &e),
+        };
+        let refs: Vec<ObjectRef> = listed.iter().filter_map(ObjectRef::of).collect();
+        if !refs.is_empty() {
+            if let Err(e) = management.delete(&owner, &refs).await {
+                return Env::store_failed(COND, &e);
+            }
+            tracing::info!(cluster = %s.name, objects = refs.len(), "deleting the hosted control plane's objects");
+            return ActionNote {
+                condition: Some((
+                    COND,
+                    "Deleting".into(),
+                    format!(
+                        "deleting {} object(s) in the management cluster",
+                        refs.len()
+                    ),
+                )),
+                requeue: Some(std::time::Duration::from_secs(1)),
+                ..ActionNote::done()
+            };
+        }
+    }
+    let kept = (s.infrastructure.as_ref()).and_then(|r| r.control_plane.clone());
+    let record = capw_api::ServiceControlPlane {
+        state: "Deleted".into(),
+        ..kept.unwrap_or_default()
+    };
+    env.record_service(s, record)
+        .await
+        .err()
+        .unwrap_or_else(ActionNote::done)
+}

@@ -1,0 +1,130 @@
+//! The provider's config and the rules its schema cannot say.
+
+use capw_sdk::metadata::FieldError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// API servers when neither the config nor the Cluster gives a count: two, so that one can be
+/// replaced (a rollout, a node drained) while the other serves.
+pub const DEFAULT_API_SERVER_REPLICAS: u32 = 2;
+
+/// The most API servers a control plane runs. They all share one etcd member; beyond this
+/// they add load on it, not availability.
+pub const MAX_API_SERVER_REPLICAS: u32 = 9;
+
+/// Config of the hosted control-plane provider, e.g.
+/// `{"apiServerReplicas": 3, "datastore": {"type": "dedicated"}}`. Both fields are optional:
+/// `{}` is a valid config.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HostedControlPlaneConfig {
+    /// API server replicas, 1 to 9. Left out: the Cluster's replica count, or 2 when it gives
+    /// none. Given, the Cluster must give the same count or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 9))]
+    pub api_server_replicas: Option<u32>,
+    /// Where the control plane keeps the cluster's state.
+    #[serde(default)]
+    pub datastore: Datastore,
+}
+
+/// Where a hosted control plane keeps the cluster's state: `{"type": "dedicated"}`.
+///
+/// Tagged by `type`, so that another kind of datastore (one etcd shared by several control
+/// planes, say) is a new variant with its own fields, and every config written today keeps
+/// its meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
+pub enum Datastore {
+    /// An etcd of the control plane's own: one member in a StatefulSet beside the API
+    /// servers, its data on a PersistentVolumeClaim of the management cluster's default
+    /// StorageClass, deleted with the control plane. A variant with fields (none yet), so
+    /// that a field it does not know is refused rather than ignored.
+    Dedicated {},
+}
+
+impl Default for Datastore {
+    /// [`Datastore::Dedicated`]: what a config without `datastore` runs.
+    fn default() -> Self {
+        Datastore::Dedicated {}
+    }
+}
+
+impl HostedControlPlaneConfig {
+    /// Every rule violation, each at its field's JSON Pointer.
+    ///
+    /// # Guarantees
+    ///
+    /// `Ok` means `apiServerReplicas`, when given, is between 1 and
+    /// [`MAX_API_SERVER_REPLICAS`].
+    ///
+    /// # Errors
+    ///
+    /// A [`FieldError`] at `/apiServerReplicas`.
+    pub fn validate(&self) -> Result<(), Vec<FieldError>> {
+        match self.api_server_replicas {
+            Some(n) if !(1..=MAX_API_SERVER_REPLICAS).contains(&n) => Err(vec![FieldError::new(
+                "/apiServerReplicas",
+                format!("must be between 1 and {MAX_API_SERVER_REPLICAS}; got {n}"),
+            )]),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use capw_sdk::testing::{self, assert_accepted, assert_refused_at, config};
+
+    use super::*;
+    use crate::HostedControlPlane;
+
+    #[test]
+    fn an_empty_config_is_a_dedicated_datastore_and_no_count() {
+        let parsed: HostedControlPlaneConfig = config("{}");
+        assert_eq!(parsed, HostedControlPlaneConfig::default());
+        assert_eq!(parsed.datastore, Datastore::Dedicated {});
+        let parsed: HostedControlPlaneConfig =
+            config(r#"{"apiServerReplicas": 3, "datastore": {"type": "dedicated"}}"#);
+        assert_eq!(parsed.api_server_replicas, Some(3));
+        assert_accepted::<HostedControlPlane>("{}");
+        assert_accepted::<HostedControlPlane>(r#"{"datastore": {"type": "dedicated"}}"#);
+    }
+
+    #[test]
+    fn the_schema_names_the_datastore_by_type_and_bounds_the_replicas() {
+        let schema = testing::config_schema::<HostedControlPlane>();
+        assert_eq!(schema["additionalProperties"], false, "{schema}");
+        let replicas = &schema["properties"]["apiServerReplicas"];
+        assert_eq!(replicas["minimum"], 1, "{schema}");
+        assert_eq!(replicas["maximum"], 9, "{schema}");
+        assert!(
+            schema.to_string().contains(r#""const":"dedicated""#),
+            "{schema}"
+        );
+    }
+
+    #[test]
+    fn replicas_out_of_range_and_unknown_datastores_are_refused() {
+        for bad in [0, 10] {
+            let json = format!(r#"{{"apiServerReplicas": {bad}}}"#);
+            let errors = assert_refused_at::<HostedControlPlane>(&json, &["/apiServerReplicas"]);
+            testing::assert_field_error(&errors, "/apiServerReplicas", "between 1 and 9");
+        }
+        // `shared` is a datastore of a later release, not of this one.
+        let errors = assert_refused_at::<HostedControlPlane>(
+            r#"{"datastore": {"type": "shared"}}"#,
+            &["/datastore/type"],
+        );
+        testing::assert_field_error(&errors, "/datastore/type", "expected `dedicated`");
+        assert_refused_at::<HostedControlPlane>(
+            r#"{"datastore": {"type": "dedicated", "size": 3}}"#,
+            &["/datastore"],
+        );
+        assert_refused_at::<HostedControlPlane>(
+            r#"{"apiServerReplicas": "2"}"#,
+            &["/apiServerReplicas"],
+        );
+        assert_refused_at::<HostedControlPlane>(r#"{"etcd": {}}"#, &["/etcd"]);
+    }
+}
