@@ -12,7 +12,7 @@ PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plan
 	capw-hooks-v0-1-provider capw-hooks-v0-2-provider capw-fixed-control-plane-provider capw-scripted-hosted-provider
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
-.PHONY: setup plugins build image test-deps-image demo check test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-shards kube-env crds test-deps-oci toolchains examples go-sim-infra fuzz fuzz-check fuzz-tool
+.PHONY: setup plugins build image test-deps-image demo check test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-hosted bench-shards kube-env crds test-deps-oci toolchains examples go-sim-infra fuzz fuzz-check fuzz-tool
 
 # The example providers in other languages (plugins/other-languages/) and their toolchains.
 EXAMPLES := c python js go
@@ -154,6 +154,16 @@ bench-kube: plugins build kube-env
 		$(TARGET_DIR)/release/capw --plugin-dir $(PLUGIN_DIR) bench kube \
 			--kubeconfig $$dir/env/kubeconfig --clusters $(CLUSTERS) \
 			--control-plane $(word 1,$(MACHINES)) --workers $(word 2,$(MACHINES))
+
+## bench-hosted: hosted control planes at scale: `capw bench hosted` against a fresh
+## kube-apiserver and etcd (tests/kube-env) with CLUSTERS hosted Clusters (default 1000), their
+## Pods simulated; prints capw's CPU and memory per hosted control plane in the steady state,
+## and the API server's and etcd's; see docs/performance.md.
+bench-hosted: plugins build kube-env
+	@set -e; dir=$$(mktemp -d); trap "tests/kube-env/kube-env.sh stop $$dir/env >/dev/null; rm -rf $$dir" EXIT; \
+		tests/kube-env/kube-env.sh start $$dir/env; \
+		$(TARGET_DIR)/release/capw --plugin-dir $(PLUGIN_DIR) bench hosted \
+			--kubeconfig $$dir/env/kubeconfig --clusters $(CLUSTERS)
 
 ## bench-shards: `capw controller --shards 6` with 1, 2 and 3 replicas (separate processes)
 ## over the same CLUSTERS clusters, each run on a fresh API server; see

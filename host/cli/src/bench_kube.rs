@@ -27,18 +27,23 @@ const PROVIDERS: &str = include_str!("../../../examples/quickstart/00-providers.
 const CLASS: &str = include_str!("../../../examples/quickstart/10-class.yaml");
 const TOKEN: &str = "capw-bench";
 
-pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyhow::Result<()> {
-    let kubeconfig = Kubeconfig::read_from(&args.kubeconfig)
-        .with_context(|| format!("reading kubeconfig {}", args.kubeconfig.display()))?;
-    let server = kubeconfig
+/// A client of the API server of `kubeconfig`, its server URL and its processes on this
+/// machine (their CPU and RSS are measured when found).
+pub(crate) async fn connect(
+    kubeconfig: &std::path::Path,
+) -> anyhow::Result<(kube::Client, ApiServerProcesses)> {
+    let kubeconfig_file = Kubeconfig::read_from(kubeconfig)
+        .with_context(|| format!("reading kubeconfig {}", kubeconfig.display()))?;
+    let server = kubeconfig_file
         .clusters
         .first()
         .and_then(|c| c.cluster.as_ref())
         .and_then(|c| c.server.clone())
         .unwrap_or_default();
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .context("using the kubeconfig")?;
+    let config =
+        kube::Config::from_custom_kubeconfig(kubeconfig_file, &KubeConfigOptions::default())
+            .await
+            .context("using the kubeconfig")?;
     let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
     let apiserver = ApiServerProcesses::find(&server);
     if apiserver.apiserver.is_none() {
@@ -46,11 +51,13 @@ pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyho
             "no kube-apiserver process serving {server} on this machine: its CPU and RSS are not measured"
         );
     }
+    Ok((client, apiserver))
+}
 
-    apply_crds(&client).await?;
-    let store = KubeStore::new(client.clone());
-    let ns = &args.namespace;
-    let namespaces = dynamic(&client, "", "v1", "Namespace", "namespaces", None);
+/// capw's CRDs and namespace `ns` on the API server.
+pub(crate) async fn prepare(client: &kube::Client, ns: &str) -> anyhow::Result<()> {
+    apply_crds(client).await?;
+    let namespaces = dynamic(client, "", "v1", "Namespace", "namespaces", None);
     namespaces
         .patch(
             ns,
@@ -61,6 +68,14 @@ pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyho
         )
         .await
         .context("creating the namespace")?;
+    Ok(())
+}
+
+pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyhow::Result<()> {
+    let (client, apiserver) = connect(&args.kubeconfig).await?;
+    let ns = &args.namespace;
+    prepare(&client, ns).await?;
+    let store = KubeStore::new(client.clone());
     let sim = SimCloud::start(SimCloudConfig::new(TOKEN).with_timings(Timings::uniform(
         Duration::from_millis(args.fleet.simcloud_delay_ms),
     )))
@@ -204,14 +219,14 @@ pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyho
     Ok(())
 }
 
-fn is_ready(cluster: &Cluster) -> bool {
+pub(crate) fn is_ready(cluster: &Cluster) -> bool {
     cluster
         .status
         .as_ref()
         .is_some_and(|s| is_condition_true(&s.conditions, "Ready"))
 }
 
-fn dynamic(
+pub(crate) fn dynamic(
     client: &kube::Client,
     group: &str,
     version: &str,
@@ -265,9 +280,9 @@ async fn apply_crds(client: &kube::Client) -> anyhow::Result<()> {
 
 /// The kube-apiserver serving the kubeconfig's port, and the etcd it stores in.
 #[derive(Debug, Default)]
-struct ApiServerProcesses {
-    apiserver: Option<String>,
-    etcd: Option<String>,
+pub(crate) struct ApiServerProcesses {
+    pub(crate) apiserver: Option<String>,
+    pub(crate) etcd: Option<String>,
 }
 
 impl ApiServerProcesses {
@@ -337,14 +352,14 @@ fn processes() -> Vec<(String, Vec<String>)> {
 }
 
 /// CPU time of this process, the API server and etcd at one moment.
-struct Usage {
-    capw_cpu: Duration,
-    apiserver: Option<Duration>,
-    etcd: Option<Duration>,
+pub(crate) struct Usage {
+    pub(crate) capw_cpu: Duration,
+    pub(crate) apiserver: Option<Duration>,
+    pub(crate) etcd: Option<Duration>,
 }
 
 impl Usage {
-    fn now(p: &ApiServerProcesses) -> Self {
+    pub(crate) fn now(p: &ApiServerProcesses) -> Self {
         Usage {
             capw_cpu: cpu_time("self").unwrap_or_default(),
             apiserver: p.apiserver.as_deref().and_then(cpu_time),
@@ -364,7 +379,7 @@ pub(crate) fn cpu_time(pid: &str) -> Option<Duration> {
     Some(Duration::from_millis((ticks(11)? + ticks(12)?) * 10))
 }
 
-fn rss_kib(pid: &str, field: &str) -> Option<u64> {
+pub(crate) fn rss_kib(pid: &str, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status
         .lines()

@@ -110,6 +110,11 @@ pub enum BenchCommand {
     /// time, the CPU, the peak memory, the provider calls' latency and the API server's and
     /// etcd's CPU and memory.
     Kube(BenchKubeArgs),
+    /// Converge many hosted control planes in the Kubernetes mode against a real API server,
+    /// their Pods simulated (Ready without running); print the time to Ready and, over a
+    /// settle window, the CPU and memory per hosted control plane of this process, the API
+    /// server and etcd.
+    Hosted(BenchHostedArgs),
 }
 
 /// The clusters a benchmark brings up: the same flags in both modes.
@@ -444,6 +449,31 @@ pub struct BenchKubeArgs {
     /// Namespace of the clusters, providers' secret and class.
     #[arg(long, default_value = "capw-bench")]
     pub namespace: String,
+    /// Give up after this long.
+    #[arg(long, default_value = "60m", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchHostedArgs {
+    /// Kubeconfig of the API server to measure against; use a fresh one for each run.
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: PathBuf,
+    /// How many hosted Clusters.
+    #[arg(long, default_value_t = 100)]
+    pub clusters: usize,
+    /// API servers per hosted control plane.
+    #[arg(long, default_value_t = 2)]
+    pub api_servers: u32,
+    /// Passes that may run at once (`capw controller --max-concurrent-reconciles`).
+    #[arg(long, default_value_t = 64)]
+    pub concurrency: u16,
+    /// Namespace of the clusters, providers' secret and class.
+    #[arg(long, default_value = "capw-bench")]
+    pub namespace: String,
+    /// How long the steady state is measured once every Cluster is Ready.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub settle: std::time::Duration,
     /// Give up after this long.
     #[arg(long, default_value = "60m", value_parser = parse_duration)]
     pub timeout: std::time::Duration,

@@ -5,6 +5,8 @@ mod apply;
 #[cfg(feature = "simcloud")]
 mod bench;
 #[cfg(feature = "simcloud")]
+mod bench_hosted;
+#[cfg(feature = "simcloud")]
 mod bench_kube;
 mod cli;
 mod controller;
@@ -71,6 +73,10 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         #[cfg(feature = "simcloud")]
         cli::Command::Bench(cli::BenchCommand::Kube(args)) => {
             bench_kube::kube(&cli.global, args).await
+        }
+        #[cfg(feature = "simcloud")]
+        cli::Command::Bench(cli::BenchCommand::Hosted(args)) => {
+            bench_hosted::hosted(&cli.global, args).await
         }
         #[cfg(not(feature = "simcloud"))]
         cli::Command::Bench(_) => Err(sim::missing("capw bench")),

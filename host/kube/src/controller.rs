@@ -317,6 +317,11 @@ pub(crate) fn recorder(client: Client, identity: &str) -> Recorder {
 /// so it would wait for a list that never comes; and nothing runs yet that could be cut short.
 pub(crate) async fn run(
     streams: SharedStreams,
+    workloads: Vec<(
+        kube::Api<kube::api::DynamicObject>,
+        kube::core::ApiResource,
+        kube::runtime::watcher::Config,
+    )>,
     concurrency: u16,
     ctx: Arc<Context>,
     mut reload: mpsc::Receiver<()>,
@@ -338,6 +343,13 @@ pub(crate) async fn run(
     });
     let node_changes = node_changes(&ctx.executor());
     let gained = crate::shards::gained_clusters(ctx.shards.as_ref(), controller.store());
+    // The hosted control planes' workloads the host applied: a rollout's progress passes over
+    // their Cluster (its owner) at once.
+    let controller = workloads
+        .into_iter()
+        .fold(controller, |c, (api, resource, config)| {
+            c.owns_with(api, resource, config)
+        });
     let passes = controller
         .owns_shared_stream(streams.machines)
         .watches_shared_stream(streams.classes, move |class| {

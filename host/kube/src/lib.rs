@@ -292,7 +292,8 @@ pub async fn run(
             }
         }
     };
-    controller::run(streams, config.concurrency, ctx, reload_rx, stop).await;
+    let workloads = management::watched_workloads(&client, config.watch_namespace.as_deref());
+    controller::run(streams, workloads, config.concurrency, ctx, reload_rx, stop).await;
     drop(watch);
     metrics.leader.set(0);
     drop(holder);

@@ -141,6 +141,36 @@ impl fmt::Display for Target<'_> {
     }
 }
 
+/// The hosted control planes' workloads to watch (in `namespace`, else everywhere): the
+/// Deployments and StatefulSets capw applied, by their label. The controller reconciles a
+/// workload's owning Cluster when it changes, so a rollout's progress reaches the Cluster's
+/// plan as it happens rather than at the next poll.
+pub(crate) fn watched_workloads(
+    client: &Client,
+    namespace: Option<&str>,
+) -> Vec<(
+    Api<DynamicObject>,
+    ApiResource,
+    kube::runtime::watcher::Config,
+)> {
+    [
+        ("Deployment", "deployments"),
+        ("StatefulSet", "statefulsets"),
+    ]
+    .into_iter()
+    .map(|(kind, plural)| {
+        let resource =
+            ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("apps", "v1", kind), plural);
+        let api = match namespace {
+            Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+            None => Api::all_with(client.clone(), &resource),
+        };
+        let config = kube::runtime::watcher::Config::default().labels(HOSTED_CLUSTER_LABEL);
+        (api, resource, config)
+    })
+    .collect()
+}
+
 impl KubeManagement {
     /// The management cluster of `client`'s API server. Asks nothing of it until the first
     /// request.

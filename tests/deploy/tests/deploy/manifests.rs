@@ -104,7 +104,10 @@ fn deploy_validates_on_the_server_then_installs() {
         ("delete services -n default", true),
         ("watch configmaps -n default", true),
         ("update configmaps -n default", true),
-        ("list deployments.apps -A", false),
+        // Watched everywhere, written only where Clusters live.
+        ("watch deployments.apps -A", true),
+        ("list statefulsets.apps -A", true),
+        ("list services -A", false),
         ("create deployments.apps -n kube-system", false),
         ("delete statefulsets.apps -n capw-system", false),
         ("patch services -n kube-system", false),
