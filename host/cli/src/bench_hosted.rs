@@ -10,18 +10,19 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use capw_api::{Cluster, parse_manifests};
+use capw_api::parse_manifests;
+use capw_engine::store::ObjectStore;
 use capw_engine::store::management::HOSTED_CLUSTER_LABEL;
-use capw_engine::store::{ObjectStore, TypedObjects as _};
-use capw_engine::{RequeueBounds, SecretSource};
-use capw_kube::{CacheConfig, ControllerConfig, KubeStore, RequeuePolicy};
+use capw_kube::KubeStore;
 use capw_simcloud::{SimCloud, SimCloudConfig, Timings};
 use futures::StreamExt as _;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use serde_json::{Value, json};
 
-use crate::bench_kube::{Usage, connect, dynamic, is_ready, mib, prepare, rss_kib};
+use crate::bench_kube::{
+    Usage, connect, controller_config, dynamic, mib, prepare, rss_kib, wait_ready,
+};
 use crate::cli::GlobalArgs;
 
 const TOKEN: &str = "capw-bench";
@@ -88,28 +89,7 @@ pub async fn hosted(global: &GlobalArgs, args: crate::cli::BenchHostedArgs) -> a
     // Simulated Pods: every applied workload is reported rolled out.
     let simulator = tokio::spawn(simulate_rollouts(client.clone(), ns.clone()));
 
-    let mut engine = crate::state::config_in(global, &tempfile::tempdir()?.keep()).engine;
-    engine.requeue = RequeueBounds {
-        max: Duration::from_secs(1),
-        ..RequeueBounds::CONTROLLER
-    };
-    engine.secrets = SecretSource::Store {
-        default_namespace: ns.clone(),
-    };
-    let config = ControllerConfig {
-        engine,
-        provider_namespace: ns.clone(),
-        watch_namespace: Some(ns.clone()),
-        identity: "capw-bench".into(),
-        leader_election: None,
-        sharding: None,
-        metrics_address: None,
-        health_address: None,
-        requeue: RequeuePolicy::default(),
-        concurrency: args.concurrency,
-        cache: CacheConfig::default(),
-        webhook: None,
-    };
+    let config = controller_config(global, ns, args.concurrency)?;
     let rss_before = rss_kib("self", "VmRSS:").unwrap_or_default();
     let before = Usage::now(&apiserver);
     let started = Instant::now();
@@ -117,19 +97,15 @@ pub async fn hosted(global: &GlobalArgs, args: crate::cli::BenchHostedArgs) -> a
     let controller = tokio::spawn(capw_kube::run(client.clone(), config, async {
         let _ = stopped.await;
     }));
-    let mut ready = 0;
-    while started.elapsed() < args.timeout && !controller.is_finished() {
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        ready = store
-            .list_as::<Cluster>(Some(ns))
-            .await?
-            .iter()
-            .filter(|c| is_ready(c))
-            .count();
-        if ready == args.clusters {
-            break;
-        }
-    }
+    let ready = wait_ready(
+        &store,
+        ns,
+        args.clusters,
+        started,
+        args.timeout,
+        &controller,
+    )
+    .await?;
     let converged = started.elapsed();
     let at_ready = Usage::now(&apiserver);
 

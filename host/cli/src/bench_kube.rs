@@ -71,6 +71,63 @@ pub(crate) async fn prepare(client: &kube::Client, ns: &str) -> anyhow::Result<(
     Ok(())
 }
 
+/// The controller a bench runs in its own process: the Clusters, providers and secrets of
+/// namespace `ns`, `concurrency` passes at once, short requeues, no leader election.
+pub(crate) fn controller_config(
+    global: &GlobalArgs,
+    ns: &str,
+    concurrency: u16,
+) -> anyhow::Result<ControllerConfig> {
+    let mut engine = crate::state::config_in(global, &tempfile::tempdir()?.keep()).engine;
+    engine.requeue = RequeueBounds {
+        max: Duration::from_secs(1),
+        ..RequeueBounds::CONTROLLER
+    };
+    engine.secrets = SecretSource::Store {
+        default_namespace: ns.to_owned(),
+    };
+    Ok(ControllerConfig {
+        engine,
+        provider_namespace: ns.to_owned(),
+        watch_namespace: Some(ns.to_owned()),
+        identity: "capw-bench".into(),
+        leader_election: None,
+        sharding: None,
+        metrics_address: None,
+        health_address: None,
+        requeue: RequeuePolicy::default(),
+        concurrency,
+        cache: CacheConfig::default(),
+        webhook: None,
+    })
+}
+
+/// Looks every 2 s until all `clusters` Clusters of `ns` are Ready, `timeout` passed since
+/// `started` or the controller ended; how many are Ready.
+pub(crate) async fn wait_ready<T>(
+    store: &KubeStore,
+    ns: &str,
+    clusters: usize,
+    started: Instant,
+    timeout: Duration,
+    controller: &tokio::task::JoinHandle<T>,
+) -> anyhow::Result<usize> {
+    let mut ready = 0;
+    while started.elapsed() < timeout && !controller.is_finished() {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        ready = store
+            .list_as::<Cluster>(Some(ns))
+            .await?
+            .iter()
+            .filter(|c| is_ready(c))
+            .count();
+        if ready == clusters {
+            break;
+        }
+    }
+    Ok(ready)
+}
+
 pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyhow::Result<()> {
     let (client, apiserver) = connect(&args.kubeconfig).await?;
     let ns = &args.namespace;
@@ -120,48 +177,23 @@ pub async fn kube(global: &GlobalArgs, args: crate::cli::BenchKubeArgs) -> anyho
     }
 
     let calls = Arc::new(CallTimes::default());
-    let mut engine = crate::state::config_in(global, &tempfile::tempdir()?.keep()).engine;
-    engine.call_observer = Some(calls.clone());
-    engine.requeue = RequeueBounds {
-        max: Duration::from_secs(1),
-        ..RequeueBounds::CONTROLLER
-    };
-    engine.secrets = SecretSource::Store {
-        default_namespace: ns.clone(),
-    };
-    let config = ControllerConfig {
-        engine,
-        provider_namespace: ns.clone(),
-        watch_namespace: Some(ns.clone()),
-        identity: "capw-bench".into(),
-        leader_election: None,
-        sharding: None,
-        metrics_address: None,
-        health_address: None,
-        requeue: RequeuePolicy::default(),
-        concurrency: args.concurrency,
-        cache: CacheConfig::default(),
-        webhook: None,
-    };
+    let mut config = controller_config(global, ns, args.concurrency)?;
+    config.engine.call_observer = Some(calls.clone());
     let before = Usage::now(&apiserver);
     let started = Instant::now();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let controller = tokio::spawn(capw_kube::run(client.clone(), config, async {
         let _ = stopped.await;
     }));
-    let mut ready = 0;
-    while started.elapsed() < args.timeout && !controller.is_finished() {
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        ready = store
-            .list_as::<Cluster>(Some(ns))
-            .await?
-            .iter()
-            .filter(|c| is_ready(c))
-            .count();
-        if ready == args.fleet.clusters {
-            break;
-        }
-    }
+    let ready = wait_ready(
+        &store,
+        ns,
+        args.fleet.clusters,
+        started,
+        args.timeout,
+        &controller,
+    )
+    .await?;
     let elapsed = started.elapsed();
     let after = Usage::now(&apiserver);
     let machines = store.list(&Machine::kind(&()), Some(ns)).await?.len();

@@ -236,6 +236,20 @@ impl Env {
             .map_err(|e| Env::store_failed("ControlPlaneReady", &e))
     }
 
+    /// Records the control plane of `s` deleted, keeping what was last said of it; a note of
+    /// the failure when the record cannot be written.
+    pub async fn record_service_deleted(&self, s: &Snapshot) -> ActionNote {
+        let kept = (s.infrastructure.as_ref()).and_then(|r| r.control_plane.clone());
+        let record = capw_api::ServiceControlPlane {
+            state: "Deleted".into(),
+            ..kept.unwrap_or_default()
+        };
+        self.record_service(s, record)
+            .await
+            .err()
+            .unwrap_or_else(ActionNote::done)
+    }
+
     /// A store failure as a note on `condition`.
     pub fn store_failed(condition: &'static str, e: &StoreError) -> ActionNote {
         ActionNote::host_failed(condition, "StoreError", chain(e))

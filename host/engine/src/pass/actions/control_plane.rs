@@ -276,17 +276,7 @@ pub(crate) async fn delete_service(env: &Env, s: &Snapshot) -> ActionNote {
         &service_key(s),
     );
     match provider.provider.delete_control_plane(&ctx).await {
-        Ok(Deletion::Deleted) => {
-            let kept = (s.infrastructure.as_ref()).and_then(|r| r.control_plane.clone());
-            let record = capw_api::ServiceControlPlane {
-                state: "Deleted".into(),
-                ..kept.unwrap_or_default()
-            };
-            env.record_service(s, record)
-                .await
-                .err()
-                .unwrap_or_else(ActionNote::done)
-        }
+        Ok(Deletion::Deleted) => env.record_service_deleted(s).await,
         Ok(Deletion::InProgress(p)) => ActionNote::in_progress(COND, &p),
         Err(e) => ActionNote::failed(COND, &e),
     }

@@ -183,10 +183,12 @@ pub(crate) async fn reconcile(
         _ => (ActionNote::done(), String::new()),
     };
     let endpoint = (plan.endpoint.clone()).map(|e| (e.host, e.port));
-    let access = match &endpoint {
-        Some((host, port)) => store_kubeconfig(env, s, &cas, host, *port).await?,
-        None => false,
-    };
+    // The host holds how to reach the control plane once it has an endpoint: its CA is the
+    // host's own, and the kubeconfig is minted from it.
+    if let Some((host, port)) = &endpoint {
+        store_kubeconfig(env, s, &cas, host, *port).await?;
+    }
+    let access = endpoint.is_some();
     let state = if settled && ready {
         "Ready"
     } else {
@@ -291,21 +293,21 @@ async fn apply(
 
 /// Stores the admin kubeconfig for the control plane at `host:port`, minted from the cluster
 /// CA, where the host keeps kubeconfigs (workload cluster access on) and the stored one was
-/// made for another endpoint; whether the host holds how to reach the control plane.
+/// made for another endpoint.
 async fn store_kubeconfig(
     env: &Env,
     s: &Snapshot,
     cas: &ClusterCas,
     host: &str,
     port: u16,
-) -> Result<bool, ActionNote> {
+) -> Result<(), ActionNote> {
     let endpoint = format!("{host}:{port}");
     if env.cluster_cache.is_none()
         || s.kubeconfig
             .as_ref()
             .is_some_and(|k| k.endpoint == endpoint)
     {
-        return Ok(true);
+        return Ok(());
     }
     let kubeconfig = cas
         .admin_kubeconfig(&s.name, &format!("https://{endpoint}"))
@@ -322,7 +324,7 @@ async fn store_kubeconfig(
         .await
         .map_err(|e| Env::store_failed(capw_reconcile::CONTROL_PLANE_AVAILABLE, &e))?;
     tracing::info!(cluster = %s.name, endpoint = %endpoint, "kubeconfig stored for the hosted control plane");
-    Ok(true)
+    Ok(())
 }
 
 /// `DeleteControlPlane` for the hosted shape: delete every object applied for the Cluster
@@ -354,13 +356,5 @@ pub(crate) async fn delete(env: &Env, s: &Snapshot) -> ActionNote {
             };
         }
     }
-    let kept = (s.infrastructure.as_ref()).and_then(|r| r.control_plane.clone());
-    let record = capw_api::ServiceControlPlane {
-        state: "Deleted".into(),
-        ..kept.unwrap_or_default()
-    };
-    env.record_service(s, record)
-        .await
-        .err()
-        .unwrap_or_else(ActionNote::done)
+    env.record_service_deleted(s).await
 }
