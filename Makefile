@@ -12,7 +12,7 @@ PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plan
 	capw-hooks-v0-1-provider capw-hooks-v0-2-provider capw-fixed-control-plane-provider capw-scripted-hosted-provider
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
-.PHONY: setup plugins build image test-deps-image demo check test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-hosted bench-shards kube-env crds test-deps-oci toolchains examples go-sim-infra fuzz fuzz-check fuzz-tool
+.PHONY: setup plugins build image test-deps-image demo check test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-hosted bench-shards kube-env crds test-deps-oci toolchains examples go-sim-infra py-control-plane js-hooks fuzz fuzz-check fuzz-tool
 
 # The example providers in other languages (plugins/other-languages/) and their toolchains.
 EXAMPLES := c python js go
@@ -42,12 +42,26 @@ toolchains:
 ## examples: the example providers in C, Python, JavaScript and Go, from source, into the
 ## plugin directory beside the Rust ones, and go-sim-infra. Each is rebuilt only when its
 ## sources change.
-examples: toolchains go-sim-infra
+examples: toolchains go-sim-infra py-control-plane js-hooks
 	@for lang in $(EXAMPLES); do \
 		env $$(cat $(TOOLCHAINS_ENV)) $(MAKE) --no-print-directory -C plugins/other-languages/$$lang \
 			WIT=$(CURDIR)/wit/0.1 BUILD=$(TARGET_DIR)/examples/$$lang \
 			OUT=$(PLUGIN_DIR)/capw_example_$$lang.wasm || exit 1; \
 	done
+
+## py-control-plane: a control-plane provider in Python (plugins/other-languages/py-control-plane)
+## following kubeadm-control-plane's rules, written with capw's Python SDK (sdk/python), into the
+## plugin directory as capw_py_control_plane.wasm; rebuilt only when its sources or the SDK's change.
+py-control-plane: toolchains
+	@env $$(cat $(TOOLCHAINS_ENV)) $(MAKE) --no-print-directory -C plugins/other-languages/py-control-plane \
+		OUT=$(PLUGIN_DIR)/capw_py_control_plane.wasm
+
+## js-hooks: a lifecycle-hooks provider in JavaScript (plugins/other-languages/js-hooks), written
+## with capw's JavaScript SDK (sdk/js), into the plugin directory as capw_js_hooks.wasm; rebuilt
+## only when its sources or the SDK's change.
+js-hooks: toolchains
+	@env $$(cat $(TOOLCHAINS_ENV)) $(MAKE) --no-print-directory -C plugins/other-languages/js-hooks \
+		OUT=$(PLUGIN_DIR)/capw_js_hooks.wasm
 
 ## go-sim-infra: the Go twin of sim-infra (plugins/other-languages/go-sim-infra), written with
 ## capw's Go SDK (sdk/go), into the plugin directory as capw_go_sim_infra.wasm; rebuilt only

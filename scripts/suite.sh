@@ -118,11 +118,16 @@ go_node() {
 	CAPW_NODE_E2E_BIN_DIR=$(./kube-env.sh bin-dir) go test -count=1 ./node
 }
 
-# The Go SDK's unit tests and the Go infrastructure provider's, with plain `go test` (no wasm).
-# Run with toolchains.env, whose GOTOOLCHAIN is the Go scripts/toolchains.sh pins.
-go_units() {
+# The SDKs' unit tests in other languages and their providers', natively (no wasm): Go with
+# plain `go test` (toolchains.env's GOTOOLCHAIN is the Go scripts/toolchains.sh pins), Python
+# with unittest, JavaScript with `node --test`; none fetches a package.
+sdk_units() {
 	(cd sdk/go && go test ./capw/ ./capwtest/ ./internal/dispatch/)
 	(cd plugins/other-languages/go-sim-infra && go test ./siminfra/)
+	make --no-print-directory -C sdk/python test
+	make --no-print-directory -C plugins/other-languages/py-control-plane test
+	make --no-print-directory -C sdk/js test
+	make --no-print-directory -C plugins/other-languages/js-hooks test
 }
 
 test_args=(--workspace --features capw/simcloud "${components[@]/#/--exclude=}")
@@ -197,7 +202,7 @@ check | test)
 		step tests env $(cat "$target_dir/toolchains.env") scripts/run-tests.py -- "${test_args[@]}"
 		step doctests $CARGO test --doc "${test_args[@]}"
 		step go-node "$0" _run go_node
-		step go-units env $(cat "$target_dir/toolchains.env") "$0" _run go_units
+		step sdk-units env $(cat "$target_dir/toolchains.env") "$0" _run sdk_units
 		# Every command example of the README and docs/, its shown output compared.
 		step docs env $(cat "$target_dir/toolchains.env") scripts/doc-examples.py
 	else

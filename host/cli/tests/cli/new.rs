@@ -155,6 +155,29 @@ fn the_examples_conform() {
     }
 }
 
+/// The providers written with the SDKs in other languages, as `make examples` built them,
+/// pass the conformance suite with the configs beside their sources: py-control-plane
+/// (Python, control plane) and js-hooks (JavaScript, lifecycle hooks).
+#[test]
+fn the_sdk_providers_conform() {
+    let cache = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plugins/other-languages");
+    for (component, dir) in [
+        ("capw_py_control_plane", "py-control-plane"),
+        ("capw_js_hooks", "js-hooks"),
+    ] {
+        let report = run(capw()
+            .arg("--cache-dir")
+            .arg(cache.path())
+            .args(["plugin", "test"])
+            .arg(capw_test_support::component_path(component))
+            .arg("--config")
+            .arg(root.join(dir).join("conformance.json")));
+        assert!(report.contains(" 0 failed"), "{component}: {report}");
+        assert!(!report.contains(" 0 passed"), "{component}: {report}");
+    }
+}
+
 #[test]
 fn a_c_starter_builds_and_loads() {
     check("c");
