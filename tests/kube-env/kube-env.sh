@@ -21,6 +21,16 @@
 # environment once that process is gone (a test binary killed before it could clean up).
 # $CAPW_KUBE_ENV_CACHE: the cache root (default $HOME/.cache/capw-kube-env).
 # $CAPW_KUBE_ENV_START_TIMEOUT: seconds `start` waits for /readyz (default 180).
+# $CAPW_KUBE_ENV_WORKLOADS: `run` makes the management cluster's workloads run: `start` also
+# starts kube-controller-manager (with every default controller, the garbage collector among
+# them: a Deployment's ReplicaSets and Pods go with it, as in any cluster; an environment
+# without workloads runs none, so there what capw deletes, capw must delete),
+# kube-scheduler, capw-node's kubelet stand-in (one Node, its Pods run as local
+# processes from an image table) and its Service routing stand-in (ClusterIPs, load balancers),
+# and a default StorageClass `capw-local`; `simulated` does the same with Pods reported
+# Running and Ready without running (for benchmarks at scale). Pods, Services and load
+# balancers get addresses of 100.64.0.0/10 made local to this machine (root is needed), a
+# range per environment (docs/kubernetes-mode.md).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -262,6 +272,106 @@ running() {
 	[[ -f $pid_file ]] && kill -0 "$(cat "$pid_file")" 2>/dev/null
 }
 
+# The address ranges of an environment whose workloads run: one of 256 slots, claimed by a
+# directory under $ranges_root so that environments started at once never share one. Sets
+# pod_cidr (a /20), service_cidr and lb_cidr (a /24 each).
+ranges_root=${TMPDIR:-/tmp}/capw-kube-ranges
+claim_ranges() {
+	local dir=$1 k owner
+	mkdir -p "$ranges_root"
+	for _ in $(seq 512); do
+		k=$((RANDOM % 256))
+		if mkdir "$ranges_root/$k" 2>/dev/null; then
+			echo "$dir" >"$ranges_root/$k/owner"
+			pod_cidr=100.$((64 + k / 16)).$(((k % 16) * 16)).0/20
+			service_cidr=100.80.$k.0/24
+			lb_cidr=100.81.$k.0/24
+			echo "$k" >"$dir/range-slot"
+			return 0
+		fi
+		# A claim whose environment is gone is free again.
+		owner=$(cat "$ranges_root/$k/owner" 2>/dev/null || true)
+		if [[ -n $owner && ! -d $owner ]]; then
+			rm -rf "${ranges_root:?}/$k"
+		fi
+	done
+	die "no free address range under $ranges_root (256 environments running?)"
+}
+
+# The image table of the kubelet stand-in: which program a Pod's image runs. The Kubernetes
+# components run the binaries of their tag's version, etcd the main version's; pause runs
+# nothing.
+write_images() {
+	local file=$1
+	cat >"$file" <<EOF
+[
+  {"image": "registry.k8s.io/pause", "pause": true},
+  {"image": "registry.k8s.io/kube-apiserver", "binary": "$cache_root/{tag}/bin/kube-apiserver"},
+  {"image": "registry.k8s.io/kube-controller-manager", "binary": "$cache_root/{tag}/bin/kube-controller-manager"},
+  {"image": "registry.k8s.io/kube-scheduler", "binary": "$cache_root/{tag}/bin/kube-scheduler"},
+  {"image": "registry.k8s.io/etcd", "binary": "$bin_dir/etcd"}
+]
+EOF
+}
+
+# Starts what makes the workloads of the environment in $1 run (see $CAPW_KUBE_ENV_WORKLOADS
+# above); $2 is `run` or `simulated`.
+start_workloads() {
+	local dir=$1 mode=$2 simulated=()
+	[[ $mode == simulated ]] && simulated=(--simulated)
+	local kubeconfig=$dir/kubeconfig
+	setsid "$bin_dir/kube-controller-manager" \
+		--kubeconfig "$kubeconfig" --authentication-kubeconfig "$kubeconfig" \
+		--authorization-kubeconfig "$kubeconfig" \
+		--leader-elect=false \
+		--bind-address 127.0.0.1 --secure-port "$(free_port)" \
+		--service-account-private-key-file "$dir/pki/sa.key" --root-ca-file "$dir/pki/ca.crt" \
+		--cluster-signing-cert-file "$dir/pki/ca.crt" --cluster-signing-key-file "$dir/pki/ca.key" \
+		--service-cluster-ip-range "$service_cidr" --allocate-node-cidrs=false \
+		</dev/null >"$dir/logs/kube-controller-manager.log" 2>&1 &
+	echo $! >"$dir/kube-controller-manager.pid"
+	setsid "$bin_dir/kube-scheduler" \
+		--kubeconfig "$kubeconfig" --authentication-kubeconfig "$kubeconfig" \
+		--authorization-kubeconfig "$kubeconfig" --leader-elect=false \
+		--bind-address 127.0.0.1 --secure-port "$(free_port)" \
+		</dev/null >"$dir/logs/kube-scheduler.log" 2>&1 &
+	echo $! >"$dir/kube-scheduler.pid"
+	write_images "$dir/images.json"
+	mkdir -p "$dir/node"
+	setsid "$bin_dir/capw-node" kubelet --kubeconfig "$kubeconfig" --name capw-management \
+		--root "$dir/node" --images "$dir/images.json" --pod-cidr "$pod_cidr" "${simulated[@]}" \
+		</dev/null >"$dir/logs/kubelet.log" 2>&1 &
+	echo $! >"$dir/kubelet.pid"
+	setsid "$bin_dir/capw-node" proxy --kubeconfig "$kubeconfig" \
+		--service-cidr "$service_cidr" --load-balancer-cidr "$lb_cidr" \
+		</dev/null >"$dir/logs/proxy.log" 2>&1 &
+	echo $! >"$dir/proxy.pid"
+	"$bin_dir/kubectl" --kubeconfig "$kubeconfig" apply -f - >/dev/null <<EOF
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: capw-local
+  annotations:
+    storageclass.kubernetes.io/is-default-class: "true"
+provisioner: capw.dev/local
+reclaimPolicy: Delete
+volumeBindingMode: WaitForFirstConsumer
+EOF
+	local deadline=$((SECONDS + start_timeout))
+	until "$bin_dir/kubectl" --kubeconfig "$kubeconfig" get node capw-management \
+		-o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -qx True; do
+		if ! running "$dir/kubelet.pid" || ! running "$dir/proxy.pid" ||
+			! running "$dir/kube-controller-manager.pid" || ! running "$dir/kube-scheduler.pid" ||
+			((SECONDS > deadline)); then
+			echo "kube-env: the management cluster's Node did not become Ready; last lines of its logs:" >&2
+			tail -n 20 "$dir"/logs/{kubelet,proxy,kube-controller-manager,kube-scheduler}.log >&2 || true
+			cmd_stop "$dir" >/dev/null 2>&1 || true
+			exit 1
+		fi
+		sleep 0.2
+	done
+}
+
 cmd_start() {
 	kube_built "${modules[0]}" ||
 		die "the binaries for $k8s_version are not built: run \`make kube-env\` (or \`$0 build\`)"
@@ -274,6 +384,16 @@ cmd_start() {
 	mkdir -p "$dir/pki" "$dir/logs"
 	ln -s "$bin_dir" "$dir/bin"
 	make_certs "$dir"
+
+	local workloads=${CAPW_KUBE_ENV_WORKLOADS:-} service_range=10.96.0.0/24
+	case $workloads in
+	'' | run | simulated) ;;
+	*) die "CAPW_KUBE_ENV_WORKLOADS is $workloads; run or simulated (or unset)" ;;
+	esac
+	if [[ -n $workloads ]]; then
+		claim_ranges "$dir"
+		service_range=$service_cidr
+	fi
 
 	local etcd_port peer_port api_port
 	etcd_port=$(free_port)
@@ -300,7 +420,7 @@ cmd_start() {
 		--service-account-issuer https://kubernetes.default.svc \
 		--service-account-key-file "$dir/pki/sa.pub" \
 		--service-account-signing-key-file "$dir/pki/sa.key" \
-		--service-cluster-ip-range 10.96.0.0/24 \
+		--service-cluster-ip-range "$service_range" \
 		--cert-dir "$dir/pki" \
 		--profiling=false \
 		</dev/null >"$dir/logs/kube-apiserver.log" 2>&1 &
@@ -326,15 +446,17 @@ cmd_start() {
 		fi
 		sleep 0.2
 	done
+	[[ -z $workloads ]] || start_workloads "$dir" "$workloads"
 	echo "kube-env: ready at https://127.0.0.1:$api_port; KUBECONFIG=$dir/kubeconfig" >&2
 }
 
+# Stops the process of $1 (a pid file): SIGTERM, then SIGKILL after $2 seconds (default 10).
 stop_process() {
-	local pid_file=$1 pid
+	local pid_file=$1 wait=${2:-10} pid
 	[[ -f $pid_file ]] || return 0
 	pid=$(cat "$pid_file")
 	if kill -TERM "$pid" 2>/dev/null; then
-		for _ in $(seq 100); do
+		for _ in $(seq $((wait * 10))); do
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 		done
@@ -350,8 +472,16 @@ cmd_stop() {
 	if [[ -f $dir/watcher.pid && $(cat "$dir/watcher.pid") != "$$" ]]; then
 		stop_process "$dir/watcher.pid"
 	fi
-	stop_process "$dir/kube-apiserver.pid"
-	stop_process "$dir/etcd.pid"
+	# The kubelet stand-in first: it stops its Pods' processes, each within its grace period
+	# (30 s unless the Pod says otherwise).
+	stop_process "$dir/kubelet.pid" 40
+	local component
+	for component in proxy kube-scheduler kube-controller-manager kube-apiserver etcd; do
+		stop_process "$dir/$component.pid"
+	done
+	if [[ -f $dir/range-slot ]]; then
+		rm -rf "${ranges_root:?}/$(cat "$dir/range-slot")"
+	fi
 	rm -rf "$dir"
 }
 

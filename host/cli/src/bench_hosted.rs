@@ -198,16 +198,18 @@ async fn count_hosted(client: &kube::Client, ns: &str) -> anyhow::Result<usize> 
     Ok(count)
 }
 
-/// Stands in for the management cluster's Deployment and StatefulSet controllers and its
-/// kubelets: every workload the host applied in `ns` is given the status of one whose
-/// replicas are all updated and ready, as simulated Pods would make it.
+/// Stands in for the management cluster's Deployment and StatefulSet controllers, its
+/// kubelets and its load balancers: every workload the host applied in `ns` is given the
+/// status of one whose replicas are all updated and ready, as simulated Pods would make it,
+/// and every LoadBalancer Service an address ([`SIMULATED_LOAD_BALANCER`]).
 async fn simulate_rollouts(client: kube::Client, ns: String) {
     let kinds = [
-        ("Deployment", "deployments"),
-        ("StatefulSet", "statefulsets"),
+        ("apps", "Deployment", "deployments"),
+        ("apps", "StatefulSet", "statefulsets"),
+        ("", "Service", "services"),
     ];
-    let streams = kinds.map(|(kind, plural)| {
-        let api = dynamic(&client, "apps", "v1", kind, plural, Some(&ns));
+    let streams = kinds.map(|(group, kind, plural)| {
+        let api = dynamic(&client, group, "v1", kind, plural, Some(&ns));
         let config = watcher::Config::default().labels(HOSTED_CLUSTER_LABEL);
         watcher(api.clone(), config)
             .default_backoff()
@@ -219,7 +221,12 @@ async fn simulate_rollouts(client: kube::Client, ns: String) {
         .for_each_concurrent(16, |(api, object)| async move {
             let Ok(object) = object else { return };
             let object = serde_json::to_value(&object).unwrap_or_default();
-            let Some(status) = rolled_out(&object) else {
+            let status = if object["kind"] == "Service" {
+                load_balanced(&object)
+            } else {
+                rolled_out(&object)
+            };
+            let Some(status) = status else {
                 return;
             };
             let name = object["metadata"]["name"].as_str().unwrap_or_default();
@@ -235,6 +242,19 @@ async fn simulate_rollouts(client: kube::Client, ns: String) {
             }
         })
         .await;
+}
+
+/// The address the simulated load balancers give: a loopback address nothing listens on, so
+/// the host's connections to the control planes are refused at once.
+const SIMULATED_LOAD_BALANCER: &str = "127.0.0.97";
+
+/// The status of a LoadBalancer Service given an address, unless it has one already.
+fn load_balanced(service: &Value) -> Option<Value> {
+    let wants = service["spec"]["type"] == "LoadBalancer";
+    let has = service["status"]["loadBalancer"]["ingress"]
+        .as_array()
+        .is_some_and(|i| !i.is_empty());
+    (wants && !has).then(|| json!({"loadBalancer": {"ingress": [{"ip": SIMULATED_LOAD_BALANCER}]}}))
 }
 
 /// The status of `object` rolled out, unless it says so already.
@@ -263,6 +283,24 @@ fn rolled_out(object: &Value) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_load_balancer_service_without_an_address_is_given_one() {
+        let service = |kind: &str, status: Value| json!({"spec": {"type": kind}, "status": status});
+        let given = load_balanced(&service("LoadBalancer", json!({}))).unwrap();
+        assert_eq!(
+            given["loadBalancer"]["ingress"][0]["ip"],
+            SIMULATED_LOAD_BALANCER
+        );
+        assert_eq!(
+            load_balanced(&service(
+                "LoadBalancer",
+                json!({"loadBalancer": given["loadBalancer"]})
+            )),
+            None
+        );
+        assert_eq!(load_balanced(&service("ClusterIP", json!({}))), None);
+    }
 
     #[test]
     fn a_rolled_out_workload_is_left_alone_and_any_other_rolled_out() {

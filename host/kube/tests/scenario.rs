@@ -7,6 +7,8 @@
 mod common;
 #[path = "scenario/faults.rs"]
 mod faults;
+#[path = "scenario/hosted.rs"]
+mod hosted;
 #[path = "scenario/managed.rs"]
 mod managed;
 #[path = "scenario/real.rs"]
@@ -72,6 +74,9 @@ struct Scenario {
     driver: Option<Driver>,
     /// With real boot: the cloud's machines directory; its machines are destroyed on drop.
     machines: Option<MachinesGuard>,
+    /// The Kubernetes test environment of the scenario's own, when it has one (stopped on
+    /// drop); else the controller uses the test process's shared one.
+    kube_env: Option<KubeEnv>,
     _tmp: tempfile::TempDir,
 }
 
@@ -121,6 +126,7 @@ impl Scenario {
             config,
             driver: None,
             machines,
+            kube_env: None,
             _tmp: tmp,
         }
     }
@@ -137,8 +143,19 @@ impl Scenario {
     /// The controller against the API server, and a simcloud with `faults`; with real boot,
     /// workload clusters are reached with `cache`'s timeouts.
     async fn kube_tuned(boot: Boot, faults: FaultConfig, cache: ClusterCacheConfig) -> Scenario {
+        Scenario::kube_in(None, boot, faults, cache).await
+    }
+
+    /// The controller against the API server of `own` (an environment of the scenario's own,
+    /// stopped with it), else of the test process's shared environment.
+    async fn kube_in(
+        own: Option<KubeEnv>,
+        boot: Boot,
+        faults: FaultConfig,
+        cache: ClusterCacheConfig,
+    ) -> Scenario {
         capw_test_support::init_tracing();
-        let env = KubeEnv::shared();
+        let env = own.as_ref().unwrap_or_else(|| KubeEnv::shared());
         env.apply_crds(capw_api::crds()).await;
         let namespace = env.create_namespace("capw-scenario").await;
         let client = env.client().await;
@@ -191,6 +208,7 @@ impl Scenario {
             config,
             driver: Some(Driver::Kube { task, stop }),
             machines,
+            kube_env: own,
             _tmp: tmp,
         }
     }
@@ -654,4 +672,17 @@ async fn a_managed_cluster_on_real_components_in_the_embedded_mode() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_managed_cluster_on_real_components_against_the_api_server() {
     managed::run(Scenario::kube(Boot::Real).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hosted_control_plane_runs_in_the_management_cluster() {
+    let env = KubeEnv::start_with(capw_test_support::kube::Workloads::Run);
+    let s = Scenario::kube_in(
+        Some(env),
+        Boot::Real,
+        FaultConfig::default(),
+        ClusterCacheConfig::default(),
+    )
+    .await;
+    hosted::run(s).await;
 }

@@ -13,8 +13,8 @@ pub const DEFAULT_API_SERVER_REPLICAS: u32 = 2;
 pub const MAX_API_SERVER_REPLICAS: u32 = 9;
 
 /// Config of the hosted control-plane provider, e.g.
-/// `{"apiServerReplicas": 3, "datastore": {"type": "dedicated"}}`. Both fields are optional:
-/// `{}` is a valid config.
+/// `{"apiServerReplicas": 3, "datastore": {"type": "dedicated"}, "apiServerService":
+/// "LoadBalancer"}`. Every field is optional: `{}` is a valid config.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HostedControlPlaneConfig {
@@ -26,6 +26,27 @@ pub struct HostedControlPlaneConfig {
     /// Where the control plane keeps the cluster's state.
     #[serde(default)]
     pub datastore: Datastore,
+    /// How the API servers are reached when the infrastructure gives no endpoint: the type
+    /// of their Service. Left out: `LoadBalancer`.
+    #[serde(default)]
+    pub api_server_service: ApiServerService,
+}
+
+/// The type of the API servers' Service, which decides the control plane's endpoint when the
+/// infrastructure gives none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ApiServerService {
+    /// A load balancer of the management cluster in front of the API servers: the endpoint
+    /// is the first address it gives the Service (`status.loadBalancer.ingress`), reached by
+    /// the workers and the host from outside the management cluster. The API servers start
+    /// once it is known, so that they advertise it and their certificate names it.
+    #[default]
+    LoadBalancer,
+    /// No load balancer: the endpoint is the Service's name, `<cluster>-apiserver.<ns>.svc`,
+    /// which resolves only inside the management cluster (the host and the workers must run
+    /// there).
+    #[serde(rename = "ClusterIP")]
+    ClusterIp,
 }
 
 /// Where a hosted control plane keeps the cluster's state: `{"type": "dedicated"}`.
@@ -89,6 +110,13 @@ mod tests {
         assert_eq!(parsed.api_server_replicas, Some(3));
         assert_accepted::<HostedControlPlane>("{}");
         assert_accepted::<HostedControlPlane>(r#"{"datastore": {"type": "dedicated"}}"#);
+        assert_eq!(parsed.api_server_service, ApiServerService::LoadBalancer);
+        let parsed: HostedControlPlaneConfig = config(r#"{"apiServerService": "ClusterIP"}"#);
+        assert_eq!(parsed.api_server_service, ApiServerService::ClusterIp);
+        assert_refused_at::<HostedControlPlane>(
+            r#"{"apiServerService": "NodePort"}"#,
+            &["/apiServerService"],
+        );
     }
 
     #[test]

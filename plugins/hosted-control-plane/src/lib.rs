@@ -37,7 +37,7 @@ use capw_sdk::metadata::{ControlPlaneShape, FieldError};
 use capw_sdk::types::{Deletion, ProviderError};
 use capw_sdk::{Context, ControlPlane, Provider, Validate};
 
-pub use config::{Datastore, HostedControlPlaneConfig};
+pub use config::{ApiServerService, Datastore, HostedControlPlaneConfig};
 pub use plan::PlanError;
 
 /// The hosted control-plane provider. Stateless: everything it knows comes with the call.

@@ -15,6 +15,7 @@ use crate::certificates::{
     API_SERVER, API_SERVER_ETCD_CLIENT, API_SERVER_KUBELET_CLIENT, CONTROLLER_MANAGER,
     ETCD_MEMBERS, ETCD_PEER, ETCD_SERVER, FRONT_PROXY_CLIENT,
 };
+use crate::config::ApiServerService;
 use crate::names::{
     API_SERVER_PORT, ETCD_CLIENT_PORT, ETCD_PEER_PORT, KUBE_APISERVER, KUBE_CONTROLLER_MANAGER,
     Names,
@@ -56,9 +57,20 @@ pub struct ControlPlane<'a> {
     pub version: KubernetesVersion,
     /// API server replicas.
     pub api_server_replicas: u32,
-    /// The infrastructure's endpoint, when it gives one: an IP address of it is what the API
-    /// servers advertise to the workload cluster.
+    /// The type of the API servers' Service.
+    pub service: ApiServerService,
+    /// Where the API servers are reached from outside the management cluster, once known:
+    /// the infrastructure's endpoint, else their load balancer's address. An IP address of it
+    /// is what they advertise to the workload cluster.
     pub endpoint: Option<&'a Endpoint>,
+}
+
+impl ControlPlane<'_> {
+    /// Whether the API servers wait for their endpoint: behind a load balancer whose address
+    /// is not known yet (they advertise it, and their certificate names it).
+    pub fn waits_for_endpoint(&self) -> bool {
+        self.endpoint.is_none() && self.service == ApiServerService::LoadBalancer
+    }
 }
 
 /// A manifest that could not be written as YAML.
@@ -75,15 +87,19 @@ pub struct ManifestError {
 }
 
 /// Every object of the control plane, in the order the host is to apply them: what others
-/// need first.
+/// need first. While the API servers wait for their endpoint
+/// ([`ControlPlane::waits_for_endpoint`]) their Deployment and the controller manager's are
+/// left out.
 pub fn objects(cp: &ControlPlane<'_>) -> Vec<Value> {
-    vec![
+    let mut objects = vec![
         etcd_service(cp.names),
         etcd(cp.names),
-        api_server_service(cp.names),
-        api_server(cp),
-        controller_manager(cp),
-    ]
+        api_server_service(cp),
+    ];
+    if !cp.waits_for_endpoint() {
+        objects.extend([api_server(cp), controller_manager(cp)]);
+    }
+    objects
 }
 
 /// The images of `object`'s Pod template, init containers first, as the host tells them of
@@ -176,6 +192,16 @@ fn spread(names: &Names, component: &str) -> Value {
     }])
 }
 
+/// `POD_IP`, the Pod's own address, which every component listens on: the Pod's network is
+/// its own, and a Pod listens where it is reached (the management cluster's Service routing
+/// sends the Services' traffic there).
+fn pod_ip_env() -> Value {
+    json!({
+        "name": "POD_IP",
+        "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}},
+    })
+}
+
 /// An HTTPS probe of `path` on `port`.
 fn https_probe(path: &str, port: u16, period: u32, failures: u32) -> Value {
     json!({
@@ -223,14 +249,14 @@ fn etcd(names: &Names) -> Value {
     let args = [
         "--name=$(POD_NAME)".to_owned(),
         "--data-dir=/var/lib/etcd".to_owned(),
-        format!("--listen-client-urls=https://0.0.0.0:{ETCD_CLIENT_PORT}"),
+        format!("--listen-client-urls=https://$(POD_IP):{ETCD_CLIENT_PORT}"),
         format!("--advertise-client-urls=https://{own_host}:{ETCD_CLIENT_PORT}"),
-        format!("--listen-peer-urls=https://0.0.0.0:{ETCD_PEER_PORT}"),
+        format!("--listen-peer-urls=https://$(POD_IP):{ETCD_PEER_PORT}"),
         format!("--initial-advertise-peer-urls={}", peer_url(&own_host)),
         format!("--initial-cluster={initial_cluster}"),
         "--initial-cluster-state=new".to_owned(),
         format!("--initial-cluster-token={service}"),
-        format!("--listen-metrics-urls=http://0.0.0.0:{ETCD_METRICS_PORT}"),
+        format!("--listen-metrics-urls=http://$(POD_IP):{ETCD_METRICS_PORT}"),
         "--client-cert-auth=true".to_owned(),
         format!("--trusted-ca-file={PKI}/etcd-ca.crt"),
         format!("--cert-file={}", pki(ETCD_SERVER, "crt")),
@@ -273,10 +299,13 @@ fn etcd(names: &Names) -> Value {
                         "image": ETCD_IMAGE,
                         "command": ["etcd"],
                         "args": args,
-                        "env": [{
-                            "name": "POD_NAME",
-                            "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}},
-                        }],
+                        "env": [
+                            {
+                                "name": "POD_NAME",
+                                "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}},
+                            },
+                            pod_ip_env(),
+                        ],
                         "ports": [
                             {"name": "client", "containerPort": ETCD_CLIENT_PORT},
                             {"name": "peer", "containerPort": ETCD_PEER_PORT},
@@ -305,12 +334,18 @@ fn etcd(names: &Names) -> Value {
     })
 }
 
-fn api_server_service(names: &Names) -> Value {
+fn api_server_service(cp: &ControlPlane<'_>) -> Value {
+    let names = cp.names;
+    let service_type = match cp.service {
+        ApiServerService::LoadBalancer => "LoadBalancer",
+        ApiServerService::ClusterIp => "ClusterIP",
+    };
     json!({
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": metadata(names, names.api_server_service(), KUBE_APISERVER),
         "spec": {
+            "type": service_type,
             "selector": selector(names, KUBE_APISERVER),
             "ports": [{
                 "name": "https",
@@ -337,6 +372,7 @@ fn advertise_address(endpoint: Option<&Endpoint>) -> String {
 pub fn api_server_args(cp: &ControlPlane<'_>) -> Vec<String> {
     vec![
         format!("--advertise-address={}", advertise_address(cp.endpoint)),
+        "--bind-address=$(POD_IP)".into(),
         format!("--secure-port={API_SERVER_PORT}"),
         "--allow-privileged=true".into(),
         "--authorization-mode=Node,RBAC".into(),
@@ -401,10 +437,7 @@ fn api_server(cp: &ControlPlane<'_>) -> Value {
                         "image": kubernetes_image(KUBE_APISERVER, cp.version),
                         "command": [KUBE_APISERVER],
                         "args": api_server_args(cp),
-                        "env": [{
-                            "name": "POD_IP",
-                            "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}},
-                        }],
+                        "env": [pod_ip_env()],
                         "ports": [{"name": "https", "containerPort": API_SERVER_PORT}],
                         "startupProbe": https_probe("/livez", API_SERVER_PORT, 5, 60),
                         "readinessProbe": https_probe("/readyz", API_SERVER_PORT, 5, 3),
@@ -427,6 +460,7 @@ pub fn controller_manager_args(cp: &ControlPlane<'_>) -> Vec<String> {
     let kubeconfig = pki(CONTROLLER_MANAGER, "conf");
     vec![
         format!("--kubeconfig={kubeconfig}"),
+        "--bind-address=$(POD_IP)".into(),
         format!("--authentication-kubeconfig={kubeconfig}"),
         format!("--authorization-kubeconfig={kubeconfig}"),
         format!("--client-ca-file={PKI}/ca.crt"),
@@ -462,6 +496,7 @@ fn controller_manager(cp: &ControlPlane<'_>) -> Value {
                         "image": kubernetes_image(component, cp.version),
                         "command": [component],
                         "args": controller_manager_args(cp),
+                        "env": [pod_ip_env()],
                         "ports": [{"name": "https", "containerPort": CONTROLLER_MANAGER_PORT}],
                         "readinessProbe": https_probe("/healthz", CONTROLLER_MANAGER_PORT, 10, 3),
                         "livenessProbe": https_probe("/healthz", CONTROLLER_MANAGER_PORT, 10, 8),
@@ -490,7 +525,74 @@ mod tests {
             names,
             version: version(35),
             api_server_replicas: 2,
+            service: ApiServerService::ClusterIp,
             endpoint,
+        }
+    }
+
+    #[test]
+    fn behind_a_load_balancer_the_api_servers_wait_for_its_address() {
+        let n = names();
+        let kinds = |cp: &ControlPlane<'_>| -> Vec<String> {
+            (objects(cp).iter())
+                .map(|o| format!("{} {}", o["kind"], o["metadata"]["name"]))
+                .collect()
+        };
+        let waiting = ControlPlane {
+            service: ApiServerService::LoadBalancer,
+            ..control_plane(&n, None)
+        };
+        assert!(waiting.waits_for_endpoint());
+        assert_eq!(
+            kinds(&waiting),
+            [
+                r#""Service" "c1-etcd""#,
+                r#""StatefulSet" "c1-etcd""#,
+                r#""Service" "c1-apiserver""#
+            ]
+        );
+        assert_eq!(
+            find(&objects(&waiting), "Service", "c1-apiserver")["spec"]["type"],
+            "LoadBalancer"
+        );
+        let address = Endpoint {
+            host: "100.80.0.7".into(),
+            port: 6443,
+        };
+        let given = ControlPlane {
+            service: ApiServerService::LoadBalancer,
+            ..control_plane(&n, Some(&address))
+        };
+        assert!(!given.waits_for_endpoint());
+        assert_eq!(kinds(&given).len(), 5);
+        assert_eq!(api_server_args(&given)[0], "--advertise-address=100.80.0.7");
+        let cluster_ip = control_plane(&n, None);
+        assert!(!cluster_ip.waits_for_endpoint());
+        assert_eq!(
+            find(&objects(&cluster_ip), "Service", "c1-apiserver")["spec"]["type"],
+            "ClusterIP"
+        );
+    }
+
+    #[test]
+    fn every_component_listens_on_its_pods_address() {
+        let n = names();
+        let cp = control_plane(&n, None);
+        let all = objects(&cp);
+        for (kind, name) in [
+            ("StatefulSet", "c1-etcd"),
+            ("Deployment", "c1-kube-apiserver"),
+            ("Deployment", "c1-kube-controller-manager"),
+        ] {
+            let container = &find(&all, kind, name)["spec"]["template"]["spec"]["containers"][0];
+            assert!(
+                (container["env"].as_array().unwrap().iter()).any(|e| e["name"] == "POD_IP"
+                    && e["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"),
+                "{kind} {name}: {container}"
+            );
+            let args = container["args"].to_string();
+            assert!(!args.contains("0.0.0.0"), "{kind} {name}: {args}");
+            assert!(args.contains("$(POD_IP)"), "{kind} {name}: {args}");
         }
     }
 

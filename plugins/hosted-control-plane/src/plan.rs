@@ -17,9 +17,12 @@
 //!   applied last is updated and available, so the count is all or nothing);
 //! - the condition `ObjectsReady` names what is not there, not applied with the answer's
 //!   images or not ready yet, and a desired version that waits for a rollout to finish;
-//! - the endpoint is the infrastructure's when it gives one, else the API servers' Service
-//!   (`<cluster>-apiserver.<namespace>.svc:6443`), which the serving certificate names and the
-//!   host mints the admin kubeconfig for.
+//! - the endpoint is the infrastructure's when it gives one, else the address of the API
+//!   servers' load balancer once the host tells it (their Service is of type LoadBalancer by
+//!   default; until then the API servers' and the controller manager's Deployments are left
+//!   out and the endpoint is none), else, for a ClusterIP Service, its name
+//!   (`<cluster>-apiserver.<namespace>.svc:6443`). The serving certificate names it, and the
+//!   host mints the admin kubeconfig for it.
 
 use capw_sdk::control_plane::{ControlPlaneStatus, HostedObject, Plan, PlanInput, Step};
 use capw_sdk::types::{ClusterRef, Condition, ConditionStatus, Endpoint, ErrorCode, ProviderError};
@@ -27,7 +30,8 @@ use serde_json::Value;
 
 use crate::certificates;
 use crate::config::{
-    DEFAULT_API_SERVER_REPLICAS, HostedControlPlaneConfig, MAX_API_SERVER_REPLICAS,
+    ApiServerService, DEFAULT_API_SERVER_REPLICAS, HostedControlPlaneConfig,
+    MAX_API_SERVER_REPLICAS,
 };
 use crate::manifests::{self, ControlPlane, ManifestError};
 use crate::names::{API_SERVER_PORT, NameError, Names};
@@ -208,13 +212,16 @@ pub fn plan(
     }
     let observed = version::observe(&names, &input.objects)?;
     let target = version::target(&observed, input.version)?;
-    let objects = manifests::objects(&ControlPlane {
+    let reached = reached_at(&names, config, input);
+    let cp = ControlPlane {
         names: &names,
         version: target,
         api_server_replicas: replicas,
-        endpoint: input.endpoint.as_ref(),
-    });
-    let certificates = certificates::secrets(&names, input.endpoint.as_ref());
+        service: config.api_server_service,
+        endpoint: reached.as_ref(),
+    };
+    let objects = manifests::objects(&cp);
+    let certificates = certificates::secrets(&names, reached.as_ref());
 
     let expected = (objects.iter().map(Expected::of)).chain(
         certificates
@@ -222,6 +229,15 @@ pub fn plan(
             .map(|s| Expected::secret(s.name.clone())),
     );
     let mut waiting: Vec<String> = expected.filter_map(|e| e.waiting(&input.objects)).collect();
+    if cp.waits_for_endpoint() {
+        waiting.insert(
+            0,
+            format!(
+                "the API servers wait for the address of Service {}'s load balancer",
+                names.api_server_service()
+            ),
+        );
+    }
     if target != input.version {
         waiting.insert(
             0,
@@ -239,7 +255,7 @@ pub fn plan(
             initialized: serving,
             ready,
             version: version::running(&observed),
-            endpoint: Some(endpoint(&names, input)),
+            endpoint: endpoint(&names, config, reached),
             conditions: vec![objects_ready(&waiting)],
             failures_tolerated: ready.then_some(0),
         },
@@ -250,12 +266,43 @@ pub fn plan(
     })
 }
 
-/// Where the API servers are reached: the infrastructure's endpoint when it gives one (a load
-/// balancer in front of them), else their Service, from the management cluster.
-fn endpoint(names: &Names, input: &PlanInput) -> Endpoint {
-    input.endpoint.clone().unwrap_or_else(|| Endpoint {
-        host: names.api_server_host(),
+/// Where the API servers are reached from outside the management cluster, once known: the
+/// infrastructure's endpoint when it gives one, else the first address the load balancer of
+/// their Service was given (the host tells it, `hosted-object.addresses`), when that Service
+/// is of type LoadBalancer.
+fn reached_at(
+    names: &Names,
+    config: &HostedControlPlaneConfig,
+    input: &PlanInput,
+) -> Option<Endpoint> {
+    if input.endpoint.is_some() {
+        return input.endpoint.clone();
+    }
+    if config.api_server_service != ApiServerService::LoadBalancer {
+        return None;
+    }
+    let service = names.api_server_service();
+    let told = (input.objects.iter())
+        .find(|o| o.api_version == "v1" && o.kind == "Service" && o.name == service)?;
+    Some(Endpoint {
+        host: told.addresses.first()?.clone(),
         port: API_SERVER_PORT,
+    })
+}
+
+/// The control plane's endpoint: where it is reached from outside, else (a ClusterIP Service)
+/// the API servers' Service name, from inside the management cluster; none while the load
+/// balancer has no address.
+fn endpoint(
+    names: &Names,
+    config: &HostedControlPlaneConfig,
+    reached: Option<Endpoint>,
+) -> Option<Endpoint> {
+    reached.or_else(|| {
+        (config.api_server_service == ApiServerService::ClusterIp).then(|| Endpoint {
+            host: names.api_server_host(),
+            port: API_SERVER_PORT,
+        })
     })
 }
 

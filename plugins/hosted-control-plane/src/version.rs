@@ -304,6 +304,7 @@ mod tests {
             ready,
             message: None,
             images: vec![image.into()],
+            addresses: Vec::new(),
         };
         let objects = [
             told(

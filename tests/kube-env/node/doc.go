@@ -8,6 +8,7 @@
 //	capw-node reset --root DIR --bin-dir BIN
 //	capw-node lb    --listen IP:PORT --backends FILE
 //	capw-node managed --root DIR --address IP --port PORT --cluster NAME
+//	capw-node kubelet --kubeconfig FILE --name NODE --root DIR --images FILE --pod-cidr CIDR [--simulated]
 //
 // Start with [bootMachine] (boot.go): it reads the bootstrap data simcloud wrote under
 // DIR/rootfs, derives this machine's kubeadm configuration (kubeadmconfig.go), has kubeadm make
@@ -19,6 +20,16 @@
 // file status.go. A managed control plane (simcloud's /v1/managed-control-planes booted for
 // real) is managed.go: the same components and kubeadm phases as an init, on the service's
 // own address, with no Node, upgraded in place when simcloud asks for another version.
+//
+// `kubelet` is the management cluster's kubelet stand-in (kubelet_command.go): the same
+// kubeletStandIn registering one Node, whose pod runner also runs Pods as local processes —
+// each image mapped by an image table (images.go) to a program or an unpacked root file system,
+// each container started through the hidden `container-exec` subcommand in a mount namespace of
+// its own with its volumes bind-mounted (container_exec.go, volumes.go), with its environment
+// (env.go), probes, restarts and back-off (processes.go, probes.go, backoff.go), hosts file
+// (hosts.go) and the Pod's own address from the Node's pod CIDR. What it honours, refuses and
+// ignores of a Pod is listed in refusals.go; claims of StorageClass capw-local get a local
+// volume (provisioner.go).
 //
 // # Layout of a machine directory
 //
@@ -39,12 +50,14 @@
 // etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubeadm are the real
 // programs. The kubelet cannot run here (no container runtime), so a stand-in registers the
 // machine's Node and keeps it Ready, and runs the Pods bound to it whose containers are all of
-// the pause image, the one image it can honestly run (a container that does nothing): it
-// reports them Running and Ready, and when one is deleted reports its containers exited and
-// deletes it, as the kubelet does once they stopped, without waiting out the grace period. A
-// Pod of any other image stays Pending with the reason ImageNotRunnable. The Pods' addresses
-// come from the Node's podCIDR and reach nothing: there is no pod network, kube-proxy or
-// CoreDNS.
+// the pause image, the one image it can honestly run on a workload cluster's machine (a
+// container that does nothing): it reports them Running and Ready, and when one is deleted
+// reports its containers exited and deletes it, as the kubelet does once they stopped, without
+// waiting out the grace period. A Pod of any other image stays Pending with the reason
+// ImageNotRunnable. The Pods' addresses come from the Node's podCIDR and reach nothing: there
+// is no pod network, kube-proxy or CoreDNS. The management cluster's process kubelet
+// (`kubelet`) runs real processes instead, for the images its table maps, on addresses of its
+// pod CIDR made local to the machine.
 //
 // # What comes next (day two)
 //

@@ -25,16 +25,21 @@ import (
 // kubelet's default (nodeStatusUpdateFrequency and the lease renew interval are both 10 s).
 const heartbeatInterval = 10 * time.Second
 
+// changeSyncDelay is how long after a Pod's processes changed the runner syncs, so that one
+// sync reports a burst of changes.
+const changeSyncDelay = 100 * time.Millisecond
+
 // leaseDuration is the kubelet's default nodeLeaseDurationSeconds.
 const leaseDuration = 40
 
 // kubeletStandIn stands in for the kubelet, which cannot run here (no container runtime, no
 // cgroups to manage). It does the kubelet's part in the cluster's eyes: it registers the
 // machine's Node with its credentials (so NodeRestriction applies), reports it Ready with a
-// heartbeat every 10 s and renews its Lease in kube-node-lease. Of the Pods bound to its Node
-// it runs those of the pause image only, and those only in their status (pods.go). It runs no
-// containers, reports no real capacity or images, and serves no kubelet API (logs, exec,
-// metrics).
+// heartbeat every 10 s and renews its Lease in kube-node-lease. On a workload cluster's
+// machine (`boot`) it runs the Pods of the pause image only, and those only in their status;
+// as the management cluster's process kubelet (`kubelet`, kubelet_command.go) it runs Pods as
+// local processes too (pods.go). It runs no container runtime, reports no images, and serves
+// no kubelet API (logs, exec, metrics).
 type kubeletStandIn struct {
 	client     kubernetes.Interface
 	name       string
@@ -54,10 +59,20 @@ type kubeletStandIn struct {
 	// onRegistered, when set, runs once the Node is registered and Ready (a control plane's
 	// mark-control-plane phase).
 	onRegistered func() error
-	// podCIDR is the Node's spec.podCIDR once read, for the Pods' addresses.
+	// podCIDR is the Node's spec.podCIDR once read, for the Pods' addresses; when set before
+	// registering (the process kubelet's --pod-cidr), the Node is registered with it.
 	podCIDR string
 	// terminating holds when each Pod being deleted was first seen so, by UID.
 	terminating map[types.UID]time.Time
+	// capacity is what the Node reports as its capacity and allocatable; nil: a small
+	// machine's (2 CPUs, 4 GiB, 110 Pods), what the workload clusters' machines report.
+	capacity corev1.ResourceList
+	// runtime runs Pods as processes (the process kubelet, kubelet_command.go); nil on the
+	// workload clusters' machines, whose runner is the pause-only one.
+	runtime *processRuntime
+	// simulated reports every Pod bound to the Node Running and Ready at once and runs none
+	// (the process kubelet's --simulated, for the scale benchmark).
+	simulated bool
 }
 
 // newKubeletStandIn is machine m's kubelet stand-in talking to the cluster through client,
@@ -138,6 +153,9 @@ func (k *kubeletStandIn) register(ctx context.Context) error {
 		},
 		Spec: corev1.NodeSpec{ProviderID: k.providerID},
 	}
+	if k.podCIDR != "" {
+		node.Spec.PodCIDR, node.Spec.PodCIDRs = k.podCIDR, []string{k.podCIDR}
+	}
 	var lastErr error
 	for i := 0; i < 60; i++ {
 		_, err := k.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
@@ -172,10 +190,26 @@ func (k *kubeletStandIn) run(ctx context.Context) {
 	defer heartbeats.Stop()
 	pods := time.NewTicker(podSyncInterval)
 	defer pods.Stop()
+	var changed chan struct{} // a Pod's processes changed: report it without waiting for the tick
+	if k.runtime != nil {
+		changed = k.runtime.changed
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-changed:
+			if k.stopped() {
+				continue
+			}
+			// Changes come in bursts (a Pod's containers start together): one sync for each
+			// burst.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(changeSyncDelay):
+			}
+			k.syncPods(ctx)
 		case <-heartbeats.C:
 			if k.stopped() {
 				continue
@@ -242,10 +276,13 @@ func (k *kubeletStandIn) tryUpdateStatus(ctx context.Context) error {
 		{Type: corev1.NodeInternalIP, Address: k.address},
 		{Type: corev1.NodeHostName, Address: k.name},
 	}
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("2"),
-		corev1.ResourceMemory: resource.MustParse("4Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
+	capacity := k.capacity
+	if capacity == nil {
+		capacity = corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("2"),
+			corev1.ResourceMemory: resource.MustParse("4Gi"),
+			corev1.ResourcePods:   resource.MustParse("110"),
+		}
 	}
 	node.Status.Capacity = capacity
 	node.Status.Allocatable = capacity

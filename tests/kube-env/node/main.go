@@ -26,6 +26,8 @@ func usage() {
   capw-node reset --root DIR --bin-dir BIN
   capw-node lb    --listen IP:PORT --backends FILE
   capw-node managed --root DIR --address IP --port PORT --cluster NAME
+  capw-node kubelet --kubeconfig FILE --name NODE --root DIR --images FILE --pod-cidr CIDR [--simulated]
+  capw-node proxy --kubeconfig FILE --service-cidr CIDR --load-balancer-cidr CIDR
 `)
 	os.Exit(2)
 }
@@ -45,6 +47,14 @@ func main() {
 		os.Exit(runLB(ctx, os.Args[2:]))
 	case "managed":
 		os.Exit(runManaged(ctx, os.Args[2:]))
+	case "kubelet":
+		os.Exit(runKubelet(ctx, os.Args[2:]))
+	case "container-exec": // hidden: a container's process, started by the kubelet's runner
+		os.Exit(runContainerExec(os.Args[2:]))
+	case "pause": // hidden: a pause container of a Pod run as processes
+		os.Exit(runPause(ctx))
+	case "proxy":
+		os.Exit(runProxy(ctx, os.Args[2:]))
 	default:
 		usage()
 	}

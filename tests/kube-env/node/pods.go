@@ -16,18 +16,28 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The kubelet stand-in's pod runner. With no container runtime it can honestly run one image:
-// the pause image, whose container does nothing until it is stopped. So a Pod bound to this
-// Node whose containers are all of the pause image is reported Running and Ready, as the
-// kubelet would report it once its containers started, and finished and deleted when it is
-// deleted, as the kubelet does once its containers stopped. That is enough for what the
-// cluster sees of workloads: ReplicaSets get Ready replicas, PodDisruptionBudgets count healthy
-// Pods, and a drain's evictions end with the Pods gone. Any other image is not run: its Pod
-// stays Pending with the reason ImageNotRunnable. There are no volumes, probes, logs, exec,
-// resource accounting or restarts; static and mirror Pods do not exist here.
+// The kubelet stand-in's pod runner. With no container runtime it runs a Pod in one of three
+// ways, chosen per Pod (podPlan):
 //
-// The runner uses only what the Node authorizer and the NodeRestriction admission plugin allow
-// a kubelet: it lists the Pods bound to its Node, updates their status and deletes them.
+//   - In its status only, when every container is of the pause image (a container that does
+//     nothing until it is stopped), and for every Pod in simulated mode (`capw-node kubelet
+//     --simulated`, for the scale benchmark): the Pod is reported Running and Ready, as the
+//     kubelet would report it once its containers started, and finished and deleted when it is
+//     deleted, as the kubelet does once its containers stopped. That is enough for what the
+//     cluster sees of workloads: ReplicaSets get Ready replicas, PodDisruptionBudgets count
+//     healthy Pods, and a drain's evictions end with the Pods gone. This is all the workload
+//     clusters' machines do (`capw-node boot`).
+//   - As local processes, when the process kubelet's image table (images.go) maps every image
+//     to a program or a root file system (`capw-node kubelet`, the management cluster's
+//     Node): processes.go runs them, with volumes, probes, restarts and logs.
+//   - Not at all: a Pod with an image the table does not know stays Pending with the reason
+//     ImageNotRunnable, and one asking for what the stand-in refuses (refusals.go) with the
+//     reason FieldNotSupported.
+//
+// Static and mirror Pods do not exist here. The runner uses only what the Node authorizer and
+// the NodeRestriction admission plugin allow a kubelet: it lists the Pods bound to its Node,
+// updates their status and deletes them (and, for projected volumes, requests service account
+// tokens).
 
 // podSyncInterval is how often the runner looks at the Pods bound to its Node.
 const podSyncInterval = 2 * time.Second
@@ -97,6 +107,13 @@ func (k *kubeletStandIn) syncPods(ctx context.Context) {
 			usedIPs[p.Status.PodIP] = true
 		}
 	}
+	if k.runtime != nil {
+		for _, w := range k.runtime.workers {
+			if !w.pod.Spec.HostNetwork && !w.isStopped() {
+				usedIPs[w.podIP] = true
+			}
+		}
+	}
 	for i := range list.Items {
 		pod := &list.Items[i]
 		seen[pod.UID] = true
@@ -109,6 +126,9 @@ func (k *kubeletStandIn) syncPods(ctx context.Context) {
 			delete(k.terminating, uid)
 		}
 	}
+	if k.runtime != nil {
+		k.runtime.forgetGone(seen)
+	}
 }
 
 func terminal(pod *corev1.Pod) bool {
@@ -117,14 +137,21 @@ func terminal(pod *corev1.Pod) bool {
 
 func (k *kubeletStandIn) syncPod(ctx context.Context, pod *corev1.Pod, usedIPs map[string]bool) error {
 	now := metav1.Now()
+	if k.runtime != nil {
+		if w := k.runtime.workers[pod.UID]; w != nil {
+			return k.syncProcessPod(ctx, pod, w, now)
+		}
+	}
+	plan, waiting := k.podPlan(pod)
 	if pod.DeletionTimestamp != nil {
-		return k.finishPod(ctx, pod, now)
+		return k.finishPod(ctx, pod, plan == planStatusOnly, now)
 	}
 	if terminal(pod) {
 		return nil
 	}
 	var status corev1.PodStatus
-	if runnable(pod) {
+	switch plan {
+	case planStatusOnly:
 		podIP := ""
 		if pod.Spec.HostNetwork {
 			podIP = k.address
@@ -132,39 +159,109 @@ func (k *kubeletStandIn) syncPod(ctx context.Context, pod *corev1.Pod, usedIPs m
 			podIP = k.allocatePodIP(ctx, usedIPs)
 		}
 		status = runningStatus(pod, k.address, podIP, now)
-	} else {
-		status = notRunnableStatus(pod, k.address, now)
+	case planProcesses:
+		return k.startProcessPod(ctx, pod, usedIPs, now)
+	default:
+		status = refusedStatus(pod, k.address, now, waiting)
 	}
 	return k.writeStatus(ctx, pod, status)
 }
 
+// podPlan is how the runner runs pod; a refused Pod comes with each container's waiting
+// state.
+type podPlan int
+
+const (
+	planRefused podPlan = iota
+	planStatusOnly
+	planProcesses
+)
+
+func (k *kubeletStandIn) podPlan(pod *corev1.Pod) (podPlan, func(corev1.Container) *corev1.ContainerStateWaiting) {
+	if k.simulated {
+		return planStatusOnly, nil
+	}
+	var table imageTable
+	if k.runtime != nil {
+		table = k.runtime.images
+	}
+	all := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	unknown, pauseOnly := false, true
+	for _, c := range all {
+		switch table.resolve(c.Image).kind {
+		case imageUnknown:
+			unknown = true
+		case imagePause:
+		default:
+			pauseOnly = false
+		}
+	}
+	notYet := func(c corev1.Container) *corev1.ContainerStateWaiting {
+		for _, init := range pod.Spec.InitContainers {
+			if init.Name == c.Name {
+				return &corev1.ContainerStateWaiting{Reason: "PodInitializing"}
+			}
+		}
+		return &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
+	}
+	switch {
+	case unknown:
+		return planRefused, func(c corev1.Container) *corev1.ContainerStateWaiting {
+			if table.resolve(c.Image).kind != imageUnknown {
+				return notYet(c)
+			}
+			if table.empty() {
+				return &corev1.ContainerStateWaiting{Reason: imageNotRunnable, Message: imageNotRunnableMessage}
+			}
+			return &corev1.ContainerStateWaiting{Reason: imageNotRunnable, Message: unknownImageMessage(c.Image)}
+		}
+	case pauseOnly:
+		return planStatusOnly, nil
+	}
+	if refused := refusals(pod); len(refused) > 0 {
+		msg := strings.Join(refused, "; ")
+		return planRefused, func(corev1.Container) *corev1.ContainerStateWaiting {
+			return &corev1.ContainerStateWaiting{Reason: fieldNotSupported, Message: msg}
+		}
+	}
+	return planProcesses, nil
+}
+
 // finishPod ends a Pod being deleted as the kubelet does once its containers stopped: the
-// pause containers are reported terminated (they exit 0 on SIGTERM), then the Pod is deleted
-// with no grace period left, on the tick after it was noticed. A Pod the stand-in could not
-// run had no container to stop and is only deleted.
-func (k *kubeletStandIn) finishPod(ctx context.Context, pod *corev1.Pod, now metav1.Time) error {
-	if runnable(pod) {
+// pause containers (statusOnly) are reported terminated (they exit 0 on SIGTERM), then the
+// Pod is deleted with no grace period left, on the tick after it was noticed. A Pod the
+// stand-in could not run had no container to stop and is only deleted.
+func (k *kubeletStandIn) finishPod(ctx context.Context, pod *corev1.Pod, statusOnly bool, now metav1.Time) error {
+	if statusOnly {
 		if err := k.writeStatus(ctx, pod, terminatedStatus(pod, k.address, now)); err != nil {
 			return err
 		}
 	}
+	_, err := k.deleteOnceNoticed(ctx, pod, now)
+	return err
+}
+
+// deleteOnceNoticed deletes a Pod being deleted whose containers have stopped, with no grace
+// period left, once podDeleteDelay passed since it was first seen being deleted; it reports
+// whether the Pod is gone.
+func (k *kubeletStandIn) deleteOnceNoticed(ctx context.Context, pod *corev1.Pod, now metav1.Time) (bool, error) {
 	noticed, ok := k.terminating[pod.UID]
 	if !ok {
 		k.terminating[pod.UID] = now.Time
-		return nil
+		return false, nil
 	}
 	if now.Sub(noticed) < podDeleteDelay {
-		return nil
+		return false, nil
 	}
 	err := k.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To(int64(0)),
 		Preconditions:      &metav1.Preconditions{UID: &pod.UID},
 	})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("deleting: %w", err)
+		return false, fmt.Errorf("deleting: %w", err)
 	}
 	log.Printf("node %s: Pod %s/%s deleted", k.name, pod.Namespace, pod.Name)
-	return nil
+	return true, nil
 }
 
 // writeStatus updates the Pod's status when it differs from status, so that a Pod already
@@ -182,9 +279,12 @@ func (k *kubeletStandIn) writeStatus(ctx context.Context, pod *corev1.Pod, statu
 	return nil
 }
 
+// describeStatus is the Pod's phase, with the first reason a container waits for.
 func describeStatus(s corev1.PodStatus) string {
-	if s.Phase == corev1.PodPending {
-		return "Pending (" + imageNotRunnable + ")"
+	for _, c := range append(append([]corev1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...) {
+		if c.State.Waiting != nil && c.State.Waiting.Reason != "" {
+			return fmt.Sprintf("%s (%s %s)", s.Phase, c.Name, c.State.Waiting.Reason)
+		}
 	}
 	return string(s.Phase)
 }

@@ -30,6 +30,15 @@ const CRD_ESTABLISH_TIMEOUT: Duration = Duration::from_secs(60);
 /// Field manager of the objects the helpers apply.
 const FIELD_MANAGER: &str = "capw-tests";
 
+/// Whether and how the workloads of a [`KubeEnv::start_with`] environment run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workloads {
+    /// Pods run as local processes, from the image table of `kube-env.sh`.
+    Run,
+    /// Pods are reported Running and Ready without running.
+    Simulated,
+}
+
 /// A running kube-apiserver with its etcd, reached through [`KubeEnv::kubeconfig`] as a
 /// `system:masters` user (a static token).
 ///
@@ -55,7 +64,22 @@ impl KubeEnv {
     /// When the binaries are not built (the message says to run `make kube-env`) or the API
     /// server does not become ready (the message carries the tail of its logs).
     pub fn start() -> KubeEnv {
-        Self::start_in(true)
+        Self::start_in(true, None)
+    }
+
+    /// Starts a fresh environment whose workloads run, owned by the caller: beside the API
+    /// server, kube-controller-manager (its garbage collector too: what is deleted there is
+    /// not deleted by capw alone), kube-scheduler, one
+    /// Node whose kubelet stand-in runs its Pods as local processes (or, with
+    /// [`Workloads::Simulated`], reports them Running and Ready without running them),
+    /// the Service routing stand-in that gives LoadBalancer Services an address, and a
+    /// default StorageClass (`tests/kube-env/kube-env.sh`, `CAPW_KUBE_ENV_WORKLOADS`).
+    ///
+    /// # Panics
+    ///
+    /// As [`KubeEnv::start`], and when the Node does not become Ready.
+    pub fn start_with(workloads: Workloads) -> KubeEnv {
+        Self::start_in(true, Some(workloads))
     }
 
     /// One environment per test process, started by the first caller and shared by every
@@ -67,19 +91,26 @@ impl KubeEnv {
     /// As [`KubeEnv::start`].
     pub fn shared() -> &'static KubeEnv {
         static SHARED: OnceLock<KubeEnv> = OnceLock::new();
-        SHARED.get_or_init(|| Self::start_in(false))
+        SHARED.get_or_init(|| Self::start_in(false, None))
     }
 
-    fn start_in(stop_on_drop: bool) -> KubeEnv {
+    fn start_in(stop_on_drop: bool, workloads: Option<Workloads>) -> KubeEnv {
         let dir = tempfile::Builder::new()
             .prefix("capw-kube-env-")
             .tempdir()
             .expect("creating the test environment's directory")
             .keep();
-        let output = Command::new(script())
+        let mut command = Command::new(script());
+        command
             .arg("start")
             .arg(&dir)
-            .env("CAPW_KUBE_ENV_OWNER_PID", std::process::id().to_string())
+            .env("CAPW_KUBE_ENV_OWNER_PID", std::process::id().to_string());
+        match workloads {
+            None => command.env_remove("CAPW_KUBE_ENV_WORKLOADS"),
+            Some(Workloads::Run) => command.env("CAPW_KUBE_ENV_WORKLOADS", "run"),
+            Some(Workloads::Simulated) => command.env("CAPW_KUBE_ENV_WORKLOADS", "simulated"),
+        };
+        let output = command
             .output()
             .unwrap_or_else(|e| panic!("running {}: {e}", script().display()));
         if !output.status.success() {

@@ -259,7 +259,14 @@ pub fn install_crypto_provider() {
 /// The quickstart's manifests (`examples/quickstart/*.yaml`, in file-name order) as one
 /// multi-document YAML text.
 pub fn quickstart() -> String {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart");
+    example("quickstart")
+}
+
+/// The manifests of `examples/<name>/`, its YAML files in order, as one multi-document text.
+pub fn example(name: &str) -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name);
     yaml_files(&dir)
         .iter()
         .map(|f| std::fs::read_to_string(f).unwrap() + "\n---\n")

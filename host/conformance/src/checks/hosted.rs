@@ -48,19 +48,26 @@ impl Named {
     }
 }
 
-/// One object of an answer as the host tells it once applied: its name and, for a Deployment
-/// or StatefulSet, the images of its Pod template.
+/// One object of an answer as the host tells it once applied: its name, for a Deployment or
+/// StatefulSet the images of its Pod template, for a LoadBalancer Service the address its load
+/// balancer gives it ([`LOAD_BALANCER_ADDRESS`]).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Answered {
     named: Named,
     images: Vec<String>,
+    addresses: Vec<String>,
 }
+
+/// The address the suite's management cluster gives every LoadBalancer Service (a
+/// documentation address, RFC 5737).
+const LOAD_BALANCER_ADDRESS: &str = "203.0.113.80";
 
 impl Answered {
     fn secret(name: &str) -> Self {
         Self {
             named: Named::secret(name),
             images: Vec::new(),
+            addresses: Vec::new(),
         }
     }
 
@@ -73,6 +80,7 @@ impl Answered {
             ready: true,
             message: None,
             images: self.images.clone(),
+            addresses: self.addresses.clone(),
         }
     }
 
@@ -84,6 +92,7 @@ impl Answered {
                 name: object.name.clone(),
             },
             images: object.images.clone(),
+            addresses: object.addresses.clone(),
         }
     }
 }
@@ -185,6 +194,13 @@ fn manifest(cluster: &ClusterRef, prefix: &str, text: &str) -> Result<Answered, 
         },
         images: if matches!(kind, "Deployment" | "StatefulSet") {
             capw_api::pod_template_images(&object)
+        } else {
+            Vec::new()
+        },
+        addresses: if kind == "Service"
+            && object.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer")
+        {
+            vec![LOAD_BALANCER_ADDRESS.to_owned()]
         } else {
             Vec::new()
         },

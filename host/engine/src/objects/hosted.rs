@@ -199,9 +199,20 @@ pub fn applied_digest(object: &Value) -> Option<&str> {
 
 /// Whether an applied object is ready, and why not: a Deployment or StatefulSet once its
 /// controller observed its generation and every desired replica is updated and ready
-/// (available); any other kind once it exists.
+/// (available); a LoadBalancer Service once its load balancer gave it an address; any other
+/// kind once it exists.
 pub fn readiness(object: &Value) -> (bool, Option<String>) {
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    if kind == "Service" && is_load_balancer(object) {
+        return if load_balancer_addresses(object).is_empty() {
+            (
+                false,
+                Some("its load balancer has no address yet".to_owned()),
+            )
+        } else {
+            (true, None)
+        };
+    }
     if kind != "Deployment" && kind != "StatefulSet" {
         return (true, None);
     }
@@ -237,6 +248,33 @@ pub fn readiness(object: &Value) -> (bool, Option<String>) {
             )),
         )
     }
+}
+
+/// Whether `object` is a Service of type LoadBalancer.
+fn is_load_balancer(object: &Value) -> bool {
+    object.get("kind").and_then(Value::as_str) == Some("Service")
+        && object.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer")
+}
+
+/// A LoadBalancer Service's addresses, as its load balancer gave them
+/// (`status.loadBalancer.ingress`, each its IP, else its hostname), in their order; empty for
+/// any other object.
+pub fn load_balancer_addresses(object: &Value) -> Vec<String> {
+    if !is_load_balancer(object) {
+        return Vec::new();
+    }
+    (object
+        .pointer("/status/loadBalancer/ingress")
+        .and_then(Value::as_array))
+    .into_iter()
+    .flatten()
+    .filter_map(|i| {
+        (i.get("ip").or_else(|| i.get("hostname")))
+            .and_then(Value::as_str)
+            .filter(|a| !a.is_empty())
+            .map(str::to_owned)
+    })
+    .collect()
 }
 
 /// A certificate authority as PEM.
@@ -597,6 +635,27 @@ mod tests {
         );
         assert_eq!(readiness(&done), (true, None));
         assert!(readiness(&json!({"kind": "Service"})).0);
+    }
+
+    #[test]
+    fn a_load_balancer_service_is_ready_once_it_has_an_address() {
+        let lb = |status: Value| json!({"kind": "Service", "spec": {"type": "LoadBalancer"}, "status": status});
+        let (ready, why) = readiness(&lb(json!({"loadBalancer": {}})));
+        assert!(!ready);
+        assert_eq!(why.unwrap(), "its load balancer has no address yet");
+        assert!(load_balancer_addresses(&lb(json!({}))).is_empty());
+        let given = lb(json!({"loadBalancer": {"ingress": [
+            {"ip": "100.80.0.7"}, {"hostname": "cp.example.com"}, {"ip": ""},
+        ]}}));
+        assert_eq!(readiness(&given), (true, None));
+        assert_eq!(
+            load_balancer_addresses(&given),
+            ["100.80.0.7", "cp.example.com"]
+        );
+        let cluster_ip = json!({"kind": "Service", "spec": {"type": "ClusterIP"},
+            "status": {"loadBalancer": {"ingress": [{"ip": "100.80.0.7"}]}}});
+        assert!(load_balancer_addresses(&cluster_ip).is_empty());
+        assert!(readiness(&cluster_ip).0);
     }
 
     #[test]

@@ -234,7 +234,16 @@ async fn the_webhook_refuses_the_corpus_as_capw_apply_does() {
         };
         let file = tmp.path().join(format!("stored-{i}.yaml"));
         std::fs::write(&file, text).unwrap();
-        kubectl_ok(&env, &["apply"], Some(&file));
+        // The webhook judges a Cluster against the ClusterClasses of its cache: one applied in
+        // the same command as its class may come before the class reached the cache, and is
+        // refused saying the class is not found. Applying again once it has is what a user
+        // does.
+        wait("the stored examples applied", || async {
+            let (ok, text) = kubectl(&env, &["apply"], Some(&file));
+            assert!(ok || text.contains("not found"), "kubectl apply: {text}");
+            ok.then_some(())
+        })
+        .await;
     }
     let cases = refused();
     let even = cases

@@ -173,6 +173,23 @@ async fn roll_out_kind(w: &World, kind: &str, name: &str) {
     .unwrap();
 }
 
+/// Gives the LoadBalancer Service `name` the address `ip`, as the management cluster's load
+/// balancer would: the stand-in for the controller the test API server lacks.
+async fn load_balance(w: &World, name: &str, ip: &str) {
+    let api: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(
+        w.client.clone(),
+        &w.namespace,
+        &kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk("", "v1", "Service")),
+    );
+    api.patch_status(
+        name,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"status": {"loadBalancer": {"ingress": [{"ip": ip}]}}})),
+    )
+    .await
+    .unwrap();
+}
+
 async fn roll_out(w: &World, name: &str) {
     roll_out_kind(w, "Deployment", name).await;
 }
@@ -344,25 +361,6 @@ async fn a_hosted_plan_out_of_bounds_is_refused_whole() {
     replica.stop().await;
 }
 
-/// The hosted-control-plane provider's objects for `cluster`, as `Kind/name`.
-fn control_plane_objects(cluster: &str) -> Vec<String> {
-    let mut want: Vec<String> = [
-        "Deployment/{c}-kube-apiserver",
-        "Deployment/{c}-kube-controller-manager",
-        "Secret/{c}-apiserver-certs",
-        "Secret/{c}-controller-manager-certs",
-        "Secret/{c}-etcd-certs",
-        "Service/{c}-apiserver",
-        "Service/{c}-etcd",
-        "StatefulSet/{c}-etcd",
-    ]
-    .iter()
-    .map(|s| s.replace("{c}", cluster))
-    .collect();
-    want.sort();
-    want
-}
-
 /// The images of Deployment or StatefulSet `name`'s containers.
 fn images_of(w: &World, plural: &str, name: &str) -> Vec<String> {
     let o = get(w, plural, name).unwrap();
@@ -402,10 +400,35 @@ async fn the_hosted_provider_is_applied_scaled_upgraded_and_deleted() {
     objects.push(c);
     apply(&w, &objects);
 
-    wait("the hosted control plane's objects", || async {
-        (labelled(&w, "h3") == control_plane_objects("h3")).then_some(())
+    // Behind a load balancer (the default), the API servers wait for its address.
+    wait("the API servers' Service", || async {
+        get(&w, "services", "h3-apiserver")
     })
     .await;
+    let service = get(&w, "services", "h3-apiserver").unwrap();
+    assert_eq!(service["spec"]["type"], "LoadBalancer");
+    wait(
+        "the control plane waiting for its load balancer",
+        || async {
+            let c = w.get("Cluster", "h3").await?;
+            condition(&c, "controlplane.capw.dev/ObjectsReady")["message"]
+                .as_str()?
+                .contains("wait for the address of Service h3-apiserver's load balancer")
+                .then_some(())
+        },
+    )
+    .await;
+    assert!(get(&w, "deployments", "h3-kube-apiserver").is_none());
+    // A loopback address nothing listens on: the host's connections are refused at once.
+    load_balance(&w, "h3-apiserver", "127.0.0.98").await;
+    wait("the hosted control plane's objects", || async {
+        (labelled(&w, "h3") == crate::common::hosted_control_plane_objects("h3")).then_some(())
+    })
+    .await;
+    let args = get(&w, "deployments", "h3-kube-apiserver").unwrap()["spec"]["template"]["spec"]
+        ["containers"][0]["args"]
+        .to_string();
+    assert!(args.contains("--advertise-address=127.0.0.98"), "{args}");
     let api = get(&w, "deployments", "h3-kube-apiserver").unwrap();
     assert_eq!(api["spec"]["replicas"], 2);
     assert_eq!(
@@ -424,6 +447,11 @@ async fn the_hosted_provider_is_applied_scaled_upgraded_and_deleted() {
     let ready = w.wait_ready("h3").await;
     assert_eq!(
         ready["status"]["controlPlane"]["version"], "v1.34.4",
+        "{ready}"
+    );
+    assert_eq!(
+        ready["status"]["controlPlaneEndpoint"],
+        json!({"host": "127.0.0.98", "port": 6443}),
         "{ready}"
     );
 

@@ -17,21 +17,12 @@ impl Scenario {
     /// The managed example's providers, class and Cluster `gamma`, in this scenario's
     /// namespace, with provider names of its own (WasmProviders are cluster-scoped).
     fn managed(&self) -> Vec<Value> {
-        let dir =
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/managed");
-        let ns = &self.namespace;
-        let text: String = capw_test_support::yaml_files(&dir)
-            .iter()
-            .map(|f| std::fs::read_to_string(f).unwrap() + "\n---\n")
-            .collect::<String>()
-            .replace("http://127.0.0.1:7480", &self.sim.base_url())
-            .replace("namespace: default", &format!("namespace: {ns}"))
-            .replace("sim-infra", &format!("{ns}-sim-infra"))
-            .replace("kubeadm-bootstrap", &format!("{ns}-kubeadm-bootstrap"))
-            .replace(
-                "sim-managed-control-plane",
-                &format!("{ns}-sim-managed-control-plane"),
-            );
+        let providers = [
+            "sim-infra",
+            "kubeadm-bootstrap",
+            "sim-managed-control-plane",
+        ];
+        let text = crate::common::example_in("managed", &self.namespace, &self.sim, &providers);
         parse_manifests(&text)
             .unwrap()
             .iter()
@@ -41,7 +32,7 @@ impl Scenario {
 
     /// The service's API server, reached through the kubeconfig Secret the host stored,
     /// reports `version`, and so does the Cluster's status.
-    async fn assert_service_at(&self, cluster: &str, version: &str) {
+    pub(super) async fn assert_service_at(&self, cluster: &str, version: &str) {
         let client = self.workload(cluster, None).await;
         let info = client.apiserver_version().await.unwrap();
         assert_eq!(

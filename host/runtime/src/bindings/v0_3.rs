@@ -46,7 +46,7 @@ record! {
     control_plane::PlanInput {
         version, replicas, members, failure_domains, endpoint, failures_tolerated, objects,
     }
-    control_plane::HostedObject { api_version, kind, name, ready, message, images }
+    control_plane::HostedObject { api_version, kind, name, ready, message, images, addresses }
     control_plane::CertificateRequest {
         key, authority, usage, common_name, organizations, sans, kubeconfig_server,
     }

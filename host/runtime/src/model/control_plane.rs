@@ -76,13 +76,17 @@ pub struct HostedObject {
     pub kind: String,
     /// Its name.
     pub name: String,
-    /// Rolled out and ready (a Deployment or StatefulSet), or present (the other kinds).
+    /// Rolled out and ready (a Deployment or StatefulSet), given an address (a LoadBalancer
+    /// Service), or present (the other kinds).
     pub ready: bool,
     /// Why it is not ready, when the host can say.
     pub message: Option<String>,
     /// A Deployment's or StatefulSet's Pod template images (init containers first).
     #[serde(default)]
     pub images: Vec<String>,
+    /// A LoadBalancer Service's addresses (its `status.loadBalancer.ingress`).
+    #[serde(default)]
+    pub addresses: Vec<String>,
 }
 
 /// The cluster CA a minted certificate chains to.

@@ -81,6 +81,7 @@ fn applied(plan: &Plan, ready: impl Fn(&str) -> bool) -> Vec<HostedObject> {
         ready: ready(name),
         message: (!ready(name)).then(|| "0 of 1 updated replicas available".into()),
         images,
+        addresses: Vec::new(),
     };
     let mut out: Vec<HostedObject> = (objects(plan).iter())
         .map(|o| {
@@ -272,10 +273,14 @@ fn nothing_applied_is_not_ready_and_claims_nothing() {
         (2, 0, 0)
     );
     assert_eq!(p.status.endpoint, input(35, 0).endpoint);
-    // Without the infrastructure's endpoint, the API servers' Service.
+    // Without the infrastructure's endpoint, behind a ClusterIP Service, its name.
     let mut without = input(35, 0);
     without.endpoint = None;
-    let p = planned(&HostedControlPlaneConfig::default(), &without);
+    let cluster_ip = HostedControlPlaneConfig {
+        api_server_service: ApiServerService::ClusterIp,
+        ..HostedControlPlaneConfig::default()
+    };
+    let p = planned(&cluster_ip, &without);
     assert_eq!(
         p.status.endpoint,
         Some(Endpoint {
@@ -542,4 +547,93 @@ fn a_cluster_name_the_objects_cannot_carry_is_refused() {
         "{e}"
     );
     assert!(e.to_string().contains("metadata.name"), "{e}");
+}
+
+#[test]
+fn behind_a_load_balancer_the_endpoint_is_its_address_once_told() {
+    let config = HostedControlPlaneConfig::default();
+    let mut asked = input(35, 0);
+    asked.endpoint = None;
+    let first = planned(&config, &asked);
+    let kinds: Vec<String> = (objects(&first).iter())
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "Service/c1-etcd",
+            "StatefulSet/c1-etcd",
+            "Service/c1-apiserver"
+        ]
+    );
+    assert_eq!(first.status.endpoint, None);
+    assert!(!first.status.ready && !first.status.initialized);
+    assert!(
+        condition_message(&first).contains(
+            "the API servers wait for the address of Service c1-apiserver's load balancer"
+        ),
+        "{}",
+        condition_message(&first)
+    );
+
+    // The host applied them; the load balancer has no address yet: nothing changes.
+    let mut told = asked.clone();
+    told.objects = applied(&first, |_| true);
+    let service = told
+        .objects
+        .iter()
+        .position(|o| o.name == "c1-apiserver")
+        .unwrap();
+    told.objects[service].ready = false;
+    assert_eq!(planned(&config, &told).step, first.step);
+
+    // Its address is told: the API servers come, advertise it and serve it.
+    told.objects[service].ready = true;
+    told.objects[service].addresses = vec!["100.80.0.7".into(), "lb.example.test".into()];
+    let p = planned(&config, &told);
+    assert_eq!(
+        p.status.endpoint,
+        Some(Endpoint {
+            host: "100.80.0.7".into(),
+            port: 6443
+        })
+    );
+    let all = objects(&p);
+    assert_eq!(all.len(), 5);
+    let args =
+        find(&all, "Deployment", "c1-kube-apiserver")["spec"]["template"]["spec"]["containers"][0]
+            ["args"]
+            .to_string();
+    assert!(args.contains("--advertise-address=100.80.0.7"), "{args}");
+    let serving = (p.certificates.iter())
+        .filter(|s| s.name == "c1-apiserver-certs")
+        .flat_map(|s| &s.certificates)
+        .find(|c| c.key == "apiserver")
+        .unwrap();
+    assert!(
+        serving.sans.contains(&"100.80.0.7".to_owned()),
+        "{:?}",
+        serving.sans
+    );
+
+    // A ClusterIP Service: the endpoint is its name at once, and everything is answered.
+    let cluster_ip = HostedControlPlaneConfig {
+        api_server_service: ApiServerService::ClusterIp,
+        ..HostedControlPlaneConfig::default()
+    };
+    let p = planned(&cluster_ip, &asked);
+    assert_eq!(objects(&p).len(), 5);
+    assert_eq!(
+        p.status.endpoint,
+        Some(Endpoint {
+            host: "c1-apiserver.team-a.svc".into(),
+            port: 6443
+        })
+    );
 }

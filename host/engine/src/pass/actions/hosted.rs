@@ -16,7 +16,8 @@ use capw_reconcile::ServiceView;
 use capw_runtime::control_plane::{CertificateSecret, HostedObject, PlanInput, Step};
 
 use crate::objects::hosted::{
-    ClusterCas, annotated, applied_digest, check_plan_objects, digest, readiness, secret_ref,
+    ClusterCas, annotated, applied_digest, check_plan_objects, digest, load_balancer_addresses,
+    readiness, secret_ref,
 };
 use crate::objects::kubeconfig::kubeconfig_object;
 use crate::objects::secret_object;
@@ -97,6 +98,7 @@ pub(crate) async fn reconcile(
                 ready,
                 message,
                 images: capw_api::pod_template_images(o),
+                addresses: load_balancer_addresses(o),
             })
         })
         .collect();
