@@ -14,8 +14,8 @@ use capw_test_support::real_boot::MachinesGuard;
 use serde_json::{Value, json};
 
 use crate::support::{
-    TOKEN, cluster, condition, delete_and_settle, env_with, inventory, machines, manifests, nodes,
-    ready, settle_within,
+    TOKEN, cluster, condition, delete_and_settle, env_with, example_built, inventory, machines,
+    manifests, nodes, ready, settle_within,
 };
 
 /// The Go provider's component in the plugin directory.
@@ -24,22 +24,9 @@ const COMPONENT: &str = "capw_go_sim_infra.wasm";
 /// How long real machines may take to boot and join.
 const REAL_SETTLE: Duration = Duration::from_secs(300);
 
-/// Whether the Go provider is built. `make test` builds it (its `examples` step runs `make
-/// go-sim-infra`) and these tests fail without it; `make check` builds no example and says
-/// so with `CAPW_WITHOUT_EXAMPLES=1`, and only then do these tests pass without running.
+/// Whether the Go provider is built ([`example_built`]).
 fn go_component_built() -> bool {
-    let path = capw_test_support::plugin_dir().join(COMPONENT);
-    if path.exists() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CAPW_WITHOUT_EXAMPLES").is_some(),
-        "no {}: build it with `make go-sim-infra` (or set CAPW_WITHOUT_EXAMPLES=1 to leave \
-         these tests out)",
-        path.display()
-    );
-    eprintln!("left out (CAPW_WITHOUT_EXAMPLES): no {COMPONENT} in the plugin directory");
-    false
+    example_built(COMPONENT, "go-sim-infra")
 }
 
 /// The quickstart's manifests pointed at `sim`, cluster alpha only, with the Go component as

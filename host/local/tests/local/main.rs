@@ -10,6 +10,7 @@ mod hung;
 mod lifecycle;
 mod managed;
 mod orphans;
+mod py_control_plane;
 mod quickstart;
 mod remediation;
 mod support;

@@ -253,3 +253,22 @@ pub fn ready(node: &Value) -> bool {
             .any(|c| c["type"] == "Ready" && c["status"] == "True")
     })
 }
+
+/// Whether the example component `component` is in the plugin directory. `make test` builds
+/// every example (its `examples` step runs `make TARGET` for each) and the tests of one fail
+/// without it; `make check` builds none and says so with `CAPW_WITHOUT_EXAMPLES=1`, and only
+/// then do those tests pass without running.
+pub fn example_built(component: &str, target: &str) -> bool {
+    let path = capw_test_support::plugin_dir().join(component);
+    if path.exists() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CAPW_WITHOUT_EXAMPLES").is_some(),
+        "no {}: build it with `make {target}` (or set CAPW_WITHOUT_EXAMPLES=1 to leave the \
+         tests that use it out)",
+        path.display()
+    );
+    eprintln!("left out (CAPW_WITHOUT_EXAMPLES): no {component} in the plugin directory");
+    false
+}
