@@ -385,7 +385,7 @@ cmd_start() {
 	ln -s "$bin_dir" "$dir/bin"
 	make_certs "$dir"
 
-	local workloads=${CAPW_KUBE_ENV_WORKLOADS:-} service_range=10.96.0.0/24
+	local workloads=${CAPW_KUBE_ENV_WORKLOADS:-} service_range=10.96.0.0/16
 	case $workloads in
 	'' | run | simulated) ;;
 	*) die "CAPW_KUBE_ENV_WORKLOADS is $workloads; run or simulated (or unset)" ;;
