@@ -286,25 +286,9 @@ func proxy(conn net.Conn, pool *backendPool, conns *lbConns) {
 	if upstream == nil {
 		return
 	}
-	defer upstream.Close()
 	if !conns.attach(conn, upstream) {
+		_ = upstream.Close()
 		return
 	}
-	done := make(chan struct{}, 2)
-	go func() {
-		_, _ = io.Copy(upstream, conn)
-		if tc, ok := upstream.(*net.TCPConn); ok {
-			_ = tc.CloseWrite()
-		}
-		done <- struct{}{}
-	}()
-	go func() {
-		_, _ = io.Copy(conn, upstream)
-		if tc, ok := conn.(*net.TCPConn); ok {
-			_ = tc.CloseWrite()
-		}
-		done <- struct{}{}
-	}()
-	<-done
-	<-done
+	splice(conn, upstream)
 }

@@ -29,6 +29,7 @@ import (
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 )
 
 // The management cluster's Service routing, a stand-in for kube-proxy, a cloud's load
@@ -167,7 +168,7 @@ func (x *serviceIndex) endpoints(svc *corev1.Service, portName string) []string 
 		}
 		port := int32(0)
 		for _, p := range slice.Ports {
-			if p.Port != nil && ptrString(p.Name) == portName && (p.Protocol == nil || *p.Protocol == corev1.ProtocolTCP) {
+			if p.Port != nil && ptr.Deref(p.Name, "") == portName && (p.Protocol == nil || *p.Protocol == corev1.ProtocolTCP) {
 				port = *p.Port
 			}
 		}
@@ -191,13 +192,6 @@ func (x *serviceIndex) endpoints(svc *corev1.Service, portName string) []string 
 // addresses that are not.
 func serves(svc *corev1.Service, e discoveryv1.Endpoint) bool {
 	return svc.Spec.PublishNotReadyAddresses || e.Conditions.Ready == nil || *e.Conditions.Ready
-}
-
-func ptrString(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // hosts are the hosts-file lines that name the management cluster's Services for pod, as
@@ -414,7 +408,7 @@ func (p *serviceProxy) assign(ctx context.Context, svc *corev1.Service, used map
 	updated := svc.DeepCopy()
 	updated.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{
 		IP:     ip.String(),
-		IPMode: ptrTo(corev1.LoadBalancerIPModeVIP),
+		IPMode: ptr.To(corev1.LoadBalancerIPModeVIP),
 	}}
 	if _, err := p.client.CoreV1().Services(svc.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
 		return netip.Addr{}, fmt.Errorf("writing its load balancer address %s: %w", ip, err)
@@ -423,8 +417,6 @@ func (p *serviceProxy) assign(ctx context.Context, svc *corev1.Service, used map
 	log.Printf("proxy: Service %s/%s: load balancer address %s", svc.Namespace, svc.Name, ip)
 	return ip, nil
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // serve accepts on l until it is closed, forwarding each connection to an endpoint.
 func (p *serviceProxy) serve(l *serviceListener) {
