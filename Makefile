@@ -12,7 +12,7 @@ PLUGINS := capw-example-provider capw-hostile-provider capw-kubeadm-control-plan
 	capw-hooks-v0-1-provider capw-hooks-v0-2-provider capw-fixed-control-plane-provider capw-scripted-hosted-provider
 export CAPW_PLUGIN_DIR := $(PLUGIN_DIR)
 
-.PHONY: setup plugins build image test-deps-image demo check test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-hosted bench-shards kube-env crds test-deps-oci toolchains examples go-sim-infra py-control-plane js-hooks fuzz fuzz-check fuzz-tool
+.PHONY: setup plugins build image test-deps-image demo check test lint fmt-check clippy bench bench-runs bench-scale bench-kube bench-hosted bench-shards bench-languages kube-env crds test-deps-oci toolchains examples go-sim-infra py-control-plane js-hooks fuzz fuzz-check fuzz-tool
 
 # The example providers in other languages (plugins/other-languages/) and their toolchains.
 EXAMPLES := c python js go
@@ -185,6 +185,12 @@ bench-hosted: plugins build kube-env
 bench-shards: plugins build kube-env
 	$(CARGO) build --release -p capw-simcloud
 	scripts/bench-shards.sh $(CLUSTERS) 6 1 2 3
+
+## bench-languages: the bootstrap starter of `capw plugin new` built in every language, then
+## `capw bench languages` over them in one run: size, cold compile, cached load, call latency
+## fresh and reused; see docs/performance.md and scripts/bench-languages.sh.
+bench-languages: build toolchains
+	scripts/bench-languages.sh $(TARGET_DIR)/release/capw $(TARGET_DIR)
 
 ## bench-runs: the same benchmarks RUNS times (default 7), each run a new process pinned to
 ## one core; prints each benchmark's median over the runs and their range, as

@@ -115,6 +115,44 @@ pub enum BenchCommand {
     /// settle window, the CPU and memory per hosted control plane of this process, the API
     /// server and etcd.
     Hosted(BenchHostedArgs),
+    /// The same bootstrap provider built in several languages, side by side in one run:
+    /// component size, cold compile, cached load, and a call's latency and CPU in a fresh
+    /// instance and in a reused one (`scripts/bench-languages.sh` builds the components).
+    Languages(BenchLanguagesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchLanguagesArgs {
+    /// A component to measure, as LABEL=PATH (repeat it); each must answer
+    /// `bootstrap.generate` as the first one does.
+    #[arg(long = "component", value_parser = parse_bench_subject)]
+    pub components: Vec<BenchSubject>,
+    /// Loads measured per component, cold and cached each.
+    #[arg(long, default_value_t = 3)]
+    pub loads: usize,
+    /// Calls measured per component, in fresh instances and in a reused one each.
+    #[arg(long, default_value_t = 300)]
+    pub calls: usize,
+}
+
+/// One component `capw bench languages` measures: its label and file.
+#[derive(Debug, Clone)]
+pub struct BenchSubject {
+    pub label: String,
+    pub path: PathBuf,
+}
+
+/// `LABEL=PATH`.
+fn parse_bench_subject(text: &str) -> Result<BenchSubject, String> {
+    match text.split_once('=') {
+        Some((label, path)) if !label.is_empty() && !path.is_empty() => Ok(BenchSubject {
+            label: label.to_owned(),
+            path: PathBuf::from(path),
+        }),
+        _ => Err(format!(
+            "`{text}`: give LABEL=PATH, e.g. rust=provider.wasm"
+        )),
+    }
 }
 
 /// The clusters a benchmark brings up: the same flags in both modes.
@@ -389,12 +427,38 @@ pub struct NewArgs {
     /// The language of the starter.
     #[arg(short, long, value_enum)]
     pub lang: Lang,
+    /// The extension point the starter implements.
+    #[arg(short, long, value_enum, default_value = "bootstrap")]
+    pub point: Point,
     /// The directory to create (default: ./NAME); it must not exist or be empty.
     #[arg(short, long)]
     pub dir: Option<PathBuf>,
-    /// Rust only: use the capw SDK from this directory instead of the capw repository.
+    /// The `sdk` directory of a capw checkout: the starter builds with the SDK found there.
+    /// Without it a Rust starter takes capw-sdk from the capw repository, and a Go, Python or
+    /// JavaScript starter gets a copy of its SDK, in `capw-sdk/`, from this capw.
     #[arg(long)]
     pub sdk: Option<PathBuf>,
+}
+
+/// The extension points `capw plugin new` writes a starter for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Point {
+    Infrastructure,
+    Bootstrap,
+    ControlPlane,
+    LifecycleHooks,
+}
+
+impl Point {
+    /// The contract's name of the point.
+    pub fn name(self) -> &'static str {
+        match self {
+            Point::Infrastructure => "infrastructure",
+            Point::Bootstrap => "bootstrap",
+            Point::ControlPlane => "control-plane",
+            Point::LifecycleHooks => "lifecycle-hooks",
+        }
+    }
 }
 
 /// Languages `capw plugin new` has a starter for.
@@ -477,4 +541,20 @@ pub struct BenchHostedArgs {
     /// Give up after this long.
     #[arg(long, default_value = "60m", value_parser = parse_duration)]
     pub timeout: std::time::Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bench_subject_is_label_equals_path() {
+        let s = parse_bench_subject("go=/tmp/a=b.wasm").unwrap();
+        assert_eq!(s.label, "go");
+        assert_eq!(s.path, PathBuf::from("/tmp/a=b.wasm"));
+        for bad in ["provider.wasm", "=x.wasm", "go="] {
+            let err = parse_bench_subject(bad).unwrap_err();
+            assert!(err.contains("LABEL=PATH"), "{bad}: {err}");
+        }
+    }
 }

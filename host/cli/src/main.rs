@@ -8,6 +8,8 @@ mod bench;
 mod bench_hosted;
 #[cfg(feature = "simcloud")]
 mod bench_kube;
+#[cfg(feature = "simcloud")]
+mod bench_languages;
 mod cli;
 mod controller;
 mod crds;
@@ -78,6 +80,8 @@ async fn run(cli: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Bench(cli::BenchCommand::Hosted(args)) => {
             bench_hosted::hosted(&cli.global, args).await
         }
+        #[cfg(feature = "simcloud")]
+        cli::Command::Bench(cli::BenchCommand::Languages(args)) => bench_languages::run(args).await,
         #[cfg(not(feature = "simcloud"))]
         cli::Command::Bench(_) => Err(sim::missing("capw bench")),
         cli::Command::Controller(args) => controller::run(&cli.global, args).await,

@@ -675,6 +675,15 @@ impl Session<'_> {
         self.call::<Plan>((ctx, input)).await
     }
 
+    /// `bootstrap.generate` in the session's instance.
+    pub async fn generate_bootstrap(
+        &mut self,
+        ctx: &CallContext,
+        request: &bootstrap::BootstrapRequest,
+    ) -> Result<bootstrap::BootstrapData, CallError> {
+        self.call::<Generate>((ctx, request)).await
+    }
+
     /// `lifecycle-hooks.handle` in the session's instance.
     pub async fn call_hook(
         &mut self,

@@ -211,7 +211,7 @@ static bool parse_value(reader *r, json_value *out, int depth) {
     case '{':
     case '[': ok = parse_container(r, out, depth); break;
     case '"': out->kind = JSON_STRING; ok = parse_string(r, &out->str, &out->len); break;
-    case 't': out->kind = JSON_BOOL; ok = literal(r, "true"); break;
+    case 't': out->kind = JSON_BOOL; out->len = 1; ok = literal(r, "true"); break;
     case 'f': out->kind = JSON_BOOL; ok = literal(r, "false"); break;
     case 'n': out->kind = JSON_NULL; ok = literal(r, "null"); break;
     default: out->kind = JSON_NUMBER; ok = parse_number(r); break;

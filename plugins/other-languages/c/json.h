@@ -10,7 +10,8 @@ typedef enum { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_
 
 typedef struct json_value {
     json_kind kind;
-    /* JSON_STRING: the decoded UTF-8 text (NUL-terminated, may hold NULs). */
+    /* JSON_STRING: the decoded UTF-8 text (NUL-terminated, may hold NULs). JSON_BOOL: `len`
+     * is 1 for true, 0 for false. */
     char *str;
     size_t len;
     /* JSON_ARRAY: the items. JSON_OBJECT: the members' values, `keys[i]` naming `items[i]`. */

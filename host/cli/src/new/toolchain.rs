@@ -96,7 +96,8 @@ fn tools(lang: Lang) -> &'static [Tool] {
         Lang::C => &[CLANG, WIT_BINDGEN, WASM_TOOLS, WASI_ADAPTER],
         Lang::Python => &[COMPONENTIZE_PY],
         Lang::Js => &[COMPONENTIZE_JS, NODE],
-        Lang::Go => &[GO, WIT_BINDGEN, WASM_TOOLS, WASI_ADAPTER, GO_PKG],
+        // The Go SDK carries its bindings: no wit-bindgen.
+        Lang::Go => &[GO, WASM_TOOLS, WASI_ADAPTER, GO_PKG],
     }
 }
 

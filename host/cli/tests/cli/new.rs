@@ -35,15 +35,30 @@ fn run_with_stderr(command: &mut Command) -> (String, String) {
 
 /// `capw plugin new NAME --lang LANG --dir DIR`, with what it prints on stderr.
 fn new_starter(dir: &Path, name: &str, lang: &str, env: &[(String, String)]) -> String {
-    run_with_stderr(
-        capw()
-            .args(["plugin", "new", name, "--lang", lang, "--dir"])
-            .arg(dir)
-            .arg("--sdk")
-            .arg(sdk())
-            .envs(env.iter().map(|(k, v)| (k, v))),
-    )
-    .1
+    new_point(dir, name, lang, "bootstrap", Some(&sdk()), env)
+}
+
+/// `capw plugin new NAME --lang LANG --point POINT --dir DIR [--sdk SDK]`, which must
+/// succeed, with what it prints on stderr.
+fn new_point(
+    dir: &Path,
+    name: &str,
+    lang: &str,
+    point: &str,
+    sdk: Option<&Path>,
+    env: &[(String, String)],
+) -> String {
+    let mut command = capw();
+    command
+        .args([
+            "plugin", "new", name, "--lang", lang, "--point", point, "--dir",
+        ])
+        .arg(dir)
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    if let Some(sdk) = sdk {
+        command.arg("--sdk").arg(sdk);
+    }
+    run_with_stderr(&mut command).1
 }
 
 /// The variables of `toolchains.env`, which `make toolchains` writes into the target
@@ -75,19 +90,31 @@ fn sdk() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk")
 }
 
-/// Scaffolds `name` in `lang`, builds it as its README says and returns the component.
-fn scaffold(dir: &Path, name: &str, lang: &str) -> PathBuf {
+/// Scaffolds `name` in `lang` for `point` (against the checkout's SDK, or the copy `capw`
+/// writes without `--sdk`), builds it as its README says, runs its unit tests and returns the
+/// component.
+fn scaffold(dir: &Path, name: &str, lang: &str, point: &str, sdk: Option<&Path>) -> PathBuf {
     let project = dir.join(name);
     // The toolchains the build below needs are there: `capw plugin new` finds them too.
-    let stderr = new_starter(&project, name, lang, &toolchains_env());
-    assert!(!stderr.contains("warning"), "{lang}: {stderr}");
-    // The starters in other languages carry the contract; the Rust one builds through the SDK.
+    let stderr = new_point(&project, name, lang, point, sdk, &toolchains_env());
+    assert!(!stderr.contains("warning"), "{lang} {point}: {stderr}");
+    // The C starters carry the contract; the others build through their SDK.
     assert_eq!(
         project.join("wit/worlds.wit").exists(),
-        lang != "rust",
-        "{lang}"
+        lang == "c",
+        "{lang} {point}"
     );
-    assert!(project.join("README.md").exists());
+    // Without a checkout, the SDK comes with the starter.
+    assert_eq!(
+        project.join("capw-sdk").is_dir(),
+        sdk.is_none() && lang != "c" && lang != "rust",
+        "{lang} {point}"
+    );
+    let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("A capw {point} provider in")),
+        "{readme}"
+    );
     let component = project.join("provider.wasm");
     if lang == "rust" {
         // One target directory for every run, so the SDK's dependencies build once.
@@ -103,34 +130,57 @@ fn scaffold(dir: &Path, name: &str, lang: &str) -> PathBuf {
             .join("wasm32-wasip2/plugin")
             .join(format!("{}.wasm", name.replace('-', "_")));
         std::fs::copy(&built, &component).unwrap();
+        run(Command::new(env!("CARGO"))
+            .arg("test")
+            .env("CARGO_TARGET_DIR", &target)
+            .current_dir(&project));
     } else {
+        let env = toolchains_env();
         run(Command::new("make")
             .arg("OUT=provider.wasm")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .current_dir(&project));
+        if lang != "c" {
+            run(Command::new("make")
+                .arg("test")
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .current_dir(&project));
+        }
     }
     component
 }
 
-fn check(lang: &str) {
+/// Every point `lang` has a starter for: each builds, passes its unit tests, loads as the
+/// provider of that one point it says it is, and passes the conformance suite.
+fn check(lang: &str, points: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    let name = format!("acme-{lang}-boot");
-    let component = scaffold(dir.path(), &name, lang);
-    // One compile cache for both commands: the second load is a cache hit.
+    // One compile cache for every command: the second load of a component is a cache hit.
     let cache = dir.path().join("cache");
-    let inspect = run(capw()
-        .arg("--cache-dir")
-        .arg(&cache)
-        .args(["plugin", "inspect", "-o", "json"])
-        .arg(&component));
-    let info: serde_json::Value = serde_json::from_str(&inspect).unwrap();
-    assert_eq!(info["name"], name.as_str(), "{inspect}");
-    assert_eq!(
-        info["extensionPoints"],
-        serde_json::json!(["bootstrap"]),
-        "{inspect}"
-    );
-    conforms(&component, &cache);
+    for point in points {
+        let name = format!("acme-{lang}-{point}");
+        let component = scaffold(dir.path(), &name, lang, point, Some(&sdk()));
+        let inspect = run(capw()
+            .arg("--cache-dir")
+            .arg(&cache)
+            .args(["plugin", "inspect", "-o", "json"])
+            .arg(&component));
+        let info: serde_json::Value = serde_json::from_str(&inspect).unwrap();
+        assert_eq!(info["name"], name.as_str(), "{inspect}");
+        assert_eq!(
+            info["extensionPoints"],
+            serde_json::json!([point]),
+            "{inspect}"
+        );
+        conforms(&component, &cache);
+    }
 }
+
+const POINTS: [&str; 4] = [
+    "infrastructure",
+    "bootstrap",
+    "control-plane",
+    "lifecycle-hooks",
+];
 
 /// `capw plugin test` passes on `component` with its default config.
 fn conforms(component: &Path, cache: &Path) {
@@ -178,29 +228,67 @@ fn the_sdk_providers_conform() {
     }
 }
 
+// The starter matrix: four points in each language with an SDK, bootstrap and lifecycle hooks
+// in C (18 starters), one test per language so that two run at a time.
+
 #[test]
-fn a_c_starter_builds_and_loads() {
-    check("c");
+fn the_c_starters_build_and_conform() {
+    check("c", &["bootstrap", "lifecycle-hooks"]);
 }
 
 #[test]
-fn a_python_starter_builds_and_loads() {
-    check("python");
+fn the_python_starters_build_and_conform() {
+    check("python", &POINTS);
 }
 
 #[test]
-fn a_js_starter_builds_and_loads() {
-    check("js");
+fn the_js_starters_build_and_conform() {
+    check("js", &POINTS);
 }
 
 #[test]
-fn a_go_starter_builds_and_loads() {
-    check("go");
+fn the_go_starters_build_and_conform() {
+    check("go", &POINTS);
 }
 
 #[test]
-fn a_rust_starter_builds_and_loads() {
-    check("rust");
+fn the_rust_starters_build_and_conform() {
+    check("rust", &POINTS);
+}
+
+/// Outside a capw checkout (no `--sdk`), a starter in a language with an SDK gets a copy of it
+/// and builds on its own.
+#[test]
+fn a_starter_without_a_checkout_builds_with_its_copy_of_the_sdk() {
+    let dir = tempfile::tempdir().unwrap();
+    for lang in ["python", "js", "go"] {
+        let name = format!("acme-{lang}-alone");
+        let component = scaffold(dir.path(), &name, lang, "lifecycle-hooks", None);
+        conforms(&component, &dir.path().join("cache"));
+    }
+}
+
+#[test]
+fn c_has_no_starter_for_infrastructure_or_control_plane_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    for point in ["infrastructure", "control-plane"] {
+        let project = dir.path().join(point);
+        let output = capw()
+            .args([
+                "plugin", "new", "acme", "--lang", "c", "--point", point, "--dir",
+            ])
+            .arg(&project)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success());
+        assert!(
+            stderr.contains(&format!("no C starter for {point}")),
+            "{stderr}"
+        );
+        assert!(stderr.contains("C has no capw SDK"), "{stderr}");
+        assert!(!project.exists(), "{point}: nothing is written");
+    }
 }
 
 #[test]
@@ -253,15 +341,12 @@ fn a_starter_whose_tool_is_missing_is_written_with_a_warning_naming_it() {
     let output = capw()
         .args(["plugin", "new", "acme", "--lang", "go", "--dir"])
         .arg(&project)
-        .env("WIT_BINDGEN", dir.path().join("no-such-wit-bindgen"))
+        .env("GO_PKG", dir.path().join("no-such-go-pkg"))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("no-such-wit-bindgen does not exist"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("no-such-go-pkg does not exist"), "{stderr}");
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod etcd;
 mod faults;
 mod go_sim_infra;
 mod hung;
+mod js_hooks;
 mod lifecycle;
 mod managed;
 mod orphans;

@@ -132,3 +132,38 @@ test('over many transitions, about half are held, never longer than the window',
   }
   assert.ok(held > 400 && held < 600, `${held} of 1000 held`);
 });
+
+test('holdUntil: held until its time with the time left, then proceeds; other hooks never', async (t) => {
+  const host = testing.useHost(t);
+  const at = '2027-01-01T06:00:00Z';
+  const atMs = Date.parse(at);
+  const { clock, p } = clocked(atMs - 90_000);
+  const handle = (request, answer = 'hold') => p.points['lifecycle-hooks'].handle(
+    testing.context(p, { holdUntil: { hook: 'before-cluster-upgrade', at, answer } }, { idempotencyKey: KEY }), request);
+  const first = await handle(upgrade);
+  assert.equal(first.kind, 'hold');
+  assert.equal(first.progress.reason, 'HeldUntil');
+  assert.equal(first.progress.requeueAfterMs, 90_000);
+  assert.equal(first.progress.message, `before-cluster-upgrade to v1.35.0 held until ${at}`);
+  assert.equal(await handle({ ...upgrade, hook: Hook.BeforeClusterDelete }), HookResponse.proceed);
+  clock.now = atMs - 1;
+  await assert.rejects(async () => handle(upgrade, 'retry-after'), (e) => {
+    assert.equal(e.code, 'unavailable');
+    assert.equal(e.retryAfterMs, 1);
+    return true;
+  });
+  clock.now = atMs;
+  assert.equal(await handle(upgrade), HookResponse.proceed);
+  assert.deepEqual(host.logs.map((l) => l.message), ['hook held until', 'hook held until', 'hook proceeds: its hold has ended']);
+});
+
+test('holdUntil: a time that is no time, or beside holdOnce, is refused at the field', () => {
+  testing.assertAccepted(provider, { holdUntil: { hook: 'before-cluster-create', at: '2026-12-24T06:00:00.5Z', answer: 'retry-after' } });
+  testing.assertRefusedAt(provider, { holdUntil: { hook: 'before-cluster-create', at: '2026-12-24 06:00' } }, ['/holdUntil/at']);
+  testing.assertFieldError(
+    testing.assertRefusedAt(provider, { holdUntil: { hook: 'before-cluster-create', at: '2026-13-45T06:00:00Z' } }, ['/holdUntil/at']),
+    '/holdUntil/at', 'must be a real time');
+  testing.assertFieldError(
+    testing.assertRefusedAt(provider, { holdOnce: { hook: 'before-cluster-create' }, holdUntil: { hook: 'before-cluster-create', at: '2026-12-24T06:00:00Z' } }, ['/holdUntil']),
+    '/holdUntil', 'not both');
+});

@@ -59,7 +59,11 @@ impl Validate for Config {
                 ));
             }
         }
-        if errors.is_empty() { Ok(()) } else { Err(errors) }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
     }
 }
 
@@ -148,3 +152,32 @@ capw_sdk::export_provider!(
     StarterProvider,
     unsupported: [Infrastructure, ControlPlane, LifecycleHooks]
 );
+
+#[cfg(test)]
+mod tests {
+    use capw_sdk::testing::{self, context};
+
+    use super::*;
+
+    #[test]
+    fn the_token_is_made_once_per_cluster() {
+        let ctx = context::<Config>("{}");
+        let SecretsState::Ready(items) = StarterProvider::cluster_secrets(&ctx).unwrap() else {
+            panic!("not ready");
+        };
+        assert_eq!(items[0].name, TOKEN);
+        assert_eq!(
+            items[0].data,
+            format!("token:{}", ctx.cluster().uid).into_bytes()
+        );
+    }
+
+    #[test]
+    fn a_bad_package_is_named() {
+        let errors = testing::assert_refused_at::<StarterProvider>(
+            r#"{"packages": ["curl", "Bad Name"]}"#,
+            &["/packages/1"],
+        );
+        testing::assert_field_error(&errors, "/packages/1", "Debian package");
+    }
+}
