@@ -229,12 +229,14 @@ fn files_under(dir: &'static Dir<'static>) -> Vec<(PathBuf, &'static [u8])> {
     out
 }
 
-/// Whether `path` is a cache a build or a test run left (Python's bytecode, npm's modules):
-/// never part of a starter, whatever the tree `capw` was built from held.
+/// Whether `path` is a cache a build, a test run or a linter left (Python's bytecode, npm's
+/// modules, hidden directories such as `.ruff_cache`): never part of a starter, whatever the
+/// tree `capw` was built from held.
 fn is_cache(path: &Path) -> bool {
-    path.components()
-        .any(|c| c.as_os_str() == "__pycache__" || c.as_os_str() == "node_modules")
-        || path.extension().is_some_and(|e| e == "pyc")
+    path.components().any(|c| {
+        let c = c.as_os_str().to_string_lossy();
+        c == "__pycache__" || c == "node_modules" || c.starts_with('.')
+    }) || path.extension().is_some_and(|e| e == "pyc")
 }
 
 /// Whether a file of an SDK belongs in a starter's copy: the SDK's own tests, examples and
@@ -457,6 +459,7 @@ mod tests {
             "tests/test_config.py",
             "test/host.test.js",
             "capw/__pycache__/config.cpython-314.pyc",
+            ".ruff_cache/0.8.0/123",
             "examples/every-point/provider.js",
         ] {
             assert!(!in_sdk_copy(Path::new(skipped)), "{skipped}");

@@ -87,6 +87,8 @@ export class SchemaError extends Error {
 const ANNOTATIONS = new Set([
   '$schema', '$id', '$comment', 'title', 'description', 'default', 'examples', 'deprecated',
   'readOnly', 'writeOnly',
+  // capw's own: a property that does not shape a machine (contract.md, config-schema).
+  'x-capw-shapes-machine',
 ]);
 const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'string', 'integer']);
 const COUNTS = ['minProperties', 'maxProperties', 'minItems', 'maxItems', 'minLength', 'maxLength'];

@@ -168,8 +168,11 @@ test('the subset is the one the README lists', () => {
   ]);
   assert.deepEqual(ANNOTATION_KEYWORDS, [
     '$comment', '$id', '$schema', 'default', 'deprecated', 'description', 'examples', 'readOnly',
-    'title', 'writeOnly',
+    'title', 'writeOnly', 'x-capw-shapes-machine',
   ]);
+  // capw's own annotation marks a field that shapes no machine; the SDK reads past it.
+  const schema = new ConfigSchema({ type: 'object', properties: { timeout: { type: 'integer', 'x-capw-shapes-machine': false } } });
+  assert.deepEqual(schema.check({ timeout: 5 }), []);
 });
 
 test('the published schema is the given one, as JSON text', () => {

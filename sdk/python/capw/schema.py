@@ -75,6 +75,8 @@ ANNOTATIONS = frozenset(
         "readOnly",
         "writeOnly",
         "format",
+        # capw's own: a property that does not shape a machine (contract.md, config-schema).
+        "x-capw-shapes-machine",
     }
 )
 TYPES = frozenset({"null", "boolean", "object", "array", "number", "integer", "string"})

@@ -168,6 +168,12 @@ class SchemaTest(unittest.TestCase):
         check_schema(SCHEMA)
         check_schema(True)
 
+    def test_capws_own_annotation_is_read_past(self):
+        # A field that shapes no machine (contract.md, config-schema).
+        check_schema(
+            {"type": "object", "properties": {"timeout": {"type": "integer", "x-capw-shapes-machine": False}}}
+        )
+
     def test_a_keyword_outside_the_subset_is_refused_naming_it(self):
         for schema, where in (
             ({"oneOf": [{"type": "string"}]}, "#/oneOf"),

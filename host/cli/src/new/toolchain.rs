@@ -72,7 +72,12 @@ const COMPONENTIZE_JS: Tool = program(
     Some("COMPONENTIZE_JS"),
     "componentize-js",
 );
-const NODE: Tool = program("Node.js with npm", None, "node");
+const NODE: Tool = program("Node.js 20 or later, for `make test`", Some("NODE"), "node");
+const PYTHON: Tool = program(
+    "Python 3.11 or later, for `make test`",
+    Some("PYTHON"),
+    "python3",
+);
 /// Any Go from 1.21 fetches the release the Makefile's `GOTOOLCHAIN` names.
 const GO: Tool = program(
     "Go 1.21 or later, from https://go.dev/dl (the build fetches go1.27.3)",
@@ -94,7 +99,7 @@ fn tools(lang: Lang) -> &'static [Tool] {
     match lang {
         Lang::Rust => &[CARGO, RUST_TARGET],
         Lang::C => &[CLANG, WIT_BINDGEN, WASM_TOOLS, WASI_ADAPTER],
-        Lang::Python => &[COMPONENTIZE_PY],
+        Lang::Python => &[COMPONENTIZE_PY, PYTHON],
         Lang::Js => &[COMPONENTIZE_JS, NODE],
         // The Go SDK carries its bindings: no wit-bindgen.
         Lang::Go => &[GO, WASM_TOOLS, WASI_ADAPTER, GO_PKG],
