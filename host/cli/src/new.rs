@@ -150,8 +150,8 @@ impl Point {
     fn summary(self) -> &'static str {
         match self {
             Point::Infrastructure => {
-                "the cluster's endpoint and failure domains, and machines that are stateless here: \
-                 a real provider calls its cloud"
+                "the cluster's endpoint and failure domains, and machines that are stateless here \
+                 (a real provider calls its cloud)"
             }
             Point::Bootstrap => {
                 "cluster secrets, cloud-config for each machine, an admin kubeconfig"
@@ -161,7 +161,7 @@ impl Point {
                  machine at a time"
             }
             Point::LifecycleHooks => {
-                "deletion protection: the deletion of a protected cluster is held"
+                "deletion protection, holding the deletion of a protected cluster"
             }
         }
     }
