@@ -127,6 +127,49 @@ fn sim_infra_passes_against_the_in_process_simcloud() {
     assert_eq!(status("bootstrap.generate.roles"), Some("skip".into()));
 }
 
+/// go-sim-infra, sim-infra's twin written with the Go SDK (`make go-sim-infra`), passes the
+/// same infrastructure rules as sim-infra against simcloud: idempotent machines by key,
+/// `list-machines` for the orphan sweep, deletion of what is gone. (Creates under the
+/// lost-response fault are capw-local's `go_sim_infra` tests, through the engine.)
+#[test]
+fn go_sim_infra_passes_the_infrastructure_rules_sim_infra_passes() {
+    let statuses = |v: &serde_json::Value| -> Vec<(String, serde_json::Value)> {
+        (v["results"].as_array().unwrap().iter())
+            .filter(|r| {
+                r["rule"]["id"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("infrastructure.")
+            })
+            .map(|r| {
+                (
+                    r["rule"]["id"].as_str().unwrap().to_owned(),
+                    r["status"].clone(),
+                )
+            })
+            .collect()
+    };
+    let rust = json_report_against_simcloud("capw_sim_infra", &shipped_config("sim-infra"));
+    let go = json_report_against_simcloud(
+        "capw_go_sim_infra",
+        &shipped_config("other-languages/go-sim-infra"),
+    );
+    assert_eq!(go["passed"], true, "{go:#}");
+    assert_eq!(statuses(&go), statuses(&rust), "{go:#}");
+    let passed = statuses(&go)
+        .into_iter()
+        .filter(|(_, status)| status == "pass")
+        .map(|(id, _)| id)
+        .collect::<Vec<_>>();
+    for rule in [
+        "infrastructure.reconcile-machine.idempotent",
+        "infrastructure.list-machines.one-per-key",
+        "infrastructure.delete-cluster.gone-is-deleted",
+    ] {
+        assert!(passed.iter().any(|id| id == rule), "{rule}: {passed:?}");
+    }
+}
+
 /// sim-infra for a control plane a service runs makes no endpoint (`none`, contract 0.3): the
 /// infrastructure rules pass it, and simcloud is left without a load balancer.
 #[test]
