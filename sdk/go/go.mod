@@ -5,8 +5,4 @@ go 1.27.1
 
 toolchain go1.27.3
 
-require (
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
-	go.bytecodealliance.org/pkg v0.4.0
-	golang.org/x/text v0.14.0
-)
+require go.bytecodealliance.org/pkg v0.4.0

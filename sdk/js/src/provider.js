@@ -84,8 +84,9 @@ export class DefinitionError extends TypeError {
  */
 export function defineProvider(definition) {
   const { name, version, description } = definition;
-  if (typeof name !== 'string' || !/^[a-z0-9][a-z0-9-]*$/u.test(name)) {
-    throw new DefinitionError(`name must be short and lowercase (a-z, 0-9, -), got ${JSON.stringify(name)}`);
+  // The host's rule: 1 to 63 characters of a-z, 0-9 and '-'.
+  if (typeof name !== 'string' || !/^[a-z0-9-]{1,63}$/u.test(name)) {
+    throw new DefinitionError(`name must be short and lowercase (1-63 of a-z, 0-9, -), got ${JSON.stringify(name)}`);
   }
   if (typeof version !== 'string' || !SEMVER.test(version)) {
     throw new DefinitionError(`version must be a semantic version, got ${JSON.stringify(version)}`);

@@ -232,6 +232,8 @@ test('a malformed answer is a permanent internal error naming the field, not a t
 test('a definition the host would refuse fails where it is written', () => {
   const base = { name: 'p', version: '0.1.0', description: 'd', lifecycleHooks: {} };
   assert.throws(() => defineProvider({ ...base, name: 'My Provider' }), /name must be short and lowercase/);
+  assert.throws(() => defineProvider({ ...base, name: 'a'.repeat(64) }), /1-63/);
+  assert.equal(defineProvider({ ...base, name: 'a'.repeat(63) }).name, 'a'.repeat(63));
   assert.throws(() => defineProvider({ ...base, version: '1.0' }), /semantic version/);
   assert.throws(() => defineProvider({ ...base, description: 'two\nlines' }), /one line/);
   assert.throws(() => defineProvider({ ...base, lifecycleHooks: undefined }), /serves no extension point/);

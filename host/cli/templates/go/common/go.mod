@@ -7,11 +7,7 @@ toolchain go1.27.3
 
 require capw.dev/sdk/go v0.0.0
 
-require (
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
-	go.bytecodealliance.org/pkg v0.4.0 // indirect
-	golang.org/x/text v0.14.0 // indirect
-)
+require go.bytecodealliance.org/pkg v0.4.0 // indirect
 
 // capw.dev/sdk/go is not fetched: the Makefile builds and tests with a copy of this file in
 // build/ that adds `replace capw.dev/sdk/go => $(SDK)` (and, for the component, points
