@@ -6,8 +6,9 @@
 `cargo test` runs one test binary after the other; most of capw's binaries spend their time
 waiting (on an API server, on processes of a workload cluster, on a simulated cloud's delays),
 so two at a time on two cores take about half the wall time. Binaries whose tests compare
-timings (they would measure the neighbour's load, not their own) run alone, after the others:
-the SERIAL set below, by package or package/target.
+timings (they would measure the neighbour's load, not their own), and the CLI's, whose starter
+matrix compiles on both cores, run alone, after the others: the SERIAL set below, by package or
+package/target.
 
 Each binary runs as `cargo test` runs it: from its package's directory, with CARGO_MANIFEST_DIR
 and CARGO_PKG_* set. Its output is printed whole when it ends, with how long it took. The last
@@ -26,6 +27,9 @@ import time
 
 # Binaries whose assertions compare durations or count work done within a time: run alone.
 SERIAL = {
+    # Not timing-bound itself, but it builds and compiles providers in five languages (the
+    # starter matrix) on both cores: beside it, real-boot scenarios starve past their waits.
+    "capw/cli",
     "capw-kube/kube",  # sharding and hand-over timings against the API server
     "capw-local/local",  # "holds up only itself": a ratio of two clusters' times in one run
     "capw-runtime/all",  # deadlines and fuel against wall time
