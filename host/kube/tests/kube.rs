@@ -629,7 +629,10 @@ async fn oci_registry_credentials_come_from_a_secret() {
     let w = World::new("capw-oci-login").await;
     let ns = w.namespace.clone();
     let registry = TestRegistry::start_with_user("capw", PASSWORD);
-    let reference = format!("{}/capw/private:1", registry.host());
+    // A repository of this run's own: the compile cache, and the OCI cache beside it, outlive
+    // the run, and a tag served from there by an earlier registry on the same port would be
+    // an older build's digest.
+    let reference = format!("{}/capw/{ns}:1", registry.host());
     let settings = ClientSettings {
         insecure_registries: vec![registry.host()],
         retry: RetryPolicy {
