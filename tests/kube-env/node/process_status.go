@@ -38,7 +38,19 @@ type podSnapshot struct {
 func (w *podWorker) snapshot() podSnapshot {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	snap := podSnapshot{initialized: w.initialized, terminal: w.isStopped()}
+	// A stopping Pod whose last process has ended is terminal at once: the stop closes
+	// w.stopped a moment after it sees the last exit, and a status written in between must
+	// not show the containers terminated in a Pod still Running.
+	terminal := w.isStopped()
+	if w.stopping && !terminal {
+		terminal = true
+		for _, c := range append(append([]*containerRun{}, w.inits...), w.mains...) {
+			if c.instance != nil {
+				terminal = false
+			}
+		}
+	}
+	snap := podSnapshot{initialized: w.initialized, terminal: terminal}
 	if w.setupWaiting != nil {
 		snap.setupWaiting = w.setupWaiting.DeepCopy()
 	}
