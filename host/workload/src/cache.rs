@@ -215,6 +215,25 @@ impl ClusterCache {
             .await
     }
 
+    /// Applies into the workload cluster of `cluster` what joins need when no machine
+    /// initialised it ([`crate::JoinAccess`]), each object within the probe timeout.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterCacheError`] when no client can be made, or the API refuses, fails or does
+    /// not answer in time.
+    pub async fn apply_join_access(
+        &self,
+        cluster: &ClusterId,
+        kubeconfig: &[u8],
+        access: &crate::JoinAccess,
+    ) -> Result<(), ClusterCacheError> {
+        self.connection(cluster, kubeconfig)
+            .await?
+            .apply_join_access(access, self.config.probe_timeout)
+            .await
+    }
+
     /// The connection for `cluster` built from `kubeconfig`: the cached one when the
     /// kubeconfig is the same, else a new one (replacing the old, evicting beyond the bound).
     async fn connection(

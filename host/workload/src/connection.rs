@@ -182,6 +182,19 @@ impl Connection {
         crate::token::write(&self.client, token, timeout).await
     }
 
+    /// Applies what joins need (`access`), each object within `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterCacheError::JoinAccess`] or [`ClusterCacheError::Timeout`].
+    pub async fn apply_join_access(
+        &self,
+        access: &crate::JoinAccess,
+        timeout: Duration,
+    ) -> Result<(), ClusterCacheError> {
+        crate::join_access::apply(&self.client, access, timeout).await
+    }
+
     /// The watched Nodes, waiting at most `wait` for the watch's first list.
     pub async fn nodes(&self, wait: Duration) -> Option<Vec<ObservedNode>> {
         let ready = match self.nodes.wait_until_ready().now_or_never() {

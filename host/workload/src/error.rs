@@ -43,6 +43,16 @@ pub enum ClusterCacheError {
         #[source]
         source: kube::Error,
     },
+    /// The workload API refused or failed to apply an object joins need (a hosted control
+    /// plane's `cluster-info` or bootstrap RBAC).
+    #[error("applying {object} in the workload cluster")]
+    JoinAccess {
+        /// The object, as `Kind namespace/name`.
+        object: String,
+        /// What the API said.
+        #[source]
+        source: kube::Error,
+    },
     /// The workload API did not answer in time.
     #[error("{what}: no answer within {after:?}")]
     Timeout {

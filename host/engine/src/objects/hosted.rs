@@ -484,6 +484,12 @@ impl ClusterCas {
         Ok((cert.pem(), key.serialize_pem()))
     }
 
+    /// The cluster CA's certificate (PEM): what API servers' certificates chain to, what
+    /// kubeconfigs trust and joins pin.
+    pub fn cluster_certificate(&self) -> &str {
+        &self.cluster.cert
+    }
+
     /// An admin kubeconfig for `server`: a client certificate of `system:masters` from the
     /// cluster CA.
     ///

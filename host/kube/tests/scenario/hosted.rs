@@ -5,7 +5,9 @@
 //! them; its kubelet stand-in runs them as local processes; its Service routing stand-in gives
 //! the API servers' Service a load balancer address). The host reaches the hosted API servers
 //! through that address with the admin kubeconfig it minted; everything checked about versions
-//! is asked of them.
+//! and Nodes is asked of them. Its two workers are real-boot machines whose kubelet stand-ins
+//! join with kubeadm's own token discovery and the kubelet's own TLS bootstrap, against what
+//! the host wrote into the hosted API server (cluster-info, the bootstrap RBAC, the token).
 
 use capw_api::parse_manifests;
 use capw_test_support::real_boot::KUBE_VERSIONS;
@@ -96,19 +98,69 @@ impl Scenario {
     }
 }
 
-/// Create the hosted cluster: its control plane's Pods run in the management cluster and its
-/// API servers answer through the load balancer at the version asked; upgrade one minor (the
-/// Deployments roll to the new binaries); delete: no object, no Pod, no process left.
+/// The join objects the host writes into a hosted API server, as `kind/name`, each found
+/// there and marked as capw's.
+async fn join_objects(s: &Scenario, cluster: &str) -> Vec<String> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+    let client = s.workload(cluster, None).await;
+    let info = kube::Api::<ConfigMap>::namespaced(client.clone(), "kube-public")
+        .get("cluster-info")
+        .await
+        .unwrap();
+    let data = info.data.unwrap_or_default();
+    // The bootstrap signer of the hosted controller manager signed it with the join token.
+    assert!(
+        data.keys().any(|k| k.starts_with("jws-kubeconfig-")),
+        "cluster-info is not signed: {:?}",
+        data.keys().collect::<Vec<_>>()
+    );
+    let mut out = vec!["ConfigMap/cluster-info".to_owned()];
+    let bindings = kube::Api::<ClusterRoleBinding>::all(client)
+        .list(&kube::api::ListParams::default().labels("app.kubernetes.io/managed-by=capw"))
+        .await
+        .unwrap();
+    out.extend((bindings.items.iter()).map(|b| {
+        format!(
+            "ClusterRoleBinding/{}",
+            b.metadata.name.clone().unwrap_or_default()
+        )
+    }));
+    out.sort();
+    out
+}
+
+/// Create the hosted cluster with two workers: its control plane's Pods run in the management
+/// cluster and its API servers answer through the load balancer at the version asked, and the
+/// workers join it and are Ready there; upgrade one minor (the Deployments roll to the new
+/// binaries, then the workers are replaced); delete: no object, no Pod, no process left.
 pub(super) async fn run(mut s: Scenario) {
     let [v1, v2] = KUBE_VERSIONS;
     s.apply(s.hosted()).await;
     let ready = |version| Expect::Ready {
         control_plane: 0,
-        workers: 0,
+        workers: 2,
         version,
     };
     s.settle(&[("epsilon", ready(v1))]).await;
     s.assert_service_at("epsilon", v1).await;
+    s.assert_nodes_follow("epsilon").await;
+    assert_eq!(
+        join_objects(&s, "epsilon").await,
+        [
+            "ClusterRoleBinding/kubeadm:get-nodes",
+            "ClusterRoleBinding/kubeadm:kubelet-bootstrap",
+            "ClusterRoleBinding/kubeadm:node-autoapprove-bootstrap",
+            "ClusterRoleBinding/kubeadm:node-autoapprove-certificate-rotation",
+            "ConfigMap/cluster-info",
+        ]
+    );
+    let workers_before: Vec<String> = s
+        .machines("epsilon")
+        .await
+        .iter()
+        .filter_map(|m| m["metadata"]["name"].as_str().map(str::to_owned))
+        .collect();
 
     let cluster = s.store.get(&s.key("epsilon")).await.unwrap().unwrap();
     let uid = cluster["metadata"]["uid"].as_str().unwrap().to_owned();
@@ -132,6 +184,26 @@ pub(super) async fn run(mut s: Scenario) {
         .await;
     s.settle(&[("epsilon", ready(v2))]).await;
     s.assert_service_at("epsilon", v2).await;
+    s.assert_nodes_follow("epsilon").await;
+    let replaced = s.machines("epsilon").await;
+    assert!(
+        (replaced.iter()).all(|m| !workers_before
+            .iter()
+            .any(|w| m["metadata"]["name"] == *w.as_str())),
+        "workers kept through the upgrade: {workers_before:?}"
+    );
+    let addresses: Vec<std::net::Ipv4Addr> = s
+        .inventory()
+        .await
+        .clusters
+        .get(&s.cloud_key("epsilon"))
+        .map(|c| {
+            (c.instances.iter())
+                .map(|i| i.addresses[0].address.parse().unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(addresses.len(), 2, "the workers' machines in the cloud");
 
     // Delete: nothing of it left in the management cluster, no process of it left. capw
     // deletes what it applied (the kube tests' environment, which runs no garbage collector,
@@ -159,5 +231,6 @@ pub(super) async fn run(mut s: Scenario) {
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
     s.assert_cloud_empty().await;
+    s.assert_machines_gone(&addresses).await;
     s.stop().await;
 }

@@ -307,9 +307,28 @@ fn check_join(
             kind: "JoinConfiguration",
             field: "discovery.bootstrapToken.apiServerEndpoint",
         })?;
-    check_endpoint("joins", "apiServerEndpoint", found, expect)?;
+    // A real-boot worker joining a control plane the cloud never saw (a hosted one, run
+    // elsewhere: no load balancer or managed control plane of the cloud, no registration):
+    // its own discovery against that control plane judges the endpoint, the token and the CA
+    // pin, as kubeadm's does; here only their form is checked.
+    let outside = expect.cluster_judges_token
+        && expect.endpoint.is_none()
+        && expect.secrets.is_none()
+        && !control_plane;
+    if outside {
+        parse_endpoint(found).ok_or_else(|| BootCheckError::BadEndpoint {
+            field: "apiServerEndpoint",
+            found: found.to_owned(),
+        })?;
+    } else {
+        check_endpoint("joins", "apiServerEndpoint", found, expect)?;
+    }
 
-    let secrets = registered(expect)?;
+    let secrets = if outside {
+        None
+    } else {
+        Some(registered(expect)?)
+    };
     const TOKEN: &str = "discovery.bootstrapToken.token";
     let token = string_at(discovery, &["token"]).ok_or(BootCheckError::MissingField {
         kind: "JoinConfiguration",
@@ -334,9 +353,10 @@ fn check_join(
     if let Some(bad) = hashes.iter().find(|h| !is_ca_cert_hash(h)) {
         return Err(BootCheckError::CaCertHashFormat { found: bad.clone() });
     }
-    if !hashes
-        .iter()
-        .any(|h| h.eq_ignore_ascii_case(secrets.ca_cert_hash))
+    if let Some(secrets) = secrets
+        && !hashes
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(secrets.ca_cert_hash))
     {
         return Err(BootCheckError::CaCertHashMismatch {
             found: hashes,
@@ -356,13 +376,14 @@ fn registered<'a>(expect: &BootExpectations<'a>) -> Result<ClusterSecrets<'a>, B
 fn check_token(
     field: &'static str,
     token: &str,
-    secrets: ClusterSecrets<'_>,
+    secrets: Option<ClusterSecrets<'_>>,
     expect: &BootExpectations<'_>,
 ) -> Result<(), BootCheckError> {
     if !is_bootstrap_token(token) {
         return Err(BootCheckError::TokenFormat { field });
     }
-    if !expect.cluster_judges_token
+    if let Some(secrets) = secrets
+        && !expect.cluster_judges_token
         && token != secrets.token
         && Some(token) != secrets.previous_token
     {

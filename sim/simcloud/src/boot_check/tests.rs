@@ -329,6 +329,64 @@ fn with_a_real_boot_the_cluster_judges_the_token_and_only_its_form_is_checked() 
 }
 
 #[test]
+fn a_real_boot_worker_joining_a_control_plane_outside_the_cloud_is_checked_for_form_only() {
+    // A hosted control plane: the cloud has no load balancer, managed control plane or
+    // registration of the cluster; the worker's own discovery judges its join.
+    let outside = |role, judges| BootExpectations {
+        cluster: "c1",
+        role,
+        endpoint: None,
+        secrets: None,
+        cluster_judges_token: judges,
+    };
+    let join = join_cloud_config("100.81.0.1:6443", "zzzzzz.0123456789abcdef", CA_HASH, false);
+    assert!(matches!(
+        check(join.as_bytes(), &outside(Role::Worker, true)).map(|v| v.action),
+        Ok(KubeadmAction::Join {
+            control_plane: false
+        })
+    ));
+    for (data, want) in [
+        (
+            join_cloud_config("100.81.0.1:6443", "Zzzzzz.0123456789abcdef", CA_HASH, false),
+            "TokenFormat",
+        ),
+        (
+            join_cloud_config(
+                "100.81.0.1:6443",
+                "zzzzzz.0123456789abcdef",
+                "sha256:00",
+                false,
+            ),
+            "CaCertHashFormat",
+        ),
+        (
+            join_cloud_config(
+                "not an endpoint:x",
+                "zzzzzz.0123456789abcdef",
+                CA_HASH,
+                false,
+            ),
+            "BadEndpoint",
+        ),
+    ] {
+        let got = format!("{:?}", check(data.as_bytes(), &outside(Role::Worker, true)));
+        assert!(got.contains(want), "want {want}, got {got}");
+    }
+    // Simulated machines have no discovery to judge them; a control-plane join is never
+    // outside the cloud: both still need the cluster's endpoint.
+    assert!(matches!(
+        check(join.as_bytes(), &outside(Role::Worker, false)),
+        Err(BootCheckError::NoClusterEndpoint { .. })
+    ));
+    let cp = join_cloud_config("100.81.0.1:6443", "zzzzzz.0123456789abcdef", CA_HASH, true);
+    assert!(matches!(
+        check(cp.as_bytes(), &outside(Role::ControlPlane, true)),
+        Err(BootCheckError::NoClusterEndpoint { .. })
+    ));
+}
+
+#[test]
 fn rejects_joins_without_the_registered_ca_hash() {
     let docs = kubeadm_join_docs("lb-1.sim:6443", TOKEN, CA_HASH, false)
         .replace(&format!("      - {CA_HASH}\n"), "")

@@ -20,7 +20,7 @@ use crate::objects::hosted::{
     readiness, secret_ref,
 };
 use crate::objects::kubeconfig::kubeconfig_object;
-use crate::objects::secret_object;
+use crate::objects::{SERVICE_JOIN_TOKEN_ITEM, secret_object};
 use crate::pass::convert::wit_version;
 use crate::pass::env::{Env, ProviderStatus, ServiceOutcome, context, desired_control_plane};
 use crate::pass::note::ActionNote;
@@ -190,7 +190,22 @@ pub(crate) async fn reconcile(
     if let Some((host, port)) = &endpoint {
         store_kubeconfig(env, s, &cas, host, *port).await?;
     }
-    let access = endpoint.is_some();
+    let access = match &endpoint {
+        Some((host, port)) if settled && ready => {
+            keep_joins(env, s, &cas, &format!("{host}:{port}")).await?
+        }
+        // Joins need the host to write into the hosted API server; without workload access
+        // (a simulated management cluster) nothing joins, and the endpoint is all there is.
+        Some(_) if env.cluster_cache.is_none() => true,
+        Some(_) => s.join_credentials().is_some_and(|j| j.token.is_some()),
+        None => false,
+    };
+    let (note, message) = if settled && ready && !access {
+        let message = "storing the control plane's kubeconfig before preparing joins".to_owned();
+        (rolling(message.clone()), message)
+    } else {
+        (note, message)
+    };
     let state = if settled && ready {
         "Ready"
     } else {
@@ -329,6 +344,152 @@ async fn store_kubeconfig(
     Ok(())
 }
 
+/// How long a join token the host issues for a hosted control plane is valid; it is renewed
+/// at half its life, as kubeadm's default token lives a day.
+const JOIN_TOKEN_TTL: u64 = 24 * 60 * 60;
+
+/// The item of the cluster's secrets recording what joins need as last applied to the hosted
+/// API server (a digest of it), so it is applied again only when it changes.
+const JOIN_ACCESS_ITEM: &str = "hosted-join-access.sha256";
+
+/// What a worker needs to join a hosted control plane, kept by the host as a managed
+/// service keeps it for its own: no machine ran `kubeadm init`, so the host writes into the
+/// hosted API server what that would have left for joins (`cluster-info`, the bootstrap RBAC;
+/// [`capw_workload::JoinAccess`]), issues a bootstrap token and keeps it valid there (renewed
+/// at half its life), and stores it beside the cluster CA as the join credentials the
+/// bootstrap provider gets. Whether the credentials are stored: false while the kubeconfig
+/// this pass stored is not read back yet (the next pass goes on).
+async fn keep_joins(
+    env: &Env,
+    s: &Snapshot,
+    cas: &ClusterCas,
+    endpoint: &str,
+) -> Result<bool, ActionNote> {
+    use capw_reconcile::join_token_fresh;
+    use capw_text::error_chain as chain;
+    use capw_workload::{BootstrapToken, JoinAccess, TokenPresence};
+
+    let Some(cache) = env.cluster_cache.as_deref() else {
+        return Ok(true);
+    };
+    let Some(kubeconfig) = s.kubeconfig.as_ref().filter(|k| k.endpoint == endpoint) else {
+        return Ok(false);
+    };
+    let cluster = s.cluster_id();
+    let items = s.secrets.clone().unwrap_or_default();
+    let item = |name: &str| {
+        items
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+
+    let access = JoinAccess::new(cas.cluster_certificate(), &format!("https://{endpoint}"));
+    let access_digest = digest(&serde_json::json!({
+        "cluster-info": capw_workload::cluster_info_kubeconfig(
+            cas.cluster_certificate(),
+            &format!("https://{endpoint}")
+        ),
+        "objects": access.names(),
+    }));
+    let access_current = item(JOIN_ACCESS_ITEM).as_deref() == Some(access_digest.as_bytes());
+    if !access_current {
+        cache
+            .apply_join_access(&cluster, &kubeconfig.value, &access)
+            .await
+            .map_err(|e| ActionNote::host_failed(COND, "WorkloadWriteFailed", chain(&e)))?;
+        tracing::info!(cluster = %s.name, objects = ?access.names(), "wrote what joins need into the hosted control plane");
+    }
+
+    let now = crate::pass::snapshot::now_seconds();
+    let stored = s.join_credentials().and_then(|j| j.token);
+    let fresh = match &stored {
+        None => false,
+        Some(token) => match cache
+            .bootstrap_token(&cluster, &kubeconfig.value, &token.id)
+            .await
+        {
+            Ok(TokenPresence::Present { expires }) => join_token_fresh(
+                expires.map(|at| u64::try_from(at).unwrap_or(0)),
+                token.ttl_seconds,
+                now,
+            ),
+            Ok(TokenPresence::Missing) => false,
+            Err(e) => {
+                return Err(ActionNote::host_failed(
+                    COND,
+                    "WorkloadReadFailed",
+                    format!("looking at the join token: {}", chain(&e)),
+                ));
+            }
+        },
+    };
+    if fresh && access_current {
+        return Ok(true);
+    }
+    let token = match stored.filter(|_| fresh) {
+        Some(token) => token,
+        None => {
+            let token =
+                new_join_token().map_err(|e| ActionNote::host_failed(COND, "TokenError", e))?;
+            let written = BootstrapToken {
+                id: token.id.clone(),
+                secret: token.secret.clone(),
+                expires: Some(i64::try_from(now + JOIN_TOKEN_TTL).unwrap_or(i64::MAX)),
+                extra_groups: token.extra_groups.clone(),
+            };
+            // The workload cluster first: a pass cut here leaves an unused token there (the
+            // token cleaner deletes it at its expiry), never credentials it does not accept.
+            cache
+                .write_bootstrap_token(&cluster, &kubeconfig.value, &written)
+                .await
+                .map_err(|e| ActionNote::host_failed(COND, "WorkloadWriteFailed", chain(&e)))?;
+            tracing::info!(cluster = %s.name, token = %token.id, "join token issued for the hosted control plane");
+            token
+        }
+    };
+    let mut stored_items: crate::objects::SecretItems = items
+        .iter()
+        .filter(|(n, _)| n != SERVICE_JOIN_TOKEN_ITEM && n != JOIN_ACCESS_ITEM)
+        .cloned()
+        .collect();
+    let token_json = serde_json::to_vec(&token)
+        .map_err(|e| ActionNote::host_failed(COND, "WorkloadWriteFailed", e.to_string()))?;
+    stored_items.push((SERVICE_JOIN_TOKEN_ITEM.to_owned(), token_json));
+    stored_items.push((JOIN_ACCESS_ITEM.to_owned(), access_digest.into_bytes()));
+    let object = secret_object(&s.namespace, &s.name, &s.uid, &stored_items);
+    env.store
+        .apply(object)
+        .await
+        .map_err(|e| Env::store_failed(COND, &e))?;
+    Ok(true)
+}
+
+/// A fresh bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`, from the system's random source: each
+/// character from a random byte below 252 (7 × 36), so that none is likelier than another.
+fn new_join_token() -> Result<capw_runtime::bootstrap::JoinToken, String> {
+    const ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut chars = String::with_capacity(22);
+    let mut bytes = [0u8; 64];
+    while chars.len() < 22 {
+        getrandom::fill(&mut bytes).map_err(|e| format!("the system's random source: {e}"))?;
+        chars.extend(
+            (bytes.iter())
+                .filter(|b| **b < 252)
+                .map(|b| char::from(ALPHABET[usize::from(b % 36)]))
+                .take(22 - chars.len()),
+        );
+    }
+    let (id, secret) = chars.split_at(6);
+    Ok(capw_runtime::bootstrap::JoinToken {
+        item: SERVICE_JOIN_TOKEN_ITEM.into(),
+        id: id.to_owned(),
+        secret: secret.to_owned(),
+        ttl_seconds: JOIN_TOKEN_TTL,
+        extra_groups: vec![capw_workload::JOIN_TOKEN_GROUP.into()],
+    })
+}
+
 /// `DeleteControlPlane` for the hosted shape: delete every object applied for the Cluster
 /// (the host does it, not the garbage collector), then record the control plane deleted.
 pub(crate) async fn delete(env: &Env, s: &Snapshot) -> ActionNote {
@@ -359,4 +520,25 @@ pub(crate) async fn delete(env: &Env, s: &Snapshot) -> ActionNote {
         }
     }
     env.record_service_deleted(s).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_tokens_have_kubeadms_form_and_differ() {
+        let a = new_join_token().unwrap();
+        let b = new_join_token().unwrap();
+        for t in [&a, &b] {
+            assert_eq!((t.id.len(), t.secret.len()), (6, 16), "{t:?}");
+            assert!(
+                (t.id.bytes().chain(t.secret.bytes()))
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()),
+                "{t:?}"
+            );
+            assert_eq!(t.extra_groups, [capw_workload::JOIN_TOKEN_GROUP]);
+        }
+        assert_ne!((a.id, a.secret), (b.id, b.secret));
+    }
 }
