@@ -201,7 +201,9 @@ pub(crate) async fn reconcile(
         None => false,
     };
     let (note, message) = if settled && ready && !access {
-        let message = "storing the control plane's kubeconfig before preparing joins".to_owned();
+        let message = "preparing the control plane for workers to join (kubeconfig, \
+                       cluster-info, bootstrap RBAC, join token)"
+            .to_owned();
         (rolling(message.clone()), message)
     } else {
         (note, message)
@@ -357,8 +359,9 @@ const JOIN_ACCESS_ITEM: &str = "hosted-join-access.sha256";
 /// hosted API server what that would have left for joins (`cluster-info`, the bootstrap RBAC;
 /// [`capw_workload::JoinAccess`]), issues a bootstrap token and keeps it valid there (renewed
 /// at half its life), and stores it beside the cluster CA as the join credentials the
-/// bootstrap provider gets. Whether the credentials are stored: false while the kubeconfig
-/// this pass stored is not read back yet (the next pass goes on).
+/// bootstrap provider gets. Whether joins may go on in this pass: only when the pass began with
+/// all of it in place, since the pass makes join data from the secrets as it read them; false
+/// when this pass wrote something or waits for the kubeconfig it stored (the next pass goes on).
 async fn keep_joins(
     env: &Env,
     s: &Snapshot,
@@ -462,7 +465,7 @@ async fn keep_joins(
         .apply(object)
         .await
         .map_err(|e| Env::store_failed(COND, &e))?;
-    Ok(true)
+    Ok(false)
 }
 
 /// A fresh bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`, from the system's random source: each
