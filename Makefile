@@ -172,12 +172,15 @@ bench-kube: plugins build kube-env
 ## bench-hosted: hosted control planes at scale: `capw bench hosted` against a fresh
 ## kube-apiserver and etcd (tests/kube-env) with CLUSTERS hosted Clusters (default 1000), their
 ## Pods simulated; prints capw's CPU and memory per hosted control plane in the steady state,
-## and the API server's and etcd's; see docs/performance.md.
+## and the API server's and etcd's; see docs/performance.md. PODS=real runs them instead, in a
+## management cluster whose workloads run (kube-controller-manager, kube-scheduler, the process
+## kubelet and Service routing of tests/kube-env): use a handful, `CLUSTERS=10 PODS=real`.
+PODS ?= simulated
 bench-hosted: plugins build kube-env
 	@set -e; dir=$$(mktemp -d); trap "tests/kube-env/kube-env.sh stop $$dir/env >/dev/null; rm -rf $$dir" EXIT; \
-		tests/kube-env/kube-env.sh start $$dir/env; \
+		$(if $(filter real,$(PODS)),CAPW_KUBE_ENV_WORKLOADS=run) tests/kube-env/kube-env.sh start $$dir/env; \
 		$(TARGET_DIR)/release/capw --plugin-dir $(PLUGIN_DIR) bench hosted \
-			--kubeconfig $$dir/env/kubeconfig --clusters $(CLUSTERS)
+			--kubeconfig $$dir/env/kubeconfig --clusters $(CLUSTERS) --pods $(PODS)
 
 ## bench-shards: `capw controller --shards 6` with 1, 2 and 3 replicas (separate processes)
 ## over the same CLUSTERS clusters, each run on a fresh API server; see

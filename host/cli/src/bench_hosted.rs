@@ -2,7 +2,8 @@
 //! Clusters of a hosted class (plugins/hosted-control-plane, a dedicated etcd each, no
 //! workers) to the API server of `--kubeconfig`, runs the controller in this process, and,
 //! standing in for the management cluster's controllers and kubelets, marks every Deployment
-//! and StatefulSet the host applies as rolled out (simulated Pods: Ready without running).
+//! and StatefulSet the host applies as rolled out (simulated Pods: Ready without running), or
+//! with `--pods real` leaves them to a management cluster whose workloads run.
 //! Once every Cluster is Ready it measures the steady state over `--settle`: this process's
 //! CPU per hosted control plane, and its resident memory per hosted control plane above what
 //! it held before the controller started; beside them the API server's and etcd's.
@@ -86,8 +87,10 @@ pub async fn hosted(global: &GlobalArgs, args: crate::cli::BenchHostedArgs) -> a
         result.context("applying the clusters")?;
     }
 
-    // Simulated Pods: every applied workload is reported rolled out.
-    let simulator = tokio::spawn(simulate_rollouts(client.clone(), ns.clone()));
+    // Simulated Pods: every applied workload is reported rolled out. Real ones: the management
+    // cluster rolls them out.
+    let simulated = args.pods == crate::cli::HostedPods::Simulated;
+    let simulator = simulated.then(|| tokio::spawn(simulate_rollouts(client.clone(), ns.clone())));
 
     let config = controller_config(global, ns, args.concurrency)?;
     let rss_before = rss_kib("self", "VmRSS:").unwrap_or_default();
@@ -120,7 +123,9 @@ pub async fn hosted(global: &GlobalArgs, args: crate::cli::BenchHostedArgs) -> a
         Err(_) => eprintln!("the controller did not stop within a minute"),
         _ => {}
     }
-    simulator.abort();
+    if let Some(simulator) = simulator {
+        simulator.abort();
+    }
     sim.shutdown().await.context("stopping simcloud")?;
 
     let n = args.clusters.max(1) as f64;
@@ -130,10 +135,11 @@ pub async fn hosted(global: &GlobalArgs, args: crate::cli::BenchHostedArgs) -> a
         .saturating_sub(at_ready.capw_cpu)
         .as_secs_f64();
     println!(
-        "hosted control planes: {ready}/{} Clusters Ready ({} API servers each, simulated Pods), \
+        "hosted control planes: {ready}/{} Clusters Ready ({} API servers each, {} Pods), \
          {objects} objects applied, in {:.1} s (concurrency {})",
         args.clusters,
         args.api_servers,
+        if simulated { "simulated" } else { "real" },
         converged.as_secs_f64(),
         args.concurrency
     );

@@ -543,6 +543,21 @@ pub struct BenchHostedArgs {
     /// Give up after this long.
     #[arg(long, default_value = "60m", value_parser = parse_duration)]
     pub timeout: std::time::Duration,
+    /// `simulated`: the bench marks every Deployment and StatefulSet rolled out and gives every
+    /// LoadBalancer Service an address, without running anything; `real`: the management
+    /// cluster's own controllers, kubelet and load balancers run them (a cluster whose
+    /// workloads run, such as tests/kube-env's with `CAPW_KUBE_ENV_WORKLOADS=run`).
+    #[arg(long, value_enum, default_value_t = HostedPods::Simulated)]
+    pub pods: HostedPods,
+}
+
+/// Whether `capw bench hosted` stands in for the management cluster's workloads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HostedPods {
+    /// Marked rolled out without running.
+    Simulated,
+    /// Run by the management cluster.
+    Real,
 }
 
 #[cfg(test)]
