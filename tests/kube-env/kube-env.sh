@@ -31,6 +31,8 @@
 # Running and Ready without running (for benchmarks at scale). Pods, Services and load
 # balancers get addresses of 100.64.0.0/10 made local to this machine (root is needed), a
 # range per environment (docs/kubernetes-mode.md).
+# $CAPW_KUBE_ENV_NODE_CPUS: the CPUs that Node advertises (default this machine's), so that a
+# benchmark can place more control planes than their CPU requests fit on the real cores.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -340,6 +342,7 @@ start_workloads() {
 	mkdir -p "$dir/node"
 	setsid "$bin_dir/capw-node" kubelet --kubeconfig "$kubeconfig" --name capw-management \
 		--root "$dir/node" --images "$dir/images.json" --pod-cidr "$pod_cidr" "${simulated[@]}" \
+		--cpus "${CAPW_KUBE_ENV_NODE_CPUS:-0}" \
 		</dev/null >"$dir/logs/kubelet.log" 2>&1 &
 	echo $! >"$dir/kubelet.pid"
 	setsid "$bin_dir/capw-node" proxy --kubeconfig "$kubeconfig" \

@@ -38,7 +38,7 @@ import (
 // (SIGTERM, SIGKILL after their grace period), removes the route and exits.
 //
 //	capw-node kubelet --kubeconfig FILE --name NODE --root DIR --images FILE --pod-cidr CIDR [--simulated]
-//	                  [--address IP] [--crash-backoff DURATION] [--kubelet-version VERSION]
+//	                  [--address IP] [--crash-backoff DURATION] [--kubelet-version VERSION] [--cpus N]
 //
 // DIR holds the kubelet's log (kubelet.log), one directory per Pod,
 // DIR/pods/<ns>_<name>_<uid>, with its hosts file (etc-hosts), its volumes (volumes/<volume>),
@@ -46,6 +46,11 @@ import (
 // what container-exec runs), the claims' volumes (DIR/volumes/<pv>), and the mount points
 // containers had to create on the machine's file system (created-mount-points, removed when
 // the kubelet stops).
+//
+// --cpus sets the CPUs the Node advertises (default: this machine's). The scheduler places Pods
+// by their requests against it, so more than the real cores let a benchmark run more control
+// planes on one machine than their requests would (the processes share the real cores; what is
+// measured is capw's own share, not theirs).
 //
 // With --simulated no process runs: every Pod bound to the Node is reported Running and Ready
 // at once (as the pause Pods are), for the scale benchmark; --images is then optional and no
@@ -56,6 +61,7 @@ type processKubeletConfig struct {
 	Kubeconfig, Name, Root, Images, PodCIDR, Address, Version string
 	Simulated                                                 bool
 	CrashBackoff                                              time.Duration
+	CPUs                                                      int
 }
 
 func parseProcessKubeletFlags(args []string) (processKubeletConfig, error) {
@@ -70,6 +76,7 @@ func parseProcessKubeletFlags(args []string) (processKubeletConfig, error) {
 	fs.StringVar(&c.Address, "address", "127.0.0.1", "the Node's InternalIP, host-network Pods' address")
 	fs.DurationVar(&c.CrashBackoff, "crash-backoff", defaultBackoffBase, "the first wait of the crash back-off (doubling up to 30 times it)")
 	fs.StringVar(&c.Version, "kubelet-version", kubernetesModuleVersion(), "the Node's kubeletVersion")
+	fs.IntVar(&c.CPUs, "cpus", 0, "the CPUs the Node advertises (0: this machine's)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -133,7 +140,7 @@ func runProcessKubelet(ctx context.Context, cfg processKubeletConfig) error {
 	}
 	k := &kubeletStandIn{
 		client: client, name: cfg.Name, address: cfg.Address, version: cfg.Version,
-		podCIDR: netip.MustParsePrefix(cfg.PodCIDR).Masked().String(), capacity: machineCapacity(cfg.Root),
+		podCIDR: netip.MustParsePrefix(cfg.PodCIDR).Masked().String(), capacity: machineCapacity(cfg.Root, cfg.CPUs),
 		simulated: cfg.Simulated,
 	}
 	if !cfg.Simulated {
@@ -200,12 +207,15 @@ func apiServerHostPort(server string) string {
 	return u.Host
 }
 
-// machineCapacity is this machine's CPUs, memory and the file system of root, and the
-// kubelet's default of 110 Pods raised to 250: the management cluster's one Node holds every
-// hosted control plane.
-func machineCapacity(root string) corev1.ResourceList {
+// machineCapacity is this machine's CPUs (cpus when above 0), memory and the file system of
+// root, and the kubelet's default of 110 Pods raised to 250: the management cluster's one Node
+// holds every hosted control plane.
+func machineCapacity(root string, cpus int) corev1.ResourceList {
+	if cpus <= 0 {
+		cpus = runtime.NumCPU()
+	}
 	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:  *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI),
+		corev1.ResourceCPU:  *resource.NewQuantity(int64(cpus), resource.DecimalSI),
 		corev1.ResourcePods: *resource.NewQuantity(250, resource.DecimalSI),
 	}
 	if mem := memTotal(); mem > 0 {
