@@ -33,7 +33,7 @@ const FIELD_MANAGER: &str = "capw";
 
 /// The kubeconfig `cluster-info` holds: the cluster's CA and its API server's URL, no user.
 /// The bootstrap signer signs exactly this text with each token for discovery.
-pub fn cluster_info_kubeconfig(ca_certificate_pem: &str, server: &str) -> String {
+fn cluster_info_kubeconfig(ca_certificate_pem: &str, server: &str) -> String {
     use base64::Engine as _;
     let ca = base64::engine::general_purpose::STANDARD.encode(ca_certificate_pem);
     // JSON is YAML: client-go's kubeconfig loader reads it as kubeadm's own output.
@@ -166,6 +166,13 @@ impl JoinAccess {
                 ),
             ],
         }
+    }
+
+    /// The kubeconfig `cluster-info` holds (the text the bootstrap signer signs).
+    pub fn cluster_info(&self) -> &str {
+        (self.cluster_info.data.as_ref())
+            .and_then(|d| d.get("kubeconfig"))
+            .map_or("", String::as_str)
     }
 
     /// Each object as `Kind namespace/name`, in the order they are applied.

@@ -33,7 +33,7 @@ pub use config::ClusterCacheConfig;
 pub use drain::{BlockedPod, DrainRound};
 pub use error::ClusterCacheError;
 pub use etcd::{EtcdAccess, EtcdError, EtcdMember, EtcdMembership};
-pub use join_access::{JOIN_TOKEN_GROUP, JoinAccess, cluster_info_kubeconfig};
+pub use join_access::{JOIN_TOKEN_GROUP, JoinAccess};
 pub use observation::{
     ApiAvailability, MAX_NODE_CONDITIONS, NodeReadiness, ObservedCondition, ObservedNode,
     ReadyStatus, WorkloadObservation, sanitize_message, sanitize_reason,

@@ -368,9 +368,11 @@ async fn keep_joins(
     cas: &ClusterCas,
     endpoint: &str,
 ) -> Result<bool, ActionNote> {
-    use capw_reconcile::join_token_fresh;
+    use capw_reconcile::JoinTokenView;
     use capw_text::error_chain as chain;
-    use capw_workload::{BootstrapToken, JoinAccess, TokenPresence};
+    use capw_workload::JoinAccess;
+
+    use crate::pass::actions::join_token::{judge, to_write};
 
     let Some(cache) = env.cluster_cache.as_deref() else {
         return Ok(true);
@@ -389,10 +391,7 @@ async fn keep_joins(
 
     let access = JoinAccess::new(cas.cluster_certificate(), &format!("https://{endpoint}"));
     let access_digest = digest(&serde_json::json!({
-        "cluster-info": capw_workload::cluster_info_kubeconfig(
-            cas.cluster_certificate(),
-            &format!("https://{endpoint}")
-        ),
+        "cluster-info": access.cluster_info(),
         "objects": access.names(),
     }));
     let access_current = item(JOIN_ACCESS_ITEM).as_deref() == Some(access_digest.as_bytes());
@@ -408,24 +407,23 @@ async fn keep_joins(
     let stored = s.join_credentials().and_then(|j| j.token);
     let fresh = match &stored {
         None => false,
-        Some(token) => match cache
-            .bootstrap_token(&cluster, &kubeconfig.value, &token.id)
-            .await
-        {
-            Ok(TokenPresence::Present { expires }) => join_token_fresh(
-                expires.map(|at| u64::try_from(at).unwrap_or(0)),
-                token.ttl_seconds,
-                now,
-            ),
-            Ok(TokenPresence::Missing) => false,
-            Err(e) => {
-                return Err(ActionNote::host_failed(
-                    COND,
-                    "WorkloadReadFailed",
-                    format!("looking at the join token: {}", chain(&e)),
-                ));
+        Some(token) => {
+            let presence = cache
+                .bootstrap_token(&cluster, &kubeconfig.value, &token.id)
+                .await
+                .map_err(|e| chain(&e));
+            match judge(token, presence, now) {
+                JoinTokenView::Valid { .. } => true,
+                JoinTokenView::Unknown { message } => {
+                    return Err(ActionNote::host_failed(
+                        COND,
+                        "WorkloadReadFailed",
+                        format!("looking at the join token: {message}"),
+                    ));
+                }
+                _ => false,
             }
-        },
+        }
     };
     if fresh && access_current {
         return Ok(true);
@@ -435,12 +433,7 @@ async fn keep_joins(
         None => {
             let token =
                 new_join_token().map_err(|e| ActionNote::host_failed(COND, "TokenError", e))?;
-            let written = BootstrapToken {
-                id: token.id.clone(),
-                secret: token.secret.clone(),
-                expires: Some(i64::try_from(now + JOIN_TOKEN_TTL).unwrap_or(i64::MAX)),
-                extra_groups: token.extra_groups.clone(),
-            };
+            let written = to_write(&token, now);
             // The workload cluster first: a pass cut here leaves an unused token there (the
             // token cleaner deletes it at its expiry), never credentials it does not accept.
             cache

@@ -53,7 +53,11 @@ pub(crate) async fn observe(env: &Env, s: &Snapshot, now: u64) -> JoinTokenView 
 }
 
 /// What the workload cluster's answer about `token` means for joins at `now`.
-fn judge(token: &JoinToken, presence: Result<TokenPresence, String>, now: u64) -> JoinTokenView {
+pub(crate) fn judge(
+    token: &JoinToken,
+    presence: Result<TokenPresence, String>,
+    now: u64,
+) -> JoinTokenView {
     match presence {
         Err(message) => JoinTokenView::Unknown { message },
         Ok(TokenPresence::Missing) => JoinTokenView::Renew {
@@ -99,13 +103,7 @@ pub(crate) async fn renew(env: &Env, s: &Snapshot, now: u64) -> ActionNote {
         Ok(token) => token,
         Err(e) => return ActionNote::failed(COND, &e),
     };
-    let written = BootstrapToken {
-        id: token.id.clone(),
-        secret: token.secret.clone(),
-        expires: (token.ttl_seconds > 0)
-            .then(|| i64::try_from(now.saturating_add(token.ttl_seconds)).unwrap_or(i64::MAX)),
-        extra_groups: token.extra_groups.clone(),
-    };
+    let written = to_write(&token, now);
     if let Err(e) = cache
         .write_bootstrap_token(&s.cluster_id(), &kubeconfig.value, &written)
         .await
@@ -124,6 +122,17 @@ pub(crate) async fn renew(env: &Env, s: &Snapshot, now: u64) -> ActionNote {
             ActionNote::done()
         }
         Err(e) => Env::store_failed(COND, &e),
+    }
+}
+
+/// `token` as the workload cluster keeps it, written at `now`: it expires after its TTL.
+pub(crate) fn to_write(token: &JoinToken, now: u64) -> BootstrapToken {
+    BootstrapToken {
+        id: token.id.clone(),
+        secret: token.secret.clone(),
+        expires: (token.ttl_seconds > 0)
+            .then(|| i64::try_from(now.saturating_add(token.ttl_seconds)).unwrap_or(i64::MAX)),
+        extra_groups: token.extra_groups.clone(),
     }
 }
 
