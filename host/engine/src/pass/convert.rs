@@ -1,7 +1,8 @@
-//! Conversions between the three vocabularies a pass speaks: the API's objects
-//! (`capw-api`), the pure core's views (`capw-reconcile`) and the provider contract's types
-//! (`capw-runtime`). Each is written once here and named for its direction: `core_*` into
-//! the core, `api_*` into the API, `wit_*` into the contract.
+//! Conversions between the vocabularies a pass speaks: the API's objects (`capw-api`), the
+//! pure core's views (`capw-reconcile`), the provider contract's types (`capw-runtime`) and
+//! what a workload cluster keeps (`capw-workload`). Each is written once here and named for
+//! its direction: `core_*` into the core, `api_*` into the API, `wit_*` into the contract,
+//! `workload_*` into a workload cluster.
 
 use capw_api::DeletionOrder as ApiDeletionOrder;
 use capw_api::{
@@ -11,12 +12,15 @@ use capw_reconcile::{
     DeletionOrder as CoreDeletionOrder, HealthCheck, Hook, MachinePhase as CorePhase,
     MachineRole as CoreRole, Rollout, UnhealthyCondition, Version,
 };
+use capw_reconcile::{JoinTokenView, join_token_fresh};
+use capw_runtime::bootstrap::JoinToken;
 use capw_runtime::infrastructure::MachinePhase as WitPhase;
 use capw_runtime::lifecycle_hooks::Hook as WitHook;
 use capw_runtime::types::{
     AddressKind, ConditionStatus as WitConditionStatus, KubernetesVersion, MachineRole as WitRole,
 };
 use capw_topology::{PoolHealthCheck, PoolRollout};
+use capw_workload::{BootstrapToken, TokenPresence};
 
 /// A version as the API spells it, `v1.34.1` or `1.34.1`, as the core's; `None` when it is
 /// not three numbers.
@@ -174,6 +178,49 @@ pub(crate) fn core_version_text(v: &capw_runtime::types::KubernetesVersion) -> S
     format!("v{}.{}.{}", v.major, v.minor, v.patch)
 }
 
+/// What the workload cluster's answer about `token` means for joins at `now`.
+pub(crate) fn core_join_token(
+    token: &JoinToken,
+    presence: Result<TokenPresence, String>,
+    now: u64,
+) -> JoinTokenView {
+    match presence {
+        Err(message) => JoinTokenView::Unknown { message },
+        Ok(TokenPresence::Missing) => JoinTokenView::Renew {
+            reason: format!("token {} is not in the workload cluster", token.id),
+        },
+        Ok(TokenPresence::Present { expires }) => {
+            let expires = expires.map(|at| u64::try_from(at).unwrap_or(0));
+            if join_token_fresh(expires, token.ttl_seconds, now) {
+                JoinTokenView::Valid {
+                    id: token.id.clone(),
+                    expires,
+                }
+            } else {
+                JoinTokenView::Renew {
+                    reason: format!(
+                        "token {} expires at {} (seconds since the epoch), less than half its {}s lifetime from now",
+                        token.id,
+                        expires.unwrap_or_default(),
+                        token.ttl_seconds
+                    ),
+                }
+            }
+        }
+    }
+}
+
+/// `token` as the workload cluster keeps it, written at `now`: it expires after its TTL.
+pub(crate) fn workload_bootstrap_token(token: &JoinToken, now: u64) -> BootstrapToken {
+    BootstrapToken {
+        id: token.id.clone(),
+        secret: token.secret.clone(),
+        expires: (token.ttl_seconds > 0)
+            .then(|| i64::try_from(now.saturating_add(token.ttl_seconds)).unwrap_or(i64::MAX)),
+        extra_groups: token.extra_groups.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,5 +246,44 @@ mod tests {
         for role in [ApiRole::Init, ApiRole::JoinControlPlane, ApiRole::Worker] {
             assert_eq!(api_role(core_role(role)), role);
         }
+    }
+
+    fn token() -> JoinToken {
+        JoinToken {
+            item: "bootstrap-token".into(),
+            id: "abcdef".into(),
+            secret: "0123456789abcdef".into(),
+            ttl_seconds: 1000,
+            extra_groups: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_token_is_valid_while_more_than_half_its_life_is_left() {
+        let t = token();
+        let at = |expires| Ok(TokenPresence::Present { expires });
+        assert!(matches!(
+            core_join_token(&t, at(Some(10_600)), 10_000),
+            JoinTokenView::Valid { .. }
+        ));
+        let JoinTokenView::Renew { reason } = core_join_token(&t, at(Some(10_400)), 10_000) else {
+            panic!("renewed with 400 of 1000 s left");
+        };
+        assert!(reason.contains("abcdef"), "{reason}");
+        assert!(!reason.contains("0123456789abcdef"), "{reason}");
+        assert!(matches!(
+            core_join_token(&t, at(None), 10_000),
+            JoinTokenView::Valid { expires: None, .. }
+        ));
+        assert!(matches!(
+            core_join_token(&t, Ok(TokenPresence::Missing), 10_000),
+            JoinTokenView::Renew { .. }
+        ));
+        assert_eq!(
+            core_join_token(&t, Err("no answer within 1s".into()), 10_000),
+            JoinTokenView::Unknown {
+                message: "no answer within 1s".into()
+            }
+        );
     }
 }

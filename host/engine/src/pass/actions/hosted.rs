@@ -372,7 +372,7 @@ async fn keep_joins(
     use capw_text::error_chain as chain;
     use capw_workload::JoinAccess;
 
-    use crate::pass::actions::join_token::{judge, to_write};
+    use crate::pass::convert::{core_join_token, workload_bootstrap_token};
 
     let Some(cache) = env.cluster_cache.as_deref() else {
         return Ok(true);
@@ -412,7 +412,7 @@ async fn keep_joins(
                 .bootstrap_token(&cluster, &kubeconfig.value, &token.id)
                 .await
                 .map_err(|e| chain(&e));
-            match judge(token, presence, now) {
+            match core_join_token(token, presence, now) {
                 JoinTokenView::Valid { .. } => true,
                 JoinTokenView::Unknown { message } => {
                     return Err(ActionNote::host_failed(
@@ -433,7 +433,7 @@ async fn keep_joins(
         None => {
             let token =
                 new_join_token().map_err(|e| ActionNote::host_failed(COND, "TokenError", e))?;
-            let written = to_write(&token, now);
+            let written = workload_bootstrap_token(&token, now);
             // The workload cluster first: a pass cut here leaves an unused token there (the
             // token cleaner deletes it at its expiry), never credentials it does not accept.
             cache

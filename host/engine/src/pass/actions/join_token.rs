@@ -9,12 +9,11 @@
 //! two leaves an extra valid token there (its id is random, and the token cleaner deletes it at
 //! its expiry), never join data with a token the cluster lacks.
 
-use capw_reconcile::{JOIN_TOKEN_VALID, JoinTokenView, join_token_fresh};
-use capw_runtime::bootstrap::JoinToken;
+use capw_reconcile::{JOIN_TOKEN_VALID, JoinTokenView};
 use capw_text::error_chain as chain;
-use capw_workload::{BootstrapToken, TokenPresence};
 
 use crate::objects::secret_object;
+use crate::pass::convert::{core_join_token, workload_bootstrap_token};
 use crate::pass::env::{Env, bootstrap_call};
 use crate::pass::note::ActionNote;
 use crate::pass::snapshot::Snapshot;
@@ -49,39 +48,7 @@ pub(crate) async fn observe(env: &Env, s: &Snapshot, now: u64) -> JoinTokenView 
     let presence = cache
         .bootstrap_token(&s.cluster_id(), &kubeconfig.value, &token.id)
         .await;
-    judge(&token, presence.map_err(|e| chain(&e)), now)
-}
-
-/// What the workload cluster's answer about `token` means for joins at `now`.
-pub(crate) fn judge(
-    token: &JoinToken,
-    presence: Result<TokenPresence, String>,
-    now: u64,
-) -> JoinTokenView {
-    match presence {
-        Err(message) => JoinTokenView::Unknown { message },
-        Ok(TokenPresence::Missing) => JoinTokenView::Renew {
-            reason: format!("token {} is not in the workload cluster", token.id),
-        },
-        Ok(TokenPresence::Present { expires }) => {
-            let expires = expires.map(|at| u64::try_from(at).unwrap_or(0));
-            if join_token_fresh(expires, token.ttl_seconds, now) {
-                JoinTokenView::Valid {
-                    id: token.id.clone(),
-                    expires,
-                }
-            } else {
-                JoinTokenView::Renew {
-                    reason: format!(
-                        "token {} expires at {} (seconds since the epoch), less than half its {}s lifetime from now",
-                        token.id,
-                        expires.unwrap_or_default(),
-                        token.ttl_seconds
-                    ),
-                }
-            }
-        }
-    }
+    core_join_token(&token, presence.map_err(|e| chain(&e)), now)
 }
 
 /// `RenewJoinToken`: a fresh token from the bootstrap provider, written into the workload
@@ -103,7 +70,7 @@ pub(crate) async fn renew(env: &Env, s: &Snapshot, now: u64) -> ActionNote {
         Ok(token) => token,
         Err(e) => return ActionNote::failed(COND, &e),
     };
-    let written = to_write(&token, now);
+    let written = workload_bootstrap_token(&token, now);
     if let Err(e) = cache
         .write_bootstrap_token(&s.cluster_id(), &kubeconfig.value, &written)
         .await
@@ -122,60 +89,5 @@ pub(crate) async fn renew(env: &Env, s: &Snapshot, now: u64) -> ActionNote {
             ActionNote::done()
         }
         Err(e) => Env::store_failed(COND, &e),
-    }
-}
-
-/// `token` as the workload cluster keeps it, written at `now`: it expires after its TTL.
-pub(crate) fn to_write(token: &JoinToken, now: u64) -> BootstrapToken {
-    BootstrapToken {
-        id: token.id.clone(),
-        secret: token.secret.clone(),
-        expires: (token.ttl_seconds > 0)
-            .then(|| i64::try_from(now.saturating_add(token.ttl_seconds)).unwrap_or(i64::MAX)),
-        extra_groups: token.extra_groups.clone(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn token() -> JoinToken {
-        JoinToken {
-            item: "bootstrap-token".into(),
-            id: "abcdef".into(),
-            secret: "0123456789abcdef".into(),
-            ttl_seconds: 1000,
-            extra_groups: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn a_token_is_valid_while_more_than_half_its_life_is_left() {
-        let t = token();
-        let at = |expires| Ok(TokenPresence::Present { expires });
-        assert!(matches!(
-            judge(&t, at(Some(10_600)), 10_000),
-            JoinTokenView::Valid { .. }
-        ));
-        let JoinTokenView::Renew { reason } = judge(&t, at(Some(10_400)), 10_000) else {
-            panic!("renewed with 400 of 1000 s left");
-        };
-        assert!(reason.contains("abcdef"), "{reason}");
-        assert!(!reason.contains("0123456789abcdef"), "{reason}");
-        assert!(matches!(
-            judge(&t, at(None), 10_000),
-            JoinTokenView::Valid { expires: None, .. }
-        ));
-        assert!(matches!(
-            judge(&t, Ok(TokenPresence::Missing), 10_000),
-            JoinTokenView::Renew { .. }
-        ));
-        assert_eq!(
-            judge(&t, Err("no answer within 1s".into()), 10_000),
-            JoinTokenView::Unknown {
-                message: "no answer within 1s".into()
-            }
-        );
     }
 }
