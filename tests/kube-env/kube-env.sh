@@ -31,6 +31,8 @@
 # Running and Ready without running (for benchmarks at scale). Pods, Services and load
 # balancers get addresses of 100.64.0.0/10 made local to this machine (root is needed), a
 # range per environment (docs/kubernetes-mode.md).
+# $CAPW_KUBE_ENV_IMAGES: a JSON file of more entries for the kubelet stand-in's image table
+# (tests/kube-env/node/images.go says their form), such as an image unpacked by a test.
 # $CAPW_KUBE_ENV_NODE_CPUS: the CPUs that Node advertises (default this machine's), so that a
 # benchmark can place more control planes than their CPU requests fit on the real cores.
 set -euo pipefail
@@ -304,16 +306,30 @@ claim_ranges() {
 # components run the binaries of their tag's version, etcd the main version's; pause runs
 # nothing.
 write_images() {
-	local file=$1
+	local file=$1 extra=${CAPW_KUBE_ENV_IMAGES:-}
 	cat >"$file" <<EOF
 [
   {"image": "registry.k8s.io/pause", "pause": true},
   {"image": "registry.k8s.io/kube-apiserver", "binary": "$cache_root/{tag}/bin/kube-apiserver"},
   {"image": "registry.k8s.io/kube-controller-manager", "binary": "$cache_root/{tag}/bin/kube-controller-manager"},
   {"image": "registry.k8s.io/kube-scheduler", "binary": "$cache_root/{tag}/bin/kube-scheduler"},
-  {"image": "registry.k8s.io/etcd", "binary": "$bin_dir/etcd"}
+	{"image": "registry.k8s.io/etcd", "binary": "$bin_dir/etcd"}
 ]
 EOF
+	if [[ -n $extra ]]; then
+		python3 - "$file" "$extra" <<'PY' || die "the image table entries of \$CAPW_KUBE_ENV_IMAGES ($extra) are not a JSON list"
+import json, sys
+table, extra = sys.argv[1], sys.argv[2]
+with open(extra) as f:
+    more = json.load(f)
+if not isinstance(more, list):
+    sys.exit(1)
+with open(table) as f:
+    entries = json.load(f)
+with open(table, "w") as f:
+    json.dump(entries + more, f, indent=2)
+PY
+	fi
 }
 
 # Starts what makes the workloads of the environment in $1 run (see $CAPW_KUBE_ENV_WORKLOADS

@@ -5,6 +5,8 @@
 //! in-process simcloud's inventory (one instance per machine, nothing left after delete).
 
 mod common;
+#[path = "scenario/deployed.rs"]
+mod deployed;
 #[path = "scenario/faults.rs"]
 mod faults;
 #[path = "scenario/hosted.rs"]
@@ -48,6 +50,9 @@ enum Driver {
         task: JoinHandle<Result<(), capw_kube::KubeModeError>>,
         stop: oneshot::Sender<()>,
     },
+    /// The controller installed from its image, running as a Pod of the scenario's
+    /// management cluster all along; each step waits.
+    Pod,
 }
 
 /// What a Cluster must look like when a step has settled.
@@ -367,7 +372,7 @@ impl Scenario {
                     }
                 }
             }
-            Some(Driver::Kube { .. }) => loop {
+            Some(Driver::Kube { .. } | Driver::Pod) => loop {
                 let mut unmet = Vec::new();
                 for (name, expect) in expected {
                     if let Some(why) = self.unmet(name, *expect).await {
@@ -486,6 +491,22 @@ async fn sim(
             (sim, Some(MachinesGuard(machines)))
         }
     }
+}
+
+/// The processes of this machine whose command line (arguments joined by NUL) `matches`, as
+/// their pids and command lines (arguments joined by spaces).
+fn processes_where(matches: impl Fn(&[u8]) -> bool) -> Vec<(u32, String)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let raw = std::fs::read(e.path().join("cmdline")).ok()?;
+            matches(&raw).then(|| (pid, String::from_utf8_lossy(&raw).replace('\0', " ")))
+        })
+        .collect()
 }
 
 /// The scenario itself, the same for both modes.

@@ -347,6 +347,24 @@ func TestClaimsOfCapwLocalGetAVolumeDirectoryThatGoesWithTheClaim(t *testing.T) 
 	}
 }
 
+func TestAnEmptyDirIsWritableByEveryUserAsTheKubeletMakesIt(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{
+		{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}}}
+	m := &volumeMaker{client: fake.NewClientset(), pod: pod, podDir: t.TempDir(), now: time.Now}
+	set, err := m.make(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(set.dirs["cache"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o777 {
+		t.Errorf("emptyDir mode %v, want rwxrwxrwx", info.Mode().Perm())
+	}
+}
+
 func TestTheKubeletCommandLineNeedsItsFlags(t *testing.T) {
 	good := []string{"--kubeconfig", "k", "--name", "n", "--root", "r", "--images", "i", "--pod-cidr", "10.250.0.0/16"}
 	cfg, err := parseProcessKubeletFlags(good)

@@ -21,7 +21,8 @@ import (
 //     labels['…'], annotations['…'], spec.nodeName, spec.serviceAccountName, status.podIP(s),
 //     status.hostIP(s)), secretKeyRef, configMapKeyRef (optional too), envFrom (prefix,
 //     optional); the `kubernetes` Service's variables, naming the API server (env.go).
-//   - volumes secret, configMap (items, defaultMode, optional), emptyDir, projected
+//   - volumes secret, configMap (items, defaultMode, optional), emptyDir (mode 0777, as the
+//     kubelet makes it), projected
 //     (serviceAccountToken, configMap, secret, downwardAPI), downwardAPI,
 //     persistentVolumeClaim (local or hostPath PersistentVolumes); the service account token
 //     volume the admission plugin adds. volumeMounts mountPath, subPath, subPathExpr, readOnly.

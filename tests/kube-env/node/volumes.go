@@ -113,6 +113,11 @@ func (m *volumeMaker) refreshTokens(ctx context.Context) (time.Time, error) {
 func (m *volumeMaker) write(ctx context.Context, v corev1.Volume, dir string) (refreshAt time.Time, err error) {
 	switch {
 	case v.EmptyDir != nil:
+		// World-writable, as the kubelet makes it (whatever the umask): a container that runs
+		// as a user of its own, with no fsGroup, writes there all the same.
+		if err := os.Chmod(dir, 0o777); err != nil {
+			return time.Time{}, err
+		}
 		if g := fsGroup(m.pod); g != nil {
 			return time.Time{}, shareWithGroup(dir, *g, true)
 		}

@@ -142,6 +142,23 @@ impl Drop for Watchdog {
     }
 }
 
+/// The stdout of a command that succeeded, as text.
+///
+/// # Panics
+///
+/// Naming `what`, with the command's status, stdout and stderr, unless it succeeded and its
+/// stdout is UTF-8.
+pub fn succeeded(what: &str, out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap_or_else(|e| panic!("{what}: stdout is not UTF-8: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -64,7 +64,7 @@ impl KubeEnv {
     /// When the binaries are not built (the message says to run `make kube-env`) or the API
     /// server does not become ready (the message carries the tail of its logs).
     pub fn start() -> KubeEnv {
-        Self::start_in(true, None)
+        Self::start_in(true, None, None)
     }
 
     /// Starts a fresh environment whose workloads run, owned by the caller: beside the API
@@ -79,7 +79,18 @@ impl KubeEnv {
     ///
     /// As [`KubeEnv::start`], and when the Node does not become Ready.
     pub fn start_with(workloads: Workloads) -> KubeEnv {
-        Self::start_in(true, Some(workloads))
+        Self::start_in(true, Some(workloads), None)
+    }
+
+    /// As [`KubeEnv::start_with`], the kubelet stand-in's image table extended by the entries
+    /// of the JSON file `images` (`CAPW_KUBE_ENV_IMAGES`; `tests/kube-env/node/images.go` says
+    /// their form), such as an image a test unpacked to run.
+    ///
+    /// # Panics
+    ///
+    /// As [`KubeEnv::start_with`], and when the file is not a list of entries.
+    pub fn start_with_images(workloads: Workloads, images: &Path) -> KubeEnv {
+        Self::start_in(true, Some(workloads), Some(images))
     }
 
     /// One environment per test process, started by the first caller and shared by every
@@ -91,10 +102,14 @@ impl KubeEnv {
     /// As [`KubeEnv::start`].
     pub fn shared() -> &'static KubeEnv {
         static SHARED: OnceLock<KubeEnv> = OnceLock::new();
-        SHARED.get_or_init(|| Self::start_in(false, None))
+        SHARED.get_or_init(|| Self::start_in(false, None, None))
     }
 
-    fn start_in(stop_on_drop: bool, workloads: Option<Workloads>) -> KubeEnv {
+    fn start_in(
+        stop_on_drop: bool,
+        workloads: Option<Workloads>,
+        images: Option<&Path>,
+    ) -> KubeEnv {
         let dir = tempfile::Builder::new()
             .prefix("capw-kube-env-")
             .tempdir()
@@ -109,6 +124,10 @@ impl KubeEnv {
             None => command.env_remove("CAPW_KUBE_ENV_WORKLOADS"),
             Some(Workloads::Run) => command.env("CAPW_KUBE_ENV_WORKLOADS", "run"),
             Some(Workloads::Simulated) => command.env("CAPW_KUBE_ENV_WORKLOADS", "simulated"),
+        };
+        match images {
+            None => command.env_remove("CAPW_KUBE_ENV_IMAGES"),
+            Some(images) => command.env("CAPW_KUBE_ENV_IMAGES", images),
         };
         let output = command
             .output()

@@ -17,18 +17,14 @@ use super::{Expect, Scenario};
 
 /// The processes whose command line holds `needle`, as `pid: command line`.
 fn processes_with(needle: &str) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let raw = std::fs::read(e.path().join("cmdline")).ok()?;
-            let line = String::from_utf8_lossy(&raw).replace('\0', " ");
-            line.contains(needle).then(|| format!("{pid}: {line}"))
-        })
-        .collect()
+    super::processes_where(|raw| {
+        String::from_utf8_lossy(raw)
+            .replace('\0', " ")
+            .contains(needle)
+    })
+    .into_iter()
+    .map(|(pid, line)| format!("{pid}: {line}"))
+    .collect()
 }
 
 impl Scenario {

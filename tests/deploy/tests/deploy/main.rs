@@ -1,29 +1,18 @@
 //! `deploy/` and capw's CRDs on a real kube-apiserver and etcd (`tests/kube-env`, started
-//! once for this binary; `make kube-env` builds it), and the controller image `make image`
-//! builds, through a real registry.
+//! once for this binary; `make kube-env` builds it). The controller image `make image` builds
+//! is installed and run by the deploy test of capw-kube's scenarios
+//! (host/kube/tests/scenario/deployed.rs).
 
 mod crds;
 mod drift;
 mod environment;
-mod image;
 mod manifests;
 
 use std::path::PathBuf;
-use std::process::Output;
+
+use capw_test_support::bounded::succeeded;
 
 /// The repository's `deploy/` directory.
 fn deploy_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../deploy")
-}
-
-/// Panics with the command's output unless it succeeded; returns its stdout.
-fn succeeded(what: &str, out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
