@@ -46,7 +46,7 @@ use crate::{Context, Provider};
 pub use crate::__bindings::exports::capw::provider::control_plane::{
     CertificateAuthority, CertificateRequest, CertificateSecret, CertificateUsage,
     ControlPlaneAccess, ControlPlaneStatus, EtcdMembership, HostedObject, MachineToCreate, Member,
-    PlanInput, ReconcileOutput, SecretMaterial, Step,
+    PlanInput, ReconcileOutput, SecretMaterial, SharedDatastore, Step,
 };
 /// The token workers join a service's control plane with ([`ControlPlaneAccess::join_token`]).
 pub use crate::types::JoinToken;

@@ -220,6 +220,8 @@ pub struct PlanOutput {
     endpoint: Option<Endpoint>,
     conditions: Many<Condition>,
     certificates: Many<CertificateSecret>,
+    /// The shared datastore's name and the Secret to write (contract 0.3).
+    shared_datastore: Option<(Text, Text)>,
 }
 
 /// A Secret a hosted plan asks the host to mint (contract 0.3).
@@ -492,6 +494,12 @@ pub fn plan_output(c: &Ctx<'_>, m: &PlanOutput) -> control_plane::PlanOutput {
             |s| certificate_secret(c, s),
             certificate_secret_filler,
         ),
+        shared_datastore: m.shared_datastore.as_ref().map(|(name, secret)| {
+            control_plane::SharedDatastore {
+                name: c.s(name),
+                secret: c.s(secret),
+            }
+        }),
     }
 }
 

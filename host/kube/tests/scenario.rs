@@ -15,6 +15,8 @@ mod hosted;
 mod managed;
 #[path = "scenario/real.rs"]
 mod real;
+#[path = "scenario/shared_datastore.rs"]
+mod shared_datastore;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -695,15 +697,25 @@ async fn a_managed_cluster_on_real_components_against_the_api_server() {
     managed::run(Scenario::kube(Boot::Real).await).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_hosted_control_plane_runs_in_the_management_cluster() {
+/// The controller against a management cluster of the scenario's own whose workloads run,
+/// with real boot: where hosted control planes run.
+async fn in_a_management_cluster() -> Scenario {
     let env = KubeEnv::start_with(capw_test_support::kube::Workloads::Run);
-    let s = Scenario::kube_in(
+    Scenario::kube_in(
         Some(env),
         Boot::Real,
         FaultConfig::default(),
         ClusterCacheConfig::default(),
     )
-    .await;
-    hosted::run(s).await;
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hosted_control_plane_runs_in_the_management_cluster() {
+    hosted::run(in_a_management_cluster().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_hosted_control_planes_on_one_shared_etcd_cannot_read_each_others_keys() {
+    shared_datastore::run(in_a_management_cluster().await).await;
 }

@@ -100,45 +100,14 @@ impl EtcdAccess {
         port: u16,
         timeout: Duration,
     ) -> Result<Self, EtcdError> {
-        let ca_key = rcgen::KeyPair::from_pem(ca_key_pem)
-            .map_err(|_| EtcdError::Ca("key is not a PKCS#8 PEM private key".into()))?;
-        let issuer = rcgen::Issuer::from_ca_cert_pem(ca_pem, ca_key)
-            .map_err(|_| EtcdError::Ca("certificate is not a PEM X.509 certificate".into()))?;
-        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)
-            .map_err(|e| EtcdError::Ca(format!("client key: {e}")))?;
-        let mut params = rcgen::CertificateParams::default();
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "capw-etcd-client");
-        params.key_usages = vec![rcgen::KeyUsagePurpose::DigitalSignature];
-        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
-        let now = time::OffsetDateTime::now_utc();
-        params.not_before = now - time::Duration::minutes(5);
-        params.not_after = now + time::Duration::hours(1);
-        let cert = params
-            .signed_by(&key, &issuer)
-            .map_err(|_| EtcdError::Ca("key does not sign a client certificate".into()))?;
-
-        let mut roots = rustls::RootCertStore::empty();
-        let ca_der = rustls::pki_types::pem::PemObject::from_pem_slice(ca_pem.as_bytes())
-            .map_err(|_| EtcdError::Ca("certificate is not PEM".into()))?;
-        roots
-            .add(ca_der)
-            .map_err(|e| EtcdError::Ca(format!("certificate is not a trust anchor: {e}")))?;
-        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| EtcdError::Ca(format!("TLS: {e}")))?
-        .with_root_certificates(roots)
-        .with_client_auth_cert(
-            vec![CertificateDer::from(cert.der().to_vec())],
-            PrivateKeyDer::try_from(key.serialize_der())
-                .map_err(|e| EtcdError::Ca(format!("client key: {e}")))?,
-        )
-        .map_err(|e| EtcdError::Ca(format!("client certificate: {e}")))?;
+        let client = client_certificate(
+            ca_pem,
+            ca_key_pem,
+            Some("capw-etcd-client"),
+            time::Duration::hours(1),
+        )?;
         Ok(Self {
-            tls: Arc::new(tls),
+            tls: client_tls(ca_pem, &client)?,
             port,
             timeout,
         })
@@ -259,10 +228,99 @@ impl EtcdAccess {
         path: &str,
         body: Value,
     ) -> Result<T, EtcdError> {
+        gateway_call(&self.tls, host, self.port, path, body, None, self.timeout).await
+    }
+}
+
+/// A client certificate and its key (PEM), for a TLS client ([`client_tls`]) or for a
+/// component to present.
+pub(crate) struct ClientCertificate {
+    pub(crate) cert_pem: String,
+    pub(crate) key_pem: String,
+    der: Vec<u8>,
+    key_der: Vec<u8>,
+}
+
+/// A client certificate signed by the CA `ca_pem` with `ca_key_pem` (PKCS#8), for
+/// `common_name` (none: an empty subject, as etcd's gateway wants from a client that
+/// authenticates by password), valid from five minutes ago for `valid`.
+pub(crate) fn client_certificate(
+    ca_pem: &str,
+    ca_key_pem: &str,
+    common_name: Option<&str>,
+    valid: time::Duration,
+) -> Result<ClientCertificate, EtcdError> {
+    let ca_key = rcgen::KeyPair::from_pem(ca_key_pem)
+        .map_err(|_| EtcdError::Ca("key is not a PKCS#8 PEM private key".into()))?;
+    let issuer = rcgen::Issuer::from_ca_cert_pem(ca_pem, ca_key)
+        .map_err(|_| EtcdError::Ca("certificate is not a PEM X.509 certificate".into()))?;
+    let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)
+        .map_err(|e| EtcdError::Ca(format!("client key: {e}")))?;
+    let mut params = rcgen::CertificateParams::default();
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    if let Some(cn) = common_name {
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, cn);
+    }
+    params.key_usages = vec![rcgen::KeyUsagePurpose::DigitalSignature];
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    let now = time::OffsetDateTime::now_utc();
+    params.not_before = now - time::Duration::minutes(5);
+    params.not_after = now + valid;
+    let cert = params
+        .signed_by(&key, &issuer)
+        .map_err(|_| EtcdError::Ca("key does not sign a client certificate".into()))?;
+    Ok(ClientCertificate {
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+        der: cert.der().to_vec(),
+        key_der: key.serialize_der(),
+    })
+}
+
+/// A TLS client trusting `ca_pem` alone and presenting `client`.
+pub(crate) fn client_tls(
+    ca_pem: &str,
+    client: &ClientCertificate,
+) -> Result<Arc<rustls::ClientConfig>, EtcdError> {
+    let mut roots = rustls::RootCertStore::empty();
+    let ca_der = rustls::pki_types::pem::PemObject::from_pem_slice(ca_pem.as_bytes())
+        .map_err(|_| EtcdError::Ca("certificate is not PEM".into()))?;
+    roots
+        .add(ca_der)
+        .map_err(|e| EtcdError::Ca(format!("certificate is not a trust anchor: {e}")))?;
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| EtcdError::Ca(format!("TLS: {e}")))?
+    .with_root_certificates(roots)
+    .with_client_auth_cert(
+        vec![CertificateDer::from(client.der.clone())],
+        PrivateKeyDer::try_from(client.key_der.clone())
+            .map_err(|e| EtcdError::Ca(format!("client key: {e}")))?,
+    )
+    .map_err(|e| EtcdError::Ca(format!("client certificate: {e}")))?;
+    Ok(Arc::new(tls))
+}
+
+/// One call to the JSON gateway of the etcd at `host:port`, with the auth `token` when given:
+/// its answer, or etcd's message naming the endpoint. Bounded by `timeout`.
+pub(crate) async fn gateway_call<T: serde::de::DeserializeOwned>(
+    tls: &Arc<rustls::ClientConfig>,
+    host: &str,
+    port: u16,
+    path: &str,
+    body: Value,
+    token: Option<&str>,
+    timeout: Duration,
+) -> Result<T, EtcdError> {
+    {
         let endpoint = if host.contains(':') {
-            format!("[{host}]:{}", self.port)
+            format!("[{host}]:{port}")
         } else {
-            format!("{host}:{}", self.port)
+            format!("{host}:{port}")
         };
         let fail = |message: String| EtcdError::Call {
             endpoint: endpoint.clone(),
@@ -274,7 +332,7 @@ impl EtcdAccess {
                 .map_err(|e| fail(format!("connect: {e}")))?;
             let name = ServerName::try_from(host.to_owned())
                 .map_err(|e| fail(format!("server name: {e}")))?;
-            let tls = tokio_rustls::TlsConnector::from(self.tls.clone())
+            let tls = tokio_rustls::TlsConnector::from(tls.clone())
                 .connect(name, tcp)
                 .await
                 .map_err(|e| fail(format!("TLS: {e}")))?;
@@ -282,9 +340,13 @@ impl EtcdAccess {
                 .await
                 .map_err(|e| fail(format!("HTTP: {e}")))?;
             let driver = tokio::spawn(conn);
-            let request = http::Request::post(path)
+            let mut request = http::Request::post(path)
                 .header(http::header::HOST, &endpoint)
-                .header(http::header::CONTENT_TYPE, "application/json")
+                .header(http::header::CONTENT_TYPE, "application/json");
+            if let Some(token) = token {
+                request = request.header(http::header::AUTHORIZATION, token);
+            }
+            let request = request
                 .body(Full::new(Bytes::from(body.to_string())))
                 .map_err(|e| fail(format!("request: {e}")))?;
             let response = sender
@@ -314,9 +376,9 @@ impl EtcdAccess {
             }
             serde_json::from_slice(&bytes).map_err(|e| fail(format!("{path}: answer: {e}")))
         };
-        tokio::time::timeout(self.timeout, exchange)
+        tokio::time::timeout(timeout, exchange)
             .await
-            .map_err(|_| fail(format!("{path}: no answer within {:?}", self.timeout)))?
+            .map_err(|_| fail(format!("{path}: no answer within {timeout:?}")))?
     }
 }
 

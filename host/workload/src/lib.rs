@@ -26,6 +26,7 @@ mod error;
 mod etcd;
 mod join_access;
 mod observation;
+mod shared_etcd;
 mod token;
 
 pub use cache::{ClusterCache, ClusterId};
@@ -38,6 +39,7 @@ pub use observation::{
     ApiAvailability, MAX_NODE_CONDITIONS, NodeReadiness, ObservedCondition, ObservedNode,
     ReadyStatus, WorkloadObservation, sanitize_message, sanitize_reason,
 };
+pub use shared_etcd::{DatastoreAccess, SharedEtcd, datastore_prefix, datastore_user};
 pub use token::{
     BootstrapToken, TOKEN_NAMESPACE, TOKEN_SECRET_TYPE, TokenPresence, token_secret,
     token_secret_name,

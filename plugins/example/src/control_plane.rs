@@ -107,6 +107,7 @@ pub fn plan(cluster: &ClusterRef, config: &ExampleConfig, input: &PlanInput) -> 
         ready_replicas: ready,
         up_to_date_replicas: up_to_date,
         certificates: Vec::new(),
+        shared_datastore: None,
     }
 }
 

@@ -38,13 +38,17 @@ pub const ETCD_PEER: &str = "etcd-peer";
 pub const ETCD_MEMBERS: u32 = 1;
 
 /// Every Secret the control plane needs minted, for the infrastructure's `endpoint` when it
-/// gives one.
-pub fn secrets(names: &Names, endpoint: Option<&Endpoint>) -> Vec<CertificateSecret> {
-    vec![
-        api_server(names, endpoint),
-        controller_manager(names),
-        etcd(names),
-    ]
+/// gives one; with a shared datastore, none for an etcd of its own.
+pub fn secrets(
+    names: &Names,
+    endpoint: Option<&Endpoint>,
+    shared_datastore: bool,
+) -> Vec<CertificateSecret> {
+    let mut secrets = vec![api_server(names, endpoint), controller_manager(names)];
+    if !shared_datastore {
+        secrets.push(etcd(names));
+    }
+    secrets
 }
 
 fn request(
@@ -205,7 +209,7 @@ mod tests {
             host: "203.0.113.10".into(),
             port: 6443,
         };
-        let secrets = secrets(&names(), Some(&endpoint));
+        let secrets = secrets(&names(), Some(&endpoint), false);
         let serving = cert(find(&secrets, "c1-apiserver-certs"), API_SERVER);
         assert_eq!(
             serving.sans,
@@ -243,7 +247,7 @@ mod tests {
 
     #[test]
     fn the_api_server_secret_holds_its_clients_and_what_it_trusts() {
-        let secrets = secrets(&names(), None);
+        let secrets = secrets(&names(), None, false);
         let s = find(&secrets, "c1-apiserver-certs");
         let kubelet = cert(s, API_SERVER_KUBELET_CLIENT);
         assert_eq!(kubelet.organizations, ["system:masters"]);
@@ -269,7 +273,7 @@ mod tests {
 
     #[test]
     fn the_controller_manager_gets_a_kubeconfig_for_the_service_and_the_signing_ca() {
-        let secrets = secrets(&names(), None);
+        let secrets = secrets(&names(), None, false);
         let s = find(&secrets, "c1-controller-manager-certs");
         let c = cert(s, CONTROLLER_MANAGER);
         assert_eq!(c.common_name, "system:kube-controller-manager");
@@ -288,7 +292,7 @@ mod tests {
 
     #[test]
     fn etcd_serves_its_pod_and_service_names() {
-        let secrets = secrets(&names(), None);
+        let secrets = secrets(&names(), None, false);
         let s = find(&secrets, "c1-etcd-certs");
         for key in [ETCD_SERVER, ETCD_PEER] {
             let c = cert(s, key);
@@ -315,7 +319,7 @@ mod tests {
 
     #[test]
     fn every_secret_and_key_is_named_for_the_cluster_and_a_dns_label() {
-        for s in secrets(&names(), None) {
+        for s in secrets(&names(), None, false) {
             assert!(s.name.starts_with("c1-"), "{}", s.name);
             for c in &s.certificates {
                 assert!(

@@ -49,12 +49,13 @@ pub enum ApiServerService {
     ClusterIp,
 }
 
-/// Where a hosted control plane keeps the cluster's state: `{"type": "dedicated"}`.
+/// Where a hosted control plane keeps the cluster's state: `{"type": "dedicated"}` or
+/// `{"type": "shared", "name": "<datastore>"}`.
 ///
 /// Tagged by `type`, so that another kind of datastore (one etcd shared by several control
 /// planes, say) is a new variant with its own fields, and every config written today keeps
 /// its meaning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
 pub enum Datastore {
     /// An etcd of the control plane's own: one member in a StatefulSet beside the API
@@ -62,6 +63,15 @@ pub enum Datastore {
     /// StorageClass, deleted with the control plane. A variant with fields (none yet), so
     /// that a field it does not know is refused rather than ignored.
     Dedicated {},
+    /// An etcd shared with other control planes, which the management cluster's operator runs
+    /// (Kamaji's way): `{"type": "shared", "name": "shared-etcd"}` names its Secret (type
+    /// `capw.dev/datastore`) in capw's provider namespace. The host gives this cluster an etcd
+    /// user that reads and writes its own key prefix alone, and deletes its keys with it.
+    Shared {
+        /// The datastore's Secret: a DNS subdomain name.
+        #[schemars(length(min = 1, max = 253))]
+        name: String,
+    },
 }
 
 impl Default for Datastore {
@@ -77,20 +87,47 @@ impl HostedControlPlaneConfig {
     /// # Guarantees
     ///
     /// `Ok` means `apiServerReplicas`, when given, is between 1 and
-    /// [`MAX_API_SERVER_REPLICAS`].
+    /// [`MAX_API_SERVER_REPLICAS`], and a shared datastore's name is a Secret's.
     ///
     /// # Errors
     ///
-    /// A [`FieldError`] at `/apiServerReplicas`.
+    /// A [`FieldError`] at `/apiServerReplicas` or `/datastore/name`.
     pub fn validate(&self) -> Result<(), Vec<FieldError>> {
-        match self.api_server_replicas {
-            Some(n) if !(1..=MAX_API_SERVER_REPLICAS).contains(&n) => Err(vec![FieldError::new(
+        let mut errors = Vec::new();
+        if let Some(n) = self.api_server_replicas
+            && !(1..=MAX_API_SERVER_REPLICAS).contains(&n)
+        {
+            errors.push(FieldError::new(
                 "/apiServerReplicas",
                 format!("must be between 1 and {MAX_API_SERVER_REPLICAS}; got {n}"),
-            )]),
-            _ => Ok(()),
+            ));
+        }
+        if let Datastore::Shared { name } = &self.datastore
+            && !is_subdomain(name)
+        {
+            errors.push(FieldError::new(
+                "/datastore/name",
+                format!(
+                    "must name a Secret: 1 to 253 lowercase letters, digits, '-' and '.', \
+                     starting and ending with a letter or digit; got {name:?}"
+                ),
+            ));
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
         }
     }
+}
+
+/// Whether `name` is a DNS subdomain, as a Secret's name must be.
+fn is_subdomain(name: &str) -> bool {
+    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    (1..=253).contains(&name.len())
+        && name.chars().all(|c| alnum(c) || c == '-' || c == '.')
+        && name.starts_with(alnum)
+        && name.ends_with(alnum)
 }
 
 #[cfg(test)]
@@ -139,9 +176,25 @@ mod tests {
             let errors = assert_refused_at::<HostedControlPlane>(&json, &["/apiServerReplicas"]);
             testing::assert_field_error(&errors, "/apiServerReplicas", "between 1 and 9");
         }
-        // `shared` is a datastore of a later release, not of this one.
-        let errors = assert_refused_at::<HostedControlPlane>(
+        // A shared datastore is named; a type the provider does not know is refused.
+        let parsed: HostedControlPlaneConfig =
+            config(r#"{"datastore": {"type": "shared", "name": "shared-etcd"}}"#);
+        assert_eq!(
+            parsed.datastore,
+            Datastore::Shared {
+                name: "shared-etcd".into()
+            }
+        );
+        assert_refused_at::<HostedControlPlane>(
             r#"{"datastore": {"type": "shared"}}"#,
+            &["/datastore"],
+        );
+        assert_refused_at::<HostedControlPlane>(
+            r#"{"datastore": {"type": "shared", "name": ""}}"#,
+            &["/datastore/name"],
+        );
+        let errors = assert_refused_at::<HostedControlPlane>(
+            r#"{"datastore": {"type": "external"}}"#,
             &["/datastore/type"],
         );
         testing::assert_field_error(&errors, "/datastore/type", "expected `dedicated`");

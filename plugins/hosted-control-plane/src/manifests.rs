@@ -59,6 +59,9 @@ pub struct ControlPlane<'a> {
     pub api_server_replicas: u32,
     /// The type of the API servers' Service.
     pub service: ApiServerService,
+    /// The state is kept in a shared datastore, reached as the Secret
+    /// [`Names::datastore`] says, not in an etcd of the control plane's own.
+    pub shared_datastore: bool,
     /// Where the API servers are reached from outside the management cluster, once known:
     /// the infrastructure's endpoint, else their load balancer's address. An IP address of it
     /// is what they advertise to the workload cluster.
@@ -91,11 +94,12 @@ pub struct ManifestError {
 /// ([`ControlPlane::waits_for_endpoint`]) their Deployment and the controller manager's are
 /// left out.
 pub fn objects(cp: &ControlPlane<'_>) -> Vec<Value> {
-    let mut objects = vec![
-        etcd_service(cp.names),
-        etcd(cp.names),
-        api_server_service(cp),
-    ];
+    let mut objects = if cp.shared_datastore {
+        Vec::new()
+    } else {
+        vec![etcd_service(cp.names), etcd(cp.names)]
+    };
+    objects.push(api_server_service(cp));
     if !cp.waits_for_endpoint() {
         objects.extend([api_server(cp), controller_manager(cp)]);
     }
@@ -370,7 +374,26 @@ fn advertise_address(endpoint: Option<&Endpoint>) -> String {
 /// over TLS, service-account tokens signed with the cluster's keys, the front proxy's
 /// request headers.
 pub fn api_server_args(cp: &ControlPlane<'_>) -> Vec<String> {
-    vec![
+    let etcd = if cp.shared_datastore {
+        // The prefix and the user are the host's; compaction is the shared etcd's own (its
+        // compaction key lies outside every cluster's prefix).
+        vec![
+            "--etcd-servers=$(ETCD_SERVERS)".to_owned(),
+            "--etcd-prefix=$(ETCD_PREFIX)".into(),
+            format!("--etcd-cafile={DATASTORE}/ca.crt"),
+            format!("--etcd-certfile={DATASTORE}/client.crt"),
+            format!("--etcd-keyfile={DATASTORE}/client.key"),
+            "--etcd-compaction-interval=0".into(),
+        ]
+    } else {
+        vec![
+            format!("--etcd-servers={}", cp.names.etcd_url()),
+            format!("--etcd-cafile={PKI}/etcd-ca.crt"),
+            format!("--etcd-certfile={}", pki(API_SERVER_ETCD_CLIENT, "crt")),
+            format!("--etcd-keyfile={}", pki(API_SERVER_ETCD_CLIENT, "key")),
+        ]
+    };
+    let mut args = vec![
         format!("--advertise-address={}", advertise_address(cp.endpoint)),
         "--bind-address=$(POD_IP)".into(),
         format!("--secure-port={API_SERVER_PORT}"),
@@ -381,10 +404,6 @@ pub fn api_server_args(cp: &ControlPlane<'_>) -> Vec<String> {
         format!("--client-ca-file={PKI}/ca.crt"),
         format!("--tls-cert-file={}", pki(API_SERVER, "crt")),
         format!("--tls-private-key-file={}", pki(API_SERVER, "key")),
-        format!("--etcd-servers={}", cp.names.etcd_url()),
-        format!("--etcd-cafile={PKI}/etcd-ca.crt"),
-        format!("--etcd-certfile={}", pki(API_SERVER_ETCD_CLIENT, "crt")),
-        format!("--etcd-keyfile={}", pki(API_SERVER_ETCD_CLIENT, "key")),
         format!(
             "--kubelet-client-certificate={}",
             pki(API_SERVER_KUBELET_CLIENT, "crt")
@@ -408,11 +427,43 @@ pub fn api_server_args(cp: &ControlPlane<'_>) -> Vec<String> {
         format!("--service-account-key-file={PKI}/sa.pub"),
         format!("--service-account-signing-key-file={PKI}/sa.key"),
         format!("--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}"),
-    ]
+    ];
+    args.extend(etcd);
+    args
+}
+
+/// Where the API servers find their access to a shared datastore.
+const DATASTORE: &str = "/etc/kubernetes/datastore";
+
+/// The API server container's environment: its Pod's address and, with a shared datastore,
+/// the endpoints and prefix the host wrote.
+fn api_server_env(cp: &ControlPlane<'_>) -> Value {
+    let mut env = vec![pod_ip_env()];
+    if cp.shared_datastore {
+        for (name, key) in [("ETCD_SERVERS", "endpoints"), ("ETCD_PREFIX", "prefix")] {
+            env.push(json!({
+                "name": name,
+                "valueFrom": {"secretKeyRef": {"name": cp.names.datastore(), "key": key}},
+            }));
+        }
+    }
+    Value::Array(env)
+}
+
+/// The API server container's volume mounts and the Pod's volumes.
+fn api_server_volumes(cp: &ControlPlane<'_>) -> (Value, Value) {
+    let mut mounts = vec![json!({"name": "certs", "mountPath": PKI, "readOnly": true})];
+    let mut volumes = vec![secret_volume("certs", cp.names.api_server_certs())];
+    if cp.shared_datastore {
+        mounts.push(json!({"name": "datastore", "mountPath": DATASTORE, "readOnly": true}));
+        volumes.push(secret_volume("datastore", cp.names.datastore()));
+    }
+    (Value::Array(mounts), Value::Array(volumes))
 }
 
 fn api_server(cp: &ControlPlane<'_>) -> Value {
     let names = cp.names;
+    let (mounts, volumes) = api_server_volumes(cp);
     json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -437,15 +488,15 @@ fn api_server(cp: &ControlPlane<'_>) -> Value {
                         "image": kubernetes_image(KUBE_APISERVER, cp.version),
                         "command": [KUBE_APISERVER],
                         "args": api_server_args(cp),
-                        "env": [pod_ip_env()],
+                        "env": api_server_env(cp),
                         "ports": [{"name": "https", "containerPort": API_SERVER_PORT}],
                         "startupProbe": https_probe("/livez", API_SERVER_PORT, 5, 60),
                         "readinessProbe": https_probe("/readyz", API_SERVER_PORT, 5, 3),
                         "livenessProbe": https_probe("/livez", API_SERVER_PORT, 10, 8),
                         "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}},
-                        "volumeMounts": [{"name": "certs", "mountPath": PKI, "readOnly": true}],
+                        "volumeMounts": mounts,
                     }],
-                    "volumes": [secret_volume("certs", names.api_server_certs())],
+                    "volumes": volumes,
                 },
             },
         },
@@ -525,9 +576,51 @@ mod tests {
             names,
             version: version(35),
             api_server_replicas: 2,
+            shared_datastore: false,
             service: ApiServerService::ClusterIp,
             endpoint,
         }
+    }
+
+    #[test]
+    fn on_a_shared_datastore_there_is_no_etcd_and_the_api_servers_use_the_hosts_access() {
+        let n = names();
+        let cp = ControlPlane {
+            shared_datastore: true,
+            ..control_plane(&n, None)
+        };
+        let objects = objects(&cp);
+        assert!(
+            !objects
+                .iter()
+                .any(|o| o["kind"] == "StatefulSet" || o["metadata"]["name"] == "c1-etcd"),
+            "an etcd of its own beside the shared one"
+        );
+        let deployment = find(&objects, "Deployment", "c1-kube-apiserver");
+        let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+        let args: Vec<&str> = (container["args"].as_array().unwrap().iter())
+            .filter_map(Value::as_str)
+            .collect();
+        for want in [
+            "--etcd-servers=$(ETCD_SERVERS)",
+            "--etcd-prefix=$(ETCD_PREFIX)",
+            "--etcd-certfile=/etc/kubernetes/datastore/client.crt",
+            "--etcd-compaction-interval=0",
+        ] {
+            assert!(args.contains(&want), "{want} not in {args:?}");
+        }
+        assert!(!args.iter().any(|a| a.contains("c1-etcd")), "{args:?}");
+        let env = container["env"].to_string();
+        assert!(
+            env.contains(r#"{"key":"endpoints","name":"c1-datastore"}"#)
+                && env.contains(r#"{"key":"prefix","name":"c1-datastore"}"#),
+            "{env}"
+        );
+        let volumes = deployment["spec"]["template"]["spec"]["volumes"].to_string();
+        assert!(
+            volumes.contains(r#""secretName":"c1-datastore""#),
+            "{volumes}"
+        );
     }
 
     #[test]

@@ -129,6 +129,12 @@ impl Names {
         self.of("etcd-certs")
     }
 
+    /// The Secret the host writes the cluster's access to a shared datastore into
+    /// (contract 0.3's `shared-datastore.secret`).
+    pub fn datastore(&self) -> String {
+        self.of("datastore")
+    }
+
     /// The API servers' Service's DNS names, shortest first.
     pub fn api_server_dns_names(&self) -> Vec<String> {
         service_dns_names(&self.api_server_service(), &self.namespace)

@@ -24,13 +24,15 @@
 //!   (`<cluster>-apiserver.<namespace>.svc:6443`). The serving certificate names it, and the
 //!   host mints the admin kubeconfig for it.
 
-use capw_sdk::control_plane::{ControlPlaneStatus, HostedObject, Plan, PlanInput, Step};
+use capw_sdk::control_plane::{
+    ControlPlaneStatus, HostedObject, Plan, PlanInput, SharedDatastore, Step,
+};
 use capw_sdk::types::{ClusterRef, Condition, ConditionStatus, Endpoint, ErrorCode, ProviderError};
 use serde_json::Value;
 
 use crate::certificates;
 use crate::config::{
-    ApiServerService, DEFAULT_API_SERVER_REPLICAS, HostedControlPlaneConfig,
+    ApiServerService, DEFAULT_API_SERVER_REPLICAS, Datastore, HostedControlPlaneConfig,
     MAX_API_SERVER_REPLICAS,
 };
 use crate::manifests::{self, ControlPlane, ManifestError};
@@ -219,15 +221,29 @@ pub fn plan(
         api_server_replicas: replicas,
         service: config.api_server_service,
         endpoint: reached.as_ref(),
+        shared_datastore: matches!(config.datastore, Datastore::Shared { .. }),
     };
     let objects = manifests::objects(&cp);
-    let certificates = certificates::secrets(&names, reached.as_ref());
+    let certificates = certificates::secrets(&names, reached.as_ref(), cp.shared_datastore);
+    let shared_datastore = match &config.datastore {
+        Datastore::Shared { name } => Some(SharedDatastore {
+            name: name.clone(),
+            secret: names.datastore(),
+        }),
+        Datastore::Dedicated {} => None,
+    };
 
-    let expected = (objects.iter().map(Expected::of)).chain(
-        certificates
-            .iter()
-            .map(|s| Expected::secret(s.name.clone())),
-    );
+    let expected = (objects.iter().map(Expected::of))
+        .chain(
+            certificates
+                .iter()
+                .map(|s| Expected::secret(s.name.clone())),
+        )
+        .chain(
+            shared_datastore
+                .iter()
+                .map(|d| Expected::secret(d.secret.clone())),
+        );
     let mut waiting: Vec<String> = expected.filter_map(|e| e.waiting(&input.objects)).collect();
     if cp.waits_for_endpoint() {
         waiting.insert(
@@ -263,6 +279,7 @@ pub fn plan(
         ready_replicas: if serving { replicas } else { 0 },
         up_to_date_replicas: if ready { replicas } else { 0 },
         certificates,
+        shared_datastore,
     })
 }
 

@@ -219,6 +219,7 @@ pub fn assess(cp: &ManagedControlPlane, input: &PlanInput) -> Result<Assessment,
             ready_replicas: if serving { replicas } else { 0 },
             up_to_date_replicas: if reached { replicas } else { 0 },
             certificates: Vec::new(),
+            shared_datastore: None,
         },
         update,
     })

@@ -64,6 +64,7 @@ pub fn plan(config: &ManagedControlPlaneConfig, input: &PlanInput) -> Result<Pla
         ready_replicas: 0,
         up_to_date_replicas: 0,
         certificates: Vec::new(),
+        shared_datastore: None,
     })
 }
 

@@ -475,6 +475,7 @@ mod tests {
             version: None,
             failures_tolerated: None,
             certificates: Vec::new(),
+            shared_datastore: None,
         }
     }
 

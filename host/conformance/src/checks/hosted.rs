@@ -111,7 +111,8 @@ impl std::fmt::Display for Named {
 /// Every reason the host would refuse the answer, one each: a manifest that is not one YAML
 /// object, of a kind the contract does not allow, in another namespace than the Cluster's,
 /// or not named with the Cluster's name and a dash first; an object named twice; a
-/// certificate Secret not so named, or whose certificates break their rules.
+/// certificate Secret or the shared datastore's Secret not so named, or certificates that
+/// break their rules.
 fn objects(
     cluster: &ClusterRef,
     manifests: &[String],
@@ -135,6 +136,15 @@ fn objects(
         }
         problems.extend(certificate_problems(&secret.name, secret));
         named.push(Answered::secret(&secret.name));
+    }
+    if let Some(datastore) = &out.shared_datastore {
+        if !named_for(&prefix, &datastore.secret) {
+            problems.push(format!(
+                "the shared datastore's Secret {:?} is not named {prefix:?} and more",
+                datastore.secret
+            ));
+        }
+        named.push(Answered::secret(&datastore.secret));
     }
     let mut seen = BTreeSet::new();
     for n in &named {
@@ -393,6 +403,7 @@ mod tests {
             version: None,
             failures_tolerated: None,
             certificates,
+            shared_datastore: None,
         }
     }
 

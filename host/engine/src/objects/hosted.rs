@@ -12,6 +12,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use capw_runtime::control_plane::{
     CertificateAuthority, CertificateRequest, CertificateSecret, CertificateUsage, SecretMaterial,
+    SharedDatastore,
 };
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
@@ -161,6 +162,160 @@ pub fn check_plan_objects(
         }
     }
     Ok(objects)
+}
+
+/// What is wrong with a plan's `shared-datastore` beside its checked `objects` and
+/// `certificates`: the Secret it names breaks the rule every object of the plan follows, or is
+/// named by another of its objects; the datastore's name is not a Secret's.
+pub fn check_shared_datastore(
+    datastore: &SharedDatastore,
+    objects: &[Value],
+    certificates: &[CertificateSecret],
+    cluster: &str,
+) -> Result<(), String> {
+    let prefix = format!("{cluster}-");
+    let what = format!("shared-datastore (v1 Secret {})", datastore.secret);
+    if !datastore.secret.starts_with(&prefix) {
+        return Err(format!(
+            "{what}: the name must start with the Cluster's name and a dash ({prefix})"
+        ));
+    }
+    if let Some(problem) =
+        capw_api::names::subdomain_problem(&datastore.secret, capw_api::names::MAX_NAME)
+    {
+        return Err(format!("{what}: the name {problem}"));
+    }
+    let named = secret_ref(&datastore.secret);
+    if objects.iter().filter_map(ObjectRef::of).any(|r| r == named)
+        || certificates.iter().any(|c| c.name == datastore.secret)
+    {
+        return Err(format!("{what}: named twice in the answer"));
+    }
+    if let Some(problem) =
+        capw_api::names::subdomain_problem(&datastore.name, capw_api::names::MAX_NAME)
+    {
+        return Err(format!(
+            "shared-datastore.name {:?}: the name of a Secret {problem}",
+            datastore.name
+        ));
+    }
+    Ok(())
+}
+
+/// The type of the Secret an operator describes a shared datastore with.
+pub const DATASTORE_SECRET_TYPE: &str = "capw.dev/datastore";
+
+/// The annotation naming the shared datastore on the Secret its access is written into, so
+/// that the Cluster's deletion removes the cluster's user and keys there.
+pub const DATASTORE_ANNOTATION: &str = "capw.dev/datastore";
+
+/// A shared datastore as its Secret (type [`DATASTORE_SECRET_TYPE`]) describes it: `endpoints`
+/// (comma-separated client URLs), `ca.crt` and `ca.key` (its CA, which the host signs the
+/// clusters' client certificates with), `username` (a user with the root role; `root` when
+/// left out) and `password`. `Debug` shows the endpoints alone.
+pub struct SharedDatastoreSecret {
+    pub name: String,
+    pub endpoints: String,
+    pub ca_certificate: String,
+    pub ca_key: String,
+    pub username: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for SharedDatastoreSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedDatastoreSecret")
+            .field("name", &self.name)
+            .field("endpoints", &self.endpoints)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedDatastoreSecret {
+    /// The datastore described by the Secret `object`, or what is wrong with it (its type, a
+    /// missing key), never quoting its data.
+    pub fn from_secret(object: &Value) -> Result<Self, String> {
+        let name = object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let kind = object
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("Opaque");
+        if kind != DATASTORE_SECRET_TYPE {
+            return Err(format!(
+                "the Secret {name} is of type {kind}, not {DATASTORE_SECRET_TYPE}"
+            ));
+        }
+        let item = |key: &str| -> Result<Option<String>, String> {
+            let Some(value) = object
+                .pointer(&format!("/data/{key}"))
+                .and_then(Value::as_str)
+            else {
+                return Ok(None);
+            };
+            let bytes = STANDARD
+                .decode(value)
+                .map_err(|_| format!("the Secret {name}'s {key} is not base64"))?;
+            String::from_utf8(bytes)
+                .map(Some)
+                .map_err(|_| format!("the Secret {name}'s {key} is not text"))
+        };
+        let required = |key: &str| -> Result<String, String> {
+            item(key)?.ok_or_else(|| format!("the Secret {name} has no {key}"))
+        };
+        Ok(Self {
+            endpoints: required("endpoints")?,
+            ca_certificate: required("ca.crt")?,
+            ca_key: required("ca.key")?,
+            username: item("username")?.unwrap_or_else(|| "root".into()),
+            password: required("password")?,
+            name,
+        })
+    }
+
+    /// What the Secret of a cluster's access depends on, digested: it is written again when
+    /// any of it changes.
+    pub fn access_digest(&self, user: &str, prefix: &str, secret: &str) -> String {
+        digest(&json!({
+            "datastore": self.name,
+            "endpoints": self.endpoints,
+            "ca": digest(&self.ca_certificate),
+            "user": user,
+            "prefix": prefix,
+            "secret": secret,
+        }))
+    }
+}
+
+/// The Secret `name` in `namespace` that holds a cluster's access to the shared datastore
+/// `datastore`, annotated with it.
+pub fn datastore_access_secret(
+    name: &str,
+    namespace: &str,
+    datastore: &str,
+    access: &capw_workload::DatastoreAccess,
+) -> Value {
+    let b64 = |s: &str| STANDARD.encode(s);
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "annotations": {DATASTORE_ANNOTATION: datastore},
+        },
+        "type": "Opaque",
+        "data": {
+            "endpoints": b64(&access.endpoints),
+            "prefix": b64(&access.prefix),
+            "ca.crt": b64(&access.ca_certificate),
+            "client.crt": b64(&access.client_certificate),
+            "client.key": b64(&access.client_key),
+        },
+    })
 }
 
 /// The reference of the Secret named `name`.
@@ -601,6 +756,59 @@ mod tests {
         assert!(
             twice.contains("apply-manifests[1]") && twice.contains("named twice"),
             "{twice}"
+        );
+    }
+
+    #[test]
+    fn a_shared_datastores_secret_is_checked_like_an_object() {
+        let asked = |secret: &str| SharedDatastore {
+            name: "shared-etcd".into(),
+            secret: secret.into(),
+        };
+        assert_eq!(
+            check_shared_datastore(&asked("alpha-datastore"), &[], &[], "alpha"),
+            Ok(())
+        );
+        let err = check_shared_datastore(&asked("beta-datastore"), &[], &[], "alpha").unwrap_err();
+        assert!(err.contains("must start with the Cluster's name"), "{err}");
+        let objects = check_plan_objects(&[deployment("alpha-api")], &[], "team", "alpha").unwrap();
+        let mut clash = objects[0].clone();
+        clash["apiVersion"] = "v1".into();
+        clash["kind"] = "Secret".into();
+        clash["metadata"]["name"] = "alpha-datastore".into();
+        let err =
+            check_shared_datastore(&asked("alpha-datastore"), &[clash], &[], "alpha").unwrap_err();
+        assert!(err.contains("named twice"), "{err}");
+        let mut bad = asked("alpha-datastore");
+        bad.name = "Not A Secret".into();
+        let err = check_shared_datastore(&bad, &[], &[], "alpha").unwrap_err();
+        assert!(err.contains("shared-datastore.name"), "{err}");
+    }
+
+    #[test]
+    fn a_datastore_secret_is_read_by_type_and_keys_never_quoting_them() {
+        let b64 = |s: &str| STANDARD.encode(s);
+        let mut secret = json!({
+            "metadata": {"name": "shared-etcd"},
+            "type": "capw.dev/datastore",
+            "data": {
+                "endpoints": b64("https://10.0.0.1:2379"),
+                "ca.crt": b64("CERT"),
+                "ca.key": b64("TOP-SECRET-KEY"),
+                "password": b64("TOP-SECRET-PASSWORD"),
+            },
+        });
+        let read = SharedDatastoreSecret::from_secret(&secret).unwrap();
+        assert_eq!(read.username, "root");
+        assert!(!format!("{read:?}").contains("TOP-SECRET"), "{read:?}");
+        secret["data"].as_object_mut().unwrap().remove("password");
+        let err = SharedDatastoreSecret::from_secret(&secret).unwrap_err();
+        assert_eq!(err, "the Secret shared-etcd has no password");
+        secret["type"] = "Opaque".into();
+        let err = SharedDatastoreSecret::from_secret(&secret).unwrap_err();
+        assert!(
+            err.contains("of type Opaque, not capw.dev/datastore"),
+            "{err}"
         );
     }
 

@@ -356,6 +356,7 @@ macro_rules! bind_plan_output_0_2_on {
         impl Conv<model::control_plane::PlanOutput> for control_plane::PlanOutput {
             fn conv(self) -> model::control_plane::PlanOutput {
                 let certificates = certificates(&self);
+                let shared_datastore = shared_datastore(&self);
                 let status = self.status;
                 let failures_tolerated = failures_tolerated(&status);
                 model::control_plane::PlanOutput {
@@ -369,6 +370,7 @@ macro_rules! bind_plan_output_0_2_on {
                     ready: Some(status.ready),
                     failures_tolerated,
                     certificates,
+                    shared_datastore,
                     version: status.version.conv(),
                 }
             }

@@ -61,6 +61,7 @@ impl Conv<model::control_plane::PlanOutput> for control_plane::PlanOutput {
             version: None,
             failures_tolerated: None,
             certificates: Vec::new(),
+            shared_datastore: None,
         }
     }
 }

@@ -25,6 +25,13 @@ fn failures_tolerated(_: &control_plane::ControlPlaneStatus) -> Option<u32> {
     None
 }
 
+/// A 0.2 plan has no shared datastore.
+fn shared_datastore(
+    _: &control_plane::PlanOutput,
+) -> Option<model::control_plane::SharedDatastore> {
+    None
+}
+
 /// A 0.2 plan mints no certificates.
 fn certificates(_: &control_plane::PlanOutput) -> Vec<model::control_plane::CertificateSecret> {
     Vec::new()

@@ -69,6 +69,18 @@ fn failures_tolerated(status: &control_plane::ControlPlaneStatus) -> Option<u32>
     status.failures_tolerated
 }
 
+/// The shared etcd a hosted plan keeps its state in.
+fn shared_datastore(
+    out: &control_plane::PlanOutput,
+) -> Option<model::control_plane::SharedDatastore> {
+    out.shared_datastore
+        .clone()
+        .map(|d| model::control_plane::SharedDatastore {
+            name: d.name,
+            secret: d.secret,
+        })
+}
+
 /// The Secrets a hosted plan asks the host to mint.
 fn certificates(out: &control_plane::PlanOutput) -> Vec<model::control_plane::CertificateSecret> {
     out.certificates.clone().conv()

@@ -219,6 +219,20 @@ pub struct PlanOutput {
     /// Empty before 0.3.
     #[serde(default)]
     pub certificates: Vec<CertificateSecret>,
+    /// Hosted shape: the shared etcd the control plane keeps its state in, when it has no
+    /// datastore of its own. `None` before 0.3.
+    #[serde(default)]
+    pub shared_datastore: Option<SharedDatastore>,
+}
+
+/// A hosted control plane's place in a shared etcd (contract 0.3's `shared-datastore`): the
+/// host makes the cluster's etcd user and prefix and writes their access into `secret`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SharedDatastore {
+    /// The datastore's Secret (type `capw.dev/datastore`) in the provider namespace.
+    pub name: String,
+    /// The Secret the host writes the cluster's access into.
+    pub secret: String,
 }
 
 /// How a control plane that a service runs is reached and joined (contract 0.3's

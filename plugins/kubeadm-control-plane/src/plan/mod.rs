@@ -194,6 +194,7 @@ pub fn plan(config: &KubeadmControlPlaneConfig, input: &PlanInput) -> Result<Pla
         ready_replicas: members.ready(),
         up_to_date_replicas: members.up_to_date(),
         certificates: Vec::new(),
+        shared_datastore: None,
     })
 }
 

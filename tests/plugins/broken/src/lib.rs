@@ -410,6 +410,7 @@ impl ControlPlane for Broken {
             ready_replicas: members,
             up_to_date_replicas: members,
             certificates: Vec::new(),
+            shared_datastore: None,
         })
     }
 }

@@ -58,6 +58,7 @@ impl ControlPlane for FixedControlPlane {
             ready_replicas: count(ready),
             up_to_date_replicas: count(live.len()),
             certificates: Vec::new(),
+            shared_datastore: None,
         })
     }
 }

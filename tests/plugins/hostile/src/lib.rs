@@ -340,6 +340,7 @@ impl ControlPlane for Hostile {
             ready_replicas: live,
             up_to_date_replicas: live,
             certificates: Vec::new(),
+            shared_datastore: None,
         };
         match ctx.config {
             Behaviour::GarbageText => {

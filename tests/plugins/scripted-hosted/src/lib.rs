@@ -106,6 +106,7 @@ impl ControlPlane for ScriptedHosted {
                     }],
                 })
                 .collect(),
+            shared_datastore: None,
         })
     }
 }

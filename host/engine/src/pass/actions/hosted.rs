@@ -13,11 +13,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use capw_reconcile::ServiceView;
-use capw_runtime::control_plane::{CertificateSecret, HostedObject, PlanInput, Step};
+use capw_runtime::control_plane::{
+    CertificateSecret, HostedObject, PlanInput, SharedDatastore, Step,
+};
+use capw_workload::{SharedEtcd, datastore_prefix, datastore_user};
 
 use crate::objects::hosted::{
-    ClusterCas, annotated, applied_digest, check_plan_objects, digest, load_balancer_addresses,
-    readiness, secret_ref,
+    ClusterCas, DATASTORE_ANNOTATION, SharedDatastoreSecret, annotated, applied_digest,
+    check_plan_objects, check_shared_datastore, datastore_access_secret, digest,
+    load_balancer_addresses, readiness, secret_ref,
 };
 use crate::objects::kubeconfig::kubeconfig_object;
 use crate::objects::{SERVICE_JOIN_TOKEN_ITEM, secret_object};
@@ -29,6 +33,9 @@ use crate::store::{ManagementCluster, ObjectRef, Owner};
 
 /// The condition the hosted control plane's work reports on.
 const COND: &str = "ControlPlaneReady";
+
+/// How long one call to a shared datastore may take.
+const DATASTORE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How soon a pass looks again while applied objects roll out.
 const ROLLOUT_POLL: std::time::Duration = std::time::Duration::from_secs(3);
@@ -122,24 +129,34 @@ pub(crate) async fn reconcile(
         .map_err(|e| ActionNote::failed(COND, &e))?;
     let changed = match &plan.step {
         Step::ApplyManifests(manifests) => {
+            let refused = |e: String| {
+                ActionNote::host_failed(
+                    COND,
+                    "InvalidAnswer",
+                    format!(
+                        "the control-plane provider {}'s plan is refused and nothing of it \
+                         applied: {e}",
+                        cp.config.provider
+                    ),
+                )
+            };
             let checked = check_plan_objects(manifests, &plan.certificates, &s.namespace, &s.name)
-                .map_err(|e| {
-                    ActionNote::host_failed(
-                        COND,
-                        "InvalidAnswer",
-                        format!(
-                            "the control-plane provider {}'s plan is refused and nothing of it \
-                             applied: {e}",
-                            cp.config.provider
-                        ),
-                    )
-                })?;
+                .map_err(refused)?;
+            let datastore = match &plan.shared_datastore {
+                None => None,
+                Some(d) => {
+                    check_shared_datastore(d, &checked, &plan.certificates, &s.name)
+                        .map_err(refused)?;
+                    Some((d, read_datastore(env, &d.name).await?))
+                }
+            };
             apply(
                 &*management,
                 &owner,
                 &cas,
                 checked,
                 &plan.certificates,
+                datastore,
                 &listed,
             )
             .await?
@@ -255,6 +272,7 @@ async fn apply(
     cas: &ClusterCas,
     objects: Vec<serde_json::Value>,
     certificates: &[CertificateSecret],
+    datastore: Option<(&SharedDatastore, SharedDatastoreSecret)>,
     listed: &[serde_json::Value],
 ) -> Result<usize, ActionNote> {
     let current: BTreeMap<ObjectRef, Option<&str>> = listed
@@ -288,6 +306,23 @@ async fn apply(
         }
         keep.insert(r);
     }
+    if let Some((asked, store)) = datastore {
+        let r = secret_ref(&asked.secret);
+        let user = datastore_user(&owner.namespace, &owner.name);
+        let prefix = datastore_prefix(&owner.namespace, &owner.name);
+        let d = store.access_digest(&user, &prefix, &asked.secret);
+        if current.get(&r).copied().flatten() != Some(d.as_str()) {
+            let access = shared_etcd(&store)?
+                .admit(&user, &prefix)
+                .await
+                .map_err(|e| datastore_failed(&store.name, &e.to_string()))?;
+            tracing::info!(cluster = %owner.name, datastore = %store.name, %user, %prefix, "gave the cluster its user and prefix in the shared datastore");
+            let secret =
+                datastore_access_secret(&asked.secret, &owner.namespace, &store.name, &access);
+            changed.push((r.clone(), annotated(secret, &d)));
+        }
+        keep.insert(r);
+    }
     let prune: Vec<ObjectRef> = current.into_keys().filter(|r| !keep.contains(r)).collect();
     let count = changed.len() + prune.len();
     if !changed.is_empty() {
@@ -308,6 +343,81 @@ async fn apply(
         tracing::info!(cluster = %owner.name, objects = %names.join(", "), "pruned what the hosted plan dropped");
     }
     Ok(count)
+}
+
+/// A note that the shared datastore `name` could not be used, saying why.
+fn datastore_failed(name: &str, why: &str) -> ActionNote {
+    ActionNote::host_failed(
+        COND,
+        "DatastoreFailed",
+        format!("shared datastore {name}: {why}"),
+    )
+}
+
+/// The shared datastore `name`: its Secret in the provider namespace, where the host reads
+/// the Secrets providers are granted.
+async fn read_datastore(env: &Env, name: &str) -> Result<SharedDatastoreSecret, ActionNote> {
+    let crate::config::SecretSource::Store { default_namespace } = &env.config.secrets else {
+        return Err(datastore_failed(
+            name,
+            "a shared datastore is a Secret of the management cluster, which this host has not",
+        ));
+    };
+    let key = crate::store::ObjectKey::namespaced("Secret", default_namespace, name);
+    let object = env
+        .store
+        .get(&key)
+        .await
+        .map_err(|e| Env::store_failed(COND, &e))?
+        .ok_or_else(|| {
+            datastore_failed(
+                name,
+                &format!("no Secret {default_namespace}/{name} describes it"),
+            )
+        })?;
+    SharedDatastoreSecret::from_secret(&object).map_err(|e| datastore_failed(name, &e))
+}
+
+/// The administrator's access to `store`.
+fn shared_etcd(store: &SharedDatastoreSecret) -> Result<SharedEtcd, ActionNote> {
+    SharedEtcd::new(
+        &store.endpoints,
+        &store.ca_certificate,
+        &store.ca_key,
+        &store.username,
+        &store.password,
+        DATASTORE_TIMEOUT,
+    )
+    .map_err(|e| datastore_failed(&store.name, &e.to_string()))
+}
+
+/// Removes the cluster's user, role and keys from every shared datastore one of `listed` (its
+/// applied objects) gave it access to.
+async fn leave_datastores(
+    env: &Env,
+    s: &Snapshot,
+    listed: &[serde_json::Value],
+) -> Result<(), ActionNote> {
+    for object in listed {
+        let Some(name) = object
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(DATASTORE_ANNOTATION))
+            .and_then(serde_json::Value::as_str)
+        else {
+            continue;
+        };
+        let store = read_datastore(env, name).await?;
+        let (user, prefix) = (
+            datastore_user(&s.namespace, &s.name),
+            datastore_prefix(&s.namespace, &s.name),
+        );
+        shared_etcd(&store)?
+            .remove(&user, &prefix)
+            .await
+            .map_err(|e| datastore_failed(name, &e.to_string()))?;
+        tracing::info!(cluster = %s.name, datastore = %name, %user, %prefix, "removed the cluster's keys, user and role from the shared datastore");
+    }
+    Ok(())
 }
 
 /// Stores the admin kubeconfig for the control plane at `host:port`, minted from the cluster
@@ -496,6 +606,9 @@ pub(crate) async fn delete(env: &Env, s: &Snapshot) -> ActionNote {
             Err(e) => return Env::store_failed(COND, &e),
         };
         let refs: Vec<ObjectRef> = listed.iter().filter_map(ObjectRef::of).collect();
+        if let Err(note) = leave_datastores(env, s, &listed).await {
+            return note;
+        }
         if !refs.is_empty() {
             if let Err(e) = management.delete(&owner, &refs).await {
                 return Env::store_failed(COND, &e);

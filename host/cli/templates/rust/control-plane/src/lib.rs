@@ -109,6 +109,7 @@ impl ControlPlane for StarterProvider {
             ready_replicas: count(ready),
             up_to_date_replicas: count(live.len()),
             certificates: Vec::new(),
+            shared_datastore: None,
         })
     }
 }
