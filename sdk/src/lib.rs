@@ -1,7 +1,7 @@
 //! Write capw providers in Rust.
 //!
 //! A capw provider is a WebAssembly component the capw host calls through the
-//! `capw:provider@0.3.0` contract, a draft (the `wit/` folder of the capw repository). This crate turns
+//! `capw:provider@0.3.0` contract (`wit/0.3/` in the capw repository). This crate turns
 //! that contract into ordinary Rust: one trait for who the provider is ([`Provider`]), one trait
 //! per extension point ([`Infrastructure`], [`Bootstrap`], [`ControlPlane`],
 //! [`LifecycleHooks`]) whose methods all have a default that answers `unsupported`, a typed,
@@ -78,16 +78,17 @@
 //!
 //! # Contract versions
 //!
-//! This SDK builds components of `capw:provider@0.3.0`, the contract's draft: what it adds
+//! This SDK builds components of `capw:provider@0.3.0`: what it adds
 //! (a control-plane member's [`etcd`](control_plane::Member::etcd) and
 //! [`out_of_date`](control_plane::Member::out_of_date), the
 //! [`CHAINS_UPGRADES`](ControlPlane::CHAINS_UPGRADES) capability, the service-run control
 //! plane's [`reconcile_control_plane`](ControlPlane::reconcile_control_plane) and
 //! [`delete_control_plane`](ControlPlane::delete_control_plane), a worker's
 //! [`join`](bootstrap::BootstrapRequest::join) credentials, a hosted control plane's applied
-//! [`objects`](control_plane::PlanInput::objects) and minted
-//! [`certificates`](control_plane::Plan::certificates)) may still change until the
-//! draft is released, and a component built now is rebuilt then. A host serves 0.1, 0.2 and
+//! [`objects`](control_plane::PlanInput::objects), minted
+//! [`certificates`](control_plane::Plan::certificates) and
+//! [`shared_datastore`](control_plane::Plan::shared_datastore)) is released and frozen: a
+//! component built now keeps loading in every later host. A host serves 0.1, 0.2 and
 //! 0.3 components side by side, so a component built with an earlier SDK keeps working
 //! unchanged. From 0.1, rebuilding needs the changes in [`Context`]'s migration note and, for
 //! a control plane, the plan's [`ControlPlaneStatus`](control_plane::ControlPlaneStatus) (the
@@ -169,7 +170,7 @@ pub mod prelude {
 pub mod __bindings {
     wit_bindgen::generate!({
         world: "provider",
-        path: "../wit",
+        path: "../wit/0.3",
         pub_export_macro: true,
         export_macro_name: "__export_provider_world",
         default_bindings_module: "capw_sdk::__bindings",

@@ -126,7 +126,7 @@ impl Lang {
     /// Where the contract the starter implements comes from, for its README.
     fn contract(self) -> &'static str {
         match self {
-            Lang::Rust => "`capw:provider@0.3.0` (the draft), through capw-sdk",
+            Lang::Rust => "`capw:provider@0.3.0`, through capw-sdk",
             Lang::Go | Lang::Python | Lang::Js => {
                 "`capw:provider@0.2.0`, through capw's SDK (the make variable `SDK` names it)"
             }

@@ -10,7 +10,7 @@ use wasmtime::component::types::{ComponentExtern, ComponentItem};
 /// The WIT package of the contract.
 pub const CONTRACT_PACKAGE: &str = "capw:provider";
 
-/// The newest contract version this host implements, the draft in `wit/`. Components of any
+/// The newest contract version this host implements (`wit/0.3/`). Components of any
 /// `0.1.x`, `0.2.x` or `0.3.x` are served, each through its own bindings: for a `0.x`
 /// package, the minor version is the breaking one (Cargo's caret rule).
 pub const CONTRACT_VERSION: &str = "0.3.0";
@@ -25,7 +25,7 @@ pub(crate) enum ContractVersion {
     V0_1,
     /// `capw:provider@0.2.x`.
     V0_2,
-    /// `capw:provider@0.3.x`, a draft until it is released (docs/contract.md, "Versions").
+    /// `capw:provider@0.3.x`.
     V0_3,
 }
 

@@ -50,7 +50,7 @@ fn example_passes_and_writes_junit() {
     );
     assert_success(&out);
     let text = String::from_utf8(out.stdout).unwrap();
-    // Judged at the contract version it implements: the SDK's, the 0.3 draft.
+    // Judged at the contract version it implements: the SDK's, 0.3.
     assert!(
         text.contains("example 0.1.0 (capw:provider@0.3.0)"),
         "{text}"

@@ -1,8 +1,8 @@
-//! The bindings of `capw:provider@0.3.x`, the draft in `wit/`: the generated types, how each
+//! The bindings of `capw:provider@0.3.x` (`wit/0.3/`): the generated types, how each
 //! contract function lowers the model's input into them and lifts its answer back, and the
 //! host interfaces of this version. Nothing generated leaves this module.
 //!
-//! What differs from 0.2 for the host (docs/contract.md, "The 0.3 draft"):
+//! What differs from 0.2 for the host (docs/contract.md, "Contract 0.3"):
 //! - a control-plane `member` says where it stands in etcd (`etcd`), why it is out of date
 //!   (`out-of-date`) and why it is to be replaced as unhealthy (`unhealthy`);
 //! - `capabilities` declare `chains-upgrades`;
@@ -20,7 +20,7 @@ use super::Conv;
 use crate::model;
 use crate::sandbox::{CallState, LogLevel, SecretLookupError};
 
-resource_context_version!("../../wit");
+resource_context_version!("../../wit/0.3");
 
 bind_extension_points! {
     Version, context: Resource<types::CallContext> = |state, ctx| super::lend(state, ctx);
