@@ -316,70 +316,68 @@ pub(crate) async fn gateway_call<T: serde::de::DeserializeOwned>(
     token: Option<&str>,
     timeout: Duration,
 ) -> Result<T, EtcdError> {
-    {
-        let endpoint = if host.contains(':') {
-            format!("[{host}]:{port}")
-        } else {
-            format!("{host}:{port}")
-        };
-        let fail = |message: String| EtcdError::Call {
-            endpoint: endpoint.clone(),
-            message,
-        };
-        let exchange = async {
-            let tcp = tokio::net::TcpStream::connect(&endpoint)
-                .await
-                .map_err(|e| fail(format!("connect: {e}")))?;
-            let name = ServerName::try_from(host.to_owned())
-                .map_err(|e| fail(format!("server name: {e}")))?;
-            let tls = tokio_rustls::TlsConnector::from(tls.clone())
-                .connect(name, tcp)
-                .await
-                .map_err(|e| fail(format!("TLS: {e}")))?;
-            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-                .await
-                .map_err(|e| fail(format!("HTTP: {e}")))?;
-            let driver = tokio::spawn(conn);
-            let mut request = http::Request::post(path)
-                .header(http::header::HOST, &endpoint)
-                .header(http::header::CONTENT_TYPE, "application/json");
-            if let Some(token) = token {
-                request = request.header(http::header::AUTHORIZATION, token);
-            }
-            let request = request
-                .body(Full::new(Bytes::from(body.to_string())))
-                .map_err(|e| fail(format!("request: {e}")))?;
-            let response = sender
-                .send_request(request)
-                .await
-                .map_err(|e| fail(format!("{path}: {e}")))?;
-            let status = response.status();
-            let bytes = response
-                .into_body()
-                .collect()
-                .await
-                .map_err(|e| fail(format!("{path}: reading the answer: {e}")))?
-                .to_bytes();
-            driver.abort();
-            if !status.is_success() {
-                // The gateway answers a gRPC error as {"error": ..., "message": ..., "code": ...}.
-                let message = serde_json::from_slice::<Value>(&bytes)
-                    .ok()
-                    .and_then(|v| {
-                        v.get("message")
-                            .or_else(|| v.get("error"))
-                            .and_then(Value::as_str)
-                            .map(str::to_owned)
-                    })
-                    .unwrap_or_else(|| format!("HTTP {status}"));
-                return Err(fail(format!("{path}: {message}")));
-            }
-            serde_json::from_slice(&bytes).map_err(|e| fail(format!("{path}: answer: {e}")))
-        };
-        tokio::time::timeout(timeout, exchange)
+    let endpoint = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    let fail = |message: String| EtcdError::Call {
+        endpoint: endpoint.clone(),
+        message,
+    };
+    let exchange = async {
+        let tcp = tokio::net::TcpStream::connect(&endpoint)
             .await
-            .map_err(|_| fail(format!("{path}: no answer within {timeout:?}")))?
-    }
+            .map_err(|e| fail(format!("connect: {e}")))?;
+        let name =
+            ServerName::try_from(host.to_owned()).map_err(|e| fail(format!("server name: {e}")))?;
+        let tls = tokio_rustls::TlsConnector::from(tls.clone())
+            .connect(name, tcp)
+            .await
+            .map_err(|e| fail(format!("TLS: {e}")))?;
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+            .await
+            .map_err(|e| fail(format!("HTTP: {e}")))?;
+        let driver = tokio::spawn(conn);
+        let mut request = http::Request::post(path)
+            .header(http::header::HOST, &endpoint)
+            .header(http::header::CONTENT_TYPE, "application/json");
+        if let Some(token) = token {
+            request = request.header(http::header::AUTHORIZATION, token);
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body.to_string())))
+            .map_err(|e| fail(format!("request: {e}")))?;
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| fail(format!("{path}: {e}")))?;
+        let status = response.status();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| fail(format!("{path}: reading the answer: {e}")))?
+            .to_bytes();
+        driver.abort();
+        if !status.is_success() {
+            // The gateway answers a gRPC error as {"error": ..., "message": ..., "code": ...}.
+            let message = serde_json::from_slice::<Value>(&bytes)
+                .ok()
+                .and_then(|v| {
+                    v.get("message")
+                        .or_else(|| v.get("error"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .unwrap_or_else(|| format!("HTTP {status}"));
+            return Err(fail(format!("{path}: {message}")));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| fail(format!("{path}: answer: {e}")))
+    };
+    tokio::time::timeout(timeout, exchange)
+        .await
+        .map_err(|_| fail(format!("{path}: no answer within {timeout:?}")))?
 }
 
 fn parse_id(id: Option<&str>, host: &str) -> Result<u64, EtcdError> {

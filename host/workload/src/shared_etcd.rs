@@ -108,6 +108,12 @@ struct Authenticated {
     token: String,
 }
 
+/// An administrator's session: the endpoint that authenticated it and its token.
+struct Session<'a> {
+    endpoint: &'a (String, u16),
+    token: String,
+}
+
 impl SharedEtcd {
     /// The datastore at `endpoints` (comma-separated client URLs), trusting the CA `ca_pem`
     /// whose key `ca_key_pem` (PKCS#8) the host signs client certificates with, administered
@@ -126,12 +132,13 @@ impl SharedEtcd {
         password: &str,
         timeout: Duration,
     ) -> Result<Self, EtcdError> {
-        let parsed = endpoints
-            .split(',')
-            .filter(|e| !e.trim().is_empty())
+        let urls: Vec<&str> = (endpoints.split(',').map(str::trim))
+            .filter(|e| !e.is_empty())
+            .collect();
+        let parsed = (urls.iter())
             .map(|e| {
                 parse_endpoint(e).ok_or_else(|| EtcdError::Call {
-                    endpoint: e.trim().to_owned(),
+                    endpoint: (*e).to_owned(),
                     message: "not a client URL (https://host:port)".into(),
                 })
             })
@@ -144,12 +151,7 @@ impl SharedEtcd {
         }
         let admin = client_certificate(ca_pem, ca_key_pem, None, time::Duration::hours(1))?;
         Ok(Self {
-            endpoint_urls: endpoints
-                .split(',')
-                .map(str::trim)
-                .filter(|e| !e.is_empty())
-                .collect::<Vec<_>>()
-                .join(","),
+            endpoint_urls: urls.join(","),
             endpoints: parsed,
             ca_pem: ca_pem.to_owned(),
             ca_key_pem: ca_key_pem.to_owned(),
@@ -162,7 +164,7 @@ impl SharedEtcd {
 
     /// A session on the first endpoint that authenticates the administrator: the endpoint
     /// and the token.
-    async fn session(&self) -> Result<(&(String, u16), String), EtcdError> {
+    async fn session(&self) -> Result<Session<'_>, EtcdError> {
         let mut failures = Vec::new();
         for endpoint in &self.endpoints {
             let answer = gateway_call::<Authenticated>(
@@ -176,7 +178,12 @@ impl SharedEtcd {
             )
             .await;
             match answer {
-                Ok(a) => return Ok((endpoint, a.token)),
+                Ok(a) => {
+                    return Ok(Session {
+                        endpoint,
+                        token: a.token,
+                    });
+                }
                 Err(e) => failures.push(e.to_string()),
             }
         }
@@ -190,32 +197,33 @@ impl SharedEtcd {
         })
     }
 
+    /// One call in `session`; an error whose message holds `tolerate` (what is already so)
+    /// is no error.
     async fn call(
         &self,
-        session: &((String, u16), String),
+        session: &Session<'_>,
         path: &str,
         body: Value,
-        tolerate: &str,
+        tolerate: Option<&str>,
     ) -> Result<(), EtcdError> {
-        let ((host, port), token) = session;
-        match gateway_call::<Value>(
+        let (host, port) = session.endpoint;
+        let answer = gateway_call::<Value>(
             &self.tls,
             host,
             *port,
             path,
             body,
-            Some(token),
+            Some(&session.token),
             self.timeout,
         )
-        .await
-        {
-            Ok(_) => Ok(()),
+        .await;
+        match answer {
             Err(EtcdError::Call { message, .. })
-                if !tolerate.is_empty() && message.contains(tolerate) =>
+                if tolerate.is_some_and(|t| message.contains(t)) =>
             {
                 Ok(())
             }
-            Err(e) => Err(e),
+            other => other.map(drop),
         }
     }
 
@@ -227,35 +235,34 @@ impl SharedEtcd {
     ///
     /// [`EtcdError::Call`] naming the endpoint and etcd's message.
     pub async fn admit(&self, user: &str, prefix: &str) -> Result<DatastoreAccess, EtcdError> {
-        let (endpoint, token) = self.session().await?;
-        let session = (endpoint.clone(), token);
+        let session = self.session().await?;
         let (key, range_end) = key_range(prefix);
         self.call(
             &session,
             "/v3/auth/user/add",
             json!({"name": user, "options": {"no_password": true}}),
-            "already exists",
+            Some("already exists"),
         )
         .await?;
         self.call(
             &session,
             "/v3/auth/role/add",
             json!({"name": user}),
-            "already exists",
+            Some("already exists"),
         )
         .await?;
         self.call(
             &session,
             "/v3/auth/role/grant",
             json!({"name": user, "perm": {"permType": "READWRITE", "key": key, "range_end": range_end}}),
-            "",
+            None,
         )
         .await?;
         self.call(
             &session,
             "/v3/auth/user/grant",
             json!({"user": user, "role": user}),
-            "",
+            None,
         )
         .await?;
         let client =
@@ -278,28 +285,27 @@ impl SharedEtcd {
     ///
     /// [`EtcdError::Call`] naming the endpoint and etcd's message.
     pub async fn remove(&self, user: &str, prefix: &str) -> Result<(), EtcdError> {
-        let (endpoint, token) = self.session().await?;
-        let session = (endpoint.clone(), token);
+        let session = self.session().await?;
         let (key, range_end) = key_range(prefix);
         self.call(
             &session,
             "/v3/auth/user/delete",
             json!({"name": user}),
-            "not found",
+            Some("not found"),
         )
         .await?;
         self.call(
             &session,
             "/v3/auth/role/delete",
             json!({"role": user}),
-            "not found",
+            Some("not found"),
         )
         .await?;
         self.call(
             &session,
             "/v3/kv/deleterange",
             json!({"key": key, "range_end": range_end}),
-            "",
+            None,
         )
         .await
     }

@@ -135,16 +135,7 @@ pub fn check_plan_objects(
     }
     for (i, secret) in certificates.iter().enumerate() {
         let what = format!("certificates[{i}] (v1 Secret {})", secret.name);
-        if !secret.name.starts_with(&prefix) {
-            return Err(format!(
-                "{what}: the name must start with the Cluster's name and a dash ({prefix})"
-            ));
-        }
-        if let Some(problem) =
-            capw_api::names::subdomain_problem(&secret.name, capw_api::names::MAX_NAME)
-        {
-            return Err(format!("{what}: the name {problem}"));
-        }
+        check_secret_name(&what, &secret.name, &prefix)?;
         if !seen.insert(secret_ref(&secret.name)) {
             return Err(format!("{what}: named twice in the answer"));
         }
@@ -173,18 +164,8 @@ pub fn check_shared_datastore(
     certificates: &[CertificateSecret],
     cluster: &str,
 ) -> Result<(), String> {
-    let prefix = format!("{cluster}-");
     let what = format!("shared-datastore (v1 Secret {})", datastore.secret);
-    if !datastore.secret.starts_with(&prefix) {
-        return Err(format!(
-            "{what}: the name must start with the Cluster's name and a dash ({prefix})"
-        ));
-    }
-    if let Some(problem) =
-        capw_api::names::subdomain_problem(&datastore.secret, capw_api::names::MAX_NAME)
-    {
-        return Err(format!("{what}: the name {problem}"));
-    }
+    check_secret_name(&what, &datastore.secret, &format!("{cluster}-"))?;
     let named = secret_ref(&datastore.secret);
     if objects.iter().filter_map(ObjectRef::of).any(|r| r == named)
         || certificates.iter().any(|c| c.name == datastore.secret)
@@ -200,6 +181,20 @@ pub fn check_shared_datastore(
         ));
     }
     Ok(())
+}
+
+/// What is wrong with the name of a Secret the host writes for a hosted plan (`what`): it
+/// must start with `prefix` (the Cluster's name and a dash) and be a Secret's name.
+fn check_secret_name(what: &str, name: &str, prefix: &str) -> Result<(), String> {
+    if !name.starts_with(prefix) {
+        return Err(format!(
+            "{what}: the name must start with the Cluster's name and a dash ({prefix})"
+        ));
+    }
+    match capw_api::names::subdomain_problem(name, capw_api::names::MAX_NAME) {
+        Some(problem) => Err(format!("{what}: the name {problem}")),
+        None => Ok(()),
+    }
 }
 
 /// The type of the Secret an operator describes a shared datastore with.

@@ -398,6 +398,8 @@ async fn leave_datastores(
     s: &Snapshot,
     listed: &[serde_json::Value],
 ) -> Result<(), ActionNote> {
+    let user = datastore_user(&s.namespace, &s.name);
+    let prefix = datastore_prefix(&s.namespace, &s.name);
     for object in listed {
         let Some(name) = object
             .pointer("/metadata/annotations")
@@ -407,10 +409,6 @@ async fn leave_datastores(
             continue;
         };
         let store = read_datastore(env, name).await?;
-        let (user, prefix) = (
-            datastore_user(&s.namespace, &s.name),
-            datastore_prefix(&s.namespace, &s.name),
-        );
         shared_etcd(&store)?
             .remove(&user, &prefix)
             .await
