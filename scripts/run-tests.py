@@ -37,6 +37,28 @@ SERIAL = {
 }
 
 RESULT = re.compile(r"^test result: (\w+)\. (\d+) passed; (\d+) failed; (\d+) ignored")
+PANIC = re.compile(r"^thread '(.*)' (?:\(\d+\) )?panicked at (.*)$")
+# How many lines of a panic's message the summary repeats.
+PANIC_LINES = 12
+
+
+def panics(output):
+    """Each panic in a binary's output: the test (thread) it ended, where, and the first lines
+    of its message. A failing test's own output can run to thousands of lines (a controller's
+    log); the summary repeats only why it failed, so that the end of a run says it."""
+    found = []
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        m = PANIC.match(line)
+        if not m:
+            continue
+        message = []
+        for follow in lines[i + 1 : i + 1 + PANIC_LINES]:
+            if follow.startswith("note: run with `RUST_BACKTRACE") or follow.startswith("---- "):
+                break
+            message.append(follow)
+        found.append((m.group(1), m.group(2).rstrip(":"), message))
+    return found
 
 
 def build(cargo_args):
@@ -122,6 +144,7 @@ def run_one(b, test_args, lock, totals):
         totals["times"].append((took, label(b)))
         if proc.returncode != 0 or not seen:
             totals["broken"].append(f"{label(b)} (exit {proc.returncode})")
+            totals["panics"].extend((label(b), *p) for p in panics(proc.stdout))
 
 
 def main():
@@ -164,7 +187,7 @@ def main():
     parallel = [b for b in binaries if b not in serial]
 
     lock = threading.Lock()
-    totals = {"passed": 0, "failed": 0, "skipped": 0, "broken": [], "times": []}
+    totals = {"passed": 0, "failed": 0, "skipped": 0, "broken": [], "times": [], "panics": []}
     queue = list(parallel)
 
     def worker():
@@ -190,6 +213,10 @@ def main():
         print(f"  {t:7.1f} s  {name}")
     if totals["broken"]:
         print("binaries that failed or did not finish: " + ", ".join(totals["broken"]))
+    for binary, test, where, message in totals["panics"]:
+        print(f"\n{binary}: {test} panicked at {where}")
+        for line in message:
+            print(f"    {line}")
     print(f"\n{totals['passed']} passed, {totals['failed']} failed, {totals['skipped']} skipped")
     return 1 if totals["failed"] or totals["broken"] else 0
 

@@ -276,6 +276,23 @@ impl Scenario {
     }
 }
 
+/// Creates `object` through a control plane that has just become ready. A new API server answers
+/// before its bootstrap controller has made the `default` namespace (its readiness does not wait
+/// for it), so a create at once can be told `namespaces "default" not found`, more so on a busy
+/// machine; a client retries that, as here, for a bounded time. Any other error fails at once.
+async fn create_once_served(api: &Api<ConfigMap>, object: &ConfigMap) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match api.create(&PostParams::default(), object).await {
+            Ok(_) => return,
+            Err(kube::Error::Api(e)) if e.code == 404 && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            Err(e) => panic!("creating {:?}: {e}", object.metadata.name),
+        }
+    }
+}
+
 pub(super) async fn run(mut s: Scenario) {
     let etcd = SharedEtcd::start();
     s.store.create(etcd.secret(&s.namespace)).await.unwrap();
@@ -295,7 +312,7 @@ pub(super) async fn run(mut s: Scenario) {
             "data": {"cluster": cluster},
         }))
         .unwrap();
-        api.create(&PostParams::default(), &marker).await.unwrap();
+        create_once_served(&api, &marker).await;
     }
 
     let files = tempfile::tempdir().unwrap();
