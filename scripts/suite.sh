@@ -120,11 +120,13 @@ go_node() {
 
 # The SDKs' unit tests in other languages and their providers', natively (no wasm): Go with
 # plain `go test` (toolchains.env's GOTOOLCHAIN is the Go scripts/toolchains.sh pins), Python
-# with unittest, JavaScript with `node --test`; none fetches a package.
+# with unittest (the SDK's component glue too, against the bindings toolchains.env's
+# componentize-py generates for its world, in under a second), JavaScript with `node --test`;
+# none fetches a package.
 sdk_units() {
 	(cd sdk/go && go test ./capw/ ./capwtest/ ./internal/dispatch/)
 	(cd plugins/other-languages/go-sim-infra && go test ./siminfra/)
-	make --no-print-directory -C sdk/python test
+	make --no-print-directory -C sdk/python test-component
 	make --no-print-directory -C plugins/other-languages/py-control-plane test
 	make --no-print-directory -C sdk/js test
 	make --no-print-directory -C plugins/other-languages/js-hooks test

@@ -128,7 +128,7 @@ impl Lang {
         match self {
             Lang::Rust => "`capw:provider@0.3.0`, through capw-sdk",
             Lang::Go | Lang::Python | Lang::Js => {
-                "`capw:provider@0.2.0`, through capw's SDK (the make variable `SDK` names it)"
+                "`capw:provider@0.3.0`, through capw's SDK (the make variable `SDK` names it)"
             }
             Lang::C => "in `wit/` (`capw:provider@0.1.0`, served beside 0.2 and 0.3), bound bare",
         }
@@ -242,7 +242,8 @@ fn is_cache(path: &Path) -> bool {
 /// Whether a file of an SDK belongs in a starter's copy: the SDK's own tests, examples and
 /// caches stay out.
 fn in_sdk_copy(path: &Path) -> bool {
-    let skipped = ["tests", "test", "examples"];
+    // `build/`: what an SDK's own make targets leave there (sdk/js's example component, 13 MB).
+    let skipped = ["tests", "test", "examples", "build"];
     !is_cache(path)
         && !path
             .components()

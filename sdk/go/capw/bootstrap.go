@@ -2,7 +2,8 @@ package capw
 
 // Bootstrap is the bootstrap extension point: cluster secrets and the data that turns a
 // machine into a node. A provider that implements it declares it; embed
-// [UnsupportedBootstrap] to leave some of its functions unsupported.
+// [UnsupportedBootstrap] to leave some of its functions unsupported. A provider whose join
+// data carries a bootstrap token the host is to keep valid implements [JoinTokens] too.
 type Bootstrap[C any] interface {
 	// ClusterSecrets creates the cluster's secret material (CAs, service-account keys,
 	// bootstrap token). The host stores the first ready answer and calls again only while it
@@ -33,6 +34,36 @@ func (UnsupportedBootstrap[C]) Generate(*Context[C], BootstrapRequest) (Bootstra
 // Kubeconfig answers unsupported.
 func (UnsupportedBootstrap[C]) Kubeconfig(*Context[C], Endpoint, []SecretItem) (string, error) {
 	return "", Unsupported("bootstrap.kubeconfig")
+}
+
+// CurrentJoinToken answers nil: the provider's join data carries no token for the host to
+// keep valid.
+func (UnsupportedBootstrap[C]) CurrentJoinToken(*Context[C], []SecretItem) (*JoinToken, error) {
+	return nil, nil
+}
+
+// RenewJoinToken answers unsupported.
+func (UnsupportedBootstrap[C]) RenewJoinToken(*Context[C], []SecretItem) (JoinToken, error) {
+	return JoinToken{}, Unsupported("bootstrap.renew-join-token")
+}
+
+// JoinTokens is what a bootstrap provider whose join data carries a bootstrap token
+// implements beside [Bootstrap], so that the host keeps that token valid in the workload
+// cluster: it asks CurrentJoinToken which token joins carry now and, when that token is
+// missing there or past half its life, asks RenewJoinToken for a fresh one, writes it into
+// the workload cluster and then stores it in the cluster's secrets, where Generate reads it.
+// Since contract 0.3.
+//
+// A provider that does not implement it answers as [UnsupportedBootstrap] does:
+// current-join-token nil (no token to keep), renew-join-token unsupported. Implement both
+// methods or neither: a token the host is told of and cannot renew expires.
+type JoinTokens[C any] interface {
+	// CurrentJoinToken is the token joins carry now, read from the material ClusterSecrets
+	// returned; nil when the join data carries none. Pure.
+	CurrentJoinToken(ctx *Context[C], secrets []SecretItem) (*JoinToken, error)
+	// RenewJoinToken is a fresh token, with a new ID, in the item CurrentJoinToken names.
+	// Its Secret is secret: never log it.
+	RenewJoinToken(ctx *Context[C], secrets []SecretItem) (JoinToken, error)
 }
 
 // SecretItem is one named piece of secret material, e.g. ca.crt. The host stores these in a
@@ -75,10 +106,25 @@ type BootstrapRequest struct {
 	Version KubernetesVersion
 	// Endpoint is the cluster's control-plane endpoint.
 	Endpoint Endpoint
-	// Secrets is the material ClusterSecrets returned for this cluster.
+	// Secrets is the material ClusterSecrets returned for this cluster; empty when Join is
+	// set (the host does not call ClusterSecrets for a cluster whose CAs are a service's).
 	Secrets []SecretItem
 	// ControlPlaneMembers is the current control-plane members; empty for init.
 	ControlPlaneMembers []ControlPlaneMember
+	// Join is how a worker joins a control plane a service runs (the hosted and managed
+	// shapes), as the control-plane provider had it from the service; nil for the machines
+	// shape, whose joins come from Secrets. Since contract 0.3.
+	Join *JoinCredentials
+}
+
+// JoinCredentials is how to join a control plane that a service runs. Since contract 0.3.
+type JoinCredentials struct {
+	// CACertificate is the certificate authority the control plane's API server certificate
+	// chains to (PEM): what a join pins (kubeadm's caCertHashes).
+	CACertificate string
+	// Token is the token a join authenticates with, issued and kept valid by the service; nil
+	// when the service needs none.
+	Token *JoinToken
 }
 
 // BootstrapFormat is the format of bootstrap data.

@@ -1,5 +1,5 @@
 // Package capw is the Go SDK for capw providers: WebAssembly components the capw host calls
-// through the capw:provider@0.2.0 contract (the wit/ folder of the capw repository).
+// through the capw:provider@0.3.0 contract (the wit/0.3 folder of the capw repository).
 //
 // It turns the contract into ordinary Go: one interface per extension point
 // ([Infrastructure], [Bootstrap], [ControlPlane], [LifecycleHooks]), a typed config parsed
@@ -17,10 +17,14 @@
 //     schema cannot say.
 //  2. Write a provider type with a Describe method ([Provider]): name, version,
 //     description, the schema, the grants it asks for.
-//  3. Implement the extension points it serves: the methods of [Infrastructure] or
-//     [Bootstrap]. Embed [UnsupportedInfrastructure] or [UnsupportedBootstrap] to leave
-//     some of a point's functions unsupported. A point whose interface the provider does
-//     not implement is not declared, and its calls answer unsupported.
+//  3. Implement the extension points it serves: the methods of [Infrastructure],
+//     [Bootstrap], [ControlPlane] or [LifecycleHooks]. Embed [UnsupportedInfrastructure],
+//     [UnsupportedBootstrap] or [UnsupportedControlPlane] to leave some of a point's
+//     functions unsupported. A point whose interface the provider does not implement is not
+//     declared, and its calls answer unsupported. Beside a point, [JoinTokens] (a bootstrap
+//     provider whose join data carries a token the host keeps valid) and
+//     [ManagedControlPlane] (a control plane a service runs) are optional: without them,
+//     their functions answer as the contract's defaults do.
 //  4. In package main, export it: export.Provider[Config](MyProvider{}) in an init
 //     function (package capw.dev/sdk/go/export), and an empty main.
 //  5. Build for GOOS=wasip1 GOARCH=wasm with -buildmode=c-shared, then make the module a

@@ -64,8 +64,11 @@ type FailureDomain struct {
 
 // ClusterInfrastructure is the cluster-wide infrastructure, once it exists.
 type ClusterInfrastructure struct {
-	// ControlPlaneEndpoint is where the API server will be reached (e.g. a load balancer).
-	ControlPlaneEndpoint Endpoint
+	// ControlPlaneEndpoint is where the API server will be reached (e.g. a load balancer);
+	// nil when the infrastructure makes no endpoint because a service runs the control plane
+	// (the hosted and managed shapes), whose control-plane provider reports its own. Since
+	// contract 0.3 (before, an empty host said so).
+	ControlPlaneEndpoint *Endpoint
 	FailureDomains       []FailureDomain
 	Conditions           []Condition
 }

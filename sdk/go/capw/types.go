@@ -2,6 +2,7 @@ package capw
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -168,4 +169,82 @@ func Millis(d time.Duration) uint32 {
 		return ^uint32(0)
 	}
 	return uint32(ms)
+}
+
+// Compare orders versions: -1 when v is older than w, 0 when they are the same, +1 when v is
+// newer.
+func (v KubernetesVersion) Compare(w KubernetesVersion) int {
+	switch {
+	case v.Major != w.Major:
+		return cmpUint(v.Major, w.Major)
+	case v.Minor != w.Minor:
+		return cmpUint(v.Minor, w.Minor)
+	}
+	return cmpUint(v.Patch, w.Patch)
+}
+
+func cmpUint(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// JoinToken is a bootstrap token (Kubernetes' Secret type bootstrap.kubernetes.io/token): the
+// credential a joining machine's data carries and the workload cluster must still accept. A
+// bootstrap provider names the one its join data carries ([JoinTokens]); a managed control
+// plane hands one out with its access ([ControlPlaneAccess]). Since contract 0.3.
+//
+// Its Secret is secret: [JoinToken.String] leaves it out, so that a token printed with %v or
+// %+v never shows it; never log [JoinToken.Token].
+type JoinToken struct {
+	// Item is the item of the cluster's secrets that holds it (as <id>.<secret>), which
+	// Generate reads. The host replaces that item when it renews the token.
+	Item string
+	// ID is [a-z0-9]{6}: public; the workload cluster keeps the token as Secret
+	// kube-system/bootstrap-token-<id>.
+	ID string
+	// Secret is [a-z0-9]{16}. Secret: never log it.
+	Secret string
+	// TTL is how long the workload cluster accepts it from when it is written there; 0: it
+	// never expires. The contract carries whole seconds ([Seconds]).
+	TTL time.Duration
+	// ExtraGroups are the groups it authenticates as besides system:bootstrappers (the
+	// Secret's auth-extra-groups), e.g. the group the cluster's RBAC lets post node CSRs.
+	ExtraGroups []string
+}
+
+// Token is the token as a join presents it, <id>.<secret>: what the item of the cluster's
+// secrets holds. Secret: never log it.
+func (t JoinToken) Token() string { return t.ID + "." + t.Secret }
+
+// String names the token by its id and item, without its secret.
+func (t JoinToken) String() string {
+	return fmt.Sprintf("join token %s (item %s, ttl %s)", t.ID, t.Item, t.TTL)
+}
+
+// GoString is [JoinToken.String], so that %#v leaves the secret out too.
+func (t JoinToken) GoString() string { return t.String() }
+
+// Seconds is d in whole seconds as the contract carries a token's lifetime: a fraction of a
+// second is rounded up, so that a short lifetime never becomes 0 (which means never expires),
+// and a negative duration is 0.
+func Seconds(d time.Duration) uint64 {
+	if d <= 0 {
+		return 0
+	}
+	return uint64((d + time.Second - 1) / time.Second)
+}
+
+// FromSeconds is a lifetime in whole seconds as a duration, saturating at the longest
+// duration (about 292 years) rather than wrapping.
+func FromSeconds(s uint64) time.Duration {
+	const most = uint64(math.MaxInt64 / int64(time.Second))
+	if s > most {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(s) * time.Second
 }

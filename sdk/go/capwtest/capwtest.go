@@ -1,6 +1,7 @@
 // Package capwtest is what a provider's unit tests need, with plain go test and no wasm:
-// call contexts, checks of configs the way validate-config answers them, and a fake host
-// whose secrets, HTTP answers and log the test controls.
+// call contexts, checks of configs the way validate-config answers them, a fake host whose
+// secrets, HTTP answers and log the test controls, and checks of the contract's rules that a
+// provider's own answers can break ([AssertJoinTokenRenews], [AssertStepKeepsEtcd]).
 //
 // Its assertions fail the test with a message that says what was expected and what came
 // instead.

@@ -7,11 +7,20 @@
 //     clusterSecrets(ctx)                -> SecretsState.ready(items) | SecretsState.inProgress(p)
 //     generate(ctx, request)             -> {format, data}
 //     kubeconfig(ctx, endpoint, secrets) -> string
+//     currentJoinToken(ctx, secrets)     -> JoinToken | undefined     (0.3; left out: undefined)
+//     renewJoinToken(ctx, secrets)       -> JoinToken                 (0.3)
 //
-// Secret material (items' data, bootstrap data, kubeconfigs) is never logged nor put in a
-// message.
+// `currentJoinToken` is the exception: left out, it answers `undefined` (the contract's `none`:
+// the provider's join data carries no token for the host to keep valid), as the Rust SDK's
+// default does. The host then never calls `renewJoinToken`.
+//
+// Secret material (items' data, bootstrap data, kubeconfigs, a token's secret) is never logged
+// nor put in a message.
 
-import { MalformedAnswer, bytes, inProgressToWit, list, oneOf, str, versionFromWit } from './conv.js';
+import {
+  MalformedAnswer, bytes, inProgressToWit, joinTokenFromWit, joinTokenToWit, list, oneOf, option, str,
+  versionFromWit,
+} from './conv.js';
 
 /** Formats of bootstrap data. */
 export const BootstrapFormat = Object.freeze({
@@ -47,9 +56,49 @@ export const SecretsState = Object.freeze({
   inProgress: (progress) => ({ kind: 'in-progress', progress }),
 });
 
-/** @param {any} request */
+/**
+ * How a worker joins a control plane a service runs (the hosted and managed shapes), as the
+ * control-plane provider had it from the service; since contract 0.3. With it, the request's
+ * `secrets` are empty: the cluster's CAs are the service's.
+ * @typedef {object} JoinCredentials
+ * @property {string} caCertificate The certificate authority the control plane's API server
+ *   certificate chains to (PEM): what a join pins (kubeadm's `caCertHashes`).
+ * @property {import('./types.js').JoinToken | undefined} token The token a join authenticates
+ *   with, issued and kept valid by the service; `undefined` when the service needs none.
+ */
+
+/**
+ * What `generate` is asked for.
+ * @typedef {object} BootstrapRequest
+ * @property {import('./types.js').MachineRef} machine
+ * @property {import('./types.js').MachineRole} role
+ * @property {import('./types.js').KubernetesVersion} version
+ * @property {import('./types.js').Endpoint} endpoint
+ * @property {{name: string, data: Uint8Array}[]} secrets The items `clusterSecrets` made;
+ *   empty when `join` is given.
+ * @property {import('./types.js').MachineRef[]} controlPlaneMembers Empty for `init`.
+ * @property {JoinCredentials | undefined} join How to join a service's control plane;
+ *   `undefined` for the machines shape, whose joins come from `secrets` (0.3).
+ */
+
+/**
+ * @param {any} join
+ * @returns {JoinCredentials}
+ */
+function joinCredentialsFromWit(join) {
+  return Object.freeze({ caCertificate: join.caCertificate, token: option(join.token, joinTokenFromWit) });
+}
+
+/**
+ * @param {any} request
+ * @returns {BootstrapRequest}
+ */
 export function bootstrapRequestFromWit(request) {
-  return Object.freeze({ ...request, version: versionFromWit(request.version) });
+  return Object.freeze({
+    ...request,
+    version: versionFromWit(request.version),
+    join: option(request.join, joinCredentialsFromWit),
+  });
 }
 
 /**
@@ -85,3 +134,22 @@ export function bootstrapDataToWit(data) {
 export function kubeconfigToWit(text) {
   return str(text, 'kubeconfig');
 }
+
+/** @param {any} token */
+export function currentJoinTokenToWit(token) {
+  return option(token, (t) => joinTokenToWit(t, 'currentJoinToken'));
+}
+
+/** @param {any} token */
+export function renewedJoinTokenToWit(token) {
+  return joinTokenToWit(token, 'renewJoinToken');
+}
+
+/**
+ * The answers of the methods a provider may leave out other than with `unsupported`.
+ * @type {Readonly<Record<string, (ctx: unknown, ...args: any[]) => unknown>>}
+ */
+export const BOOTSTRAP_DEFAULTS = Object.freeze({
+  /** No token for the host to keep valid. */
+  currentJoinToken: () => undefined,
+});

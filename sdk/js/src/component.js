@@ -1,7 +1,7 @@
 // The entry a component's module imports: it serves the SDK's host capabilities from the
 // component's imports and answers the exports of the contract's `provider` world.
 //
-// Only a component imports this module: its imports (`capw:provider/host-log@0.2.0`, ...)
+// Only a component imports this module: its imports (`capw:provider/host-log@0.3.0`, ...)
 // exist inside a componentize-js build alone. A provider's entry module is three lines:
 //
 //     import { exportProvider } from '<sdk>/src/component.js';
@@ -9,8 +9,8 @@
 //     export const { metadata, infrastructure, bootstrap, controlPlane, lifecycleHooks } =
 //       exportProvider(provider);
 
-import { log as hostLog } from 'capw:provider/host-log@0.2.0';
-import { get as hostSecret } from 'capw:provider/host-secrets@0.2.0';
+import { log as hostLog } from 'capw:provider/host-log@0.3.0';
+import { get as hostSecret } from 'capw:provider/host-secrets@0.3.0';
 
 import { exportProvider as exportsOf } from './dispatch.js';
 import { installHost } from './host.js';

@@ -1,6 +1,6 @@
 // The context every extension-point call receives.
 //
-// At contract 0.2 the host lends each call its context as a resource (`borrow<call-context>`)
+// From contract 0.2 on, the host lends each call its context as a resource (`borrow<call-context>`)
 // and the provider asks for the fields it reads. `Context` keeps that: the config is parsed on
 // entry (every call needs it), the cluster and the idempotency key are asked of the host the
 // first time they are read, once per call, and the time left is asked for live.

@@ -50,6 +50,24 @@ export function uint(value, where, max = U32_MAX) {
   return /** @type {number} */ (value);
 }
 
+/** The largest value of a WIT `u64`. */
+const U64_MAX = 0xffff_ffff_ffff_ffffn;
+
+/**
+ * A WIT `u64`, which a component passes as a `BigInt`: a whole number of either kind (a
+ * `number` must be a safe integer, so that no digit was lost before it got here).
+ * @param {unknown} value
+ * @param {string} where
+ * @returns {bigint}
+ */
+export function u64(value, where) {
+  const whole = typeof value === 'bigint' || Number.isSafeInteger(value);
+  if (!whole || BigInt(/** @type {number | bigint} */ (value)) < 0n || BigInt(/** @type {number | bigint} */ (value)) > U64_MAX) {
+    throw new MalformedAnswer(where, `must be a whole number from 0 to ${U64_MAX} (a BigInt or a safe integer), got ${String(value)}`);
+  }
+  return BigInt(/** @type {number | bigint} */ (value));
+}
+
 /**
  * @param {unknown} value
  * @param {string} where
@@ -195,6 +213,53 @@ export function deletionToWit(value, where) {
     default:
       throw new MalformedAnswer(where, 'must be Deletion.deleted or Deletion.inProgress(...)');
   }
+}
+
+/** `[a-z0-9]{n}`: the form of a bootstrap token's parts Kubernetes accepts. */
+const tokenPart = (n) => new RegExp(`^[a-z0-9]{${n}}$`, 'u');
+const TOKEN_ID = tokenPart(6);
+const TOKEN_SECRET = tokenPart(16);
+/** The prefix the API server requires of a bootstrap token's extra groups. */
+export const BOOTSTRAP_GROUP_PREFIX = 'system:bootstrappers:';
+
+/**
+ * A join token as the provider answers it, checked for the form the workload cluster accepts.
+ * The secret part is never echoed into a message.
+ * @param {any} value A `JoinToken` (types.js).
+ * @param {string} where
+ */
+export function joinTokenToWit(value, where) {
+  if (value === null || typeof value !== 'object') {
+    throw new MalformedAnswer(where, 'must be a JoinToken {item, id, secret, ttlSeconds, extraGroups}');
+  }
+  const id = str(value.id, `${where}.id`);
+  if (!TOKEN_ID.test(id)) {
+    throw new MalformedAnswer(`${where}.id`, `must be 6 characters of [a-z0-9], got ${JSON.stringify(id)}`);
+  }
+  if (!TOKEN_SECRET.test(str(value.secret, `${where}.secret`))) {
+    throw new MalformedAnswer(`${where}.secret`, 'must be 16 characters of [a-z0-9]');
+  }
+  return {
+    item: str(value.item, `${where}.item`),
+    id,
+    secret: value.secret,
+    ttlSeconds: u64(value.ttlSeconds, `${where}.ttlSeconds`),
+    extraGroups: list(value.extraGroups, `${where}.extraGroups`, (g, w) => {
+      if (!str(g, w).startsWith(BOOTSTRAP_GROUP_PREFIX)) {
+        throw new MalformedAnswer(w, `must start with ${BOOTSTRAP_GROUP_PREFIX}, got ${JSON.stringify(g)}`);
+      }
+      return g;
+    }),
+  };
+}
+
+/**
+ * A join token as the host passes it in, frozen.
+ * @param {any} token
+ * @returns {import('./types.js').JoinToken}
+ */
+export function joinTokenFromWit(token) {
+  return Object.freeze({ ...token, extraGroups: Object.freeze([...(token.extraGroups ?? [])]) });
 }
 
 /**

@@ -19,9 +19,10 @@ import {
   clusterStateToWit, listedMachinesToWit, machineSpecFromWit, machineStatusToWit,
 } from './infrastructure.js';
 import {
-  bootstrapDataToWit, bootstrapRequestFromWit, kubeconfigToWit, secretsStateToWit,
+  BOOTSTRAP_DEFAULTS, bootstrapDataToWit, bootstrapRequestFromWit, currentJoinTokenToWit, kubeconfigToWit,
+  renewedJoinTokenToWit, secretsStateToWit,
 } from './bootstrap.js';
-import { planInputFromWit, planOutputToWit } from './control-plane.js';
+import { planInputFromWit, planOutputToWit, reconcileOutputToWit } from './control-plane.js';
 
 /**
  * @param {unknown} val
@@ -34,9 +35,17 @@ const ok = (val) => ({ tag: 'ok', val });
 const err = (error) => ({ tag: 'err', val: providerErrorToWit(asProviderError(error)) });
 
 /**
+ * The answers of the methods a provider may leave out other than with `unsupported`, by point:
+ * what the Rust SDK's default methods answer.
+ * @type {Readonly<Partial<Record<import('./provider.js').ExtensionPoint, Readonly<Record<string, Function>>>>>}
+ */
+const DEFAULTS = Object.freeze({ bootstrap: BOOTSTRAP_DEFAULTS });
+
+/**
  * Runs one extension-point function of `provider`: `unsupported` when the provider does not
- * serve the point or leaves the method out (without reading the config); `invalid-input` when
- * the config does not parse; otherwise the method's answer in the contract's shape.
+ * serve the point, or leaves the method out and it has no default (without reading the
+ * config); `invalid-input` when the config does not parse; otherwise the answer of the method,
+ * or of its default, in the contract's shape.
  *
  * @param {import('./provider.js').Provider<any>} provider
  * @param {import('./provider.js').ExtensionPoint} point
@@ -48,12 +57,17 @@ const err = (error) => ({ tag: 'err', val: providerErrorToWit(asProviderError(er
  */
 async function call(provider, point, method, what, source, args, toWit) {
   const impl = /** @type {any} */ (provider.points[point]);
-  if (impl === undefined || typeof impl[method] !== 'function') {
+  if (impl === undefined) {
+    return err(ProviderError.unsupported(what));
+  }
+  const own = typeof impl[method] === 'function';
+  const fallback = DEFAULTS[point]?.[method];
+  if (!own && fallback === undefined) {
     return err(ProviderError.unsupported(what));
   }
   try {
     const ctx = new Context(source, parseConfig(provider.schema, source.config()));
-    const answer = await impl[method](ctx, ...args);
+    const answer = await (own ? impl[method](ctx, ...args) : fallback(ctx, ...args));
     return ok(toWit(answer));
   } catch (e) {
     return err(e);
@@ -83,7 +97,9 @@ function converted(convert) {
  * - `metadata.describe` is `describe(provider)`; `metadata.validateConfig` is
  *   `checkConfig(provider.schema, config, provider.validate)`.
  * - A point the provider does not serve, or a method it leaves out, answers a permanent
- *   `unsupported` error without reading the config.
+ *   `unsupported` error without reading the config; except `bootstrap.currentJoinToken`,
+ *   which answers `none` when a bootstrap provider leaves it out (its config still parsed, as
+ *   for every call).
  * - A config that does not parse, or breaks the schema, answers a permanent `invalid-input`
  *   error naming the field.
  * - Nothing a provider throws escapes: see `asProviderError`.
@@ -93,6 +109,7 @@ function converted(convert) {
 export function exportProvider(provider) {
   const infra = 'infrastructure';
   const boot = 'bootstrap';
+  const cp = 'control-plane';
   return {
     metadata: {
       describe: () => describe(provider),
@@ -122,12 +139,19 @@ export function exportProvider(provider) {
         return arg.failed ?? call(provider, boot, 'generate', 'bootstrap.generate', ctx, [arg.value], bootstrapDataToWit);
       },
       kubeconfig: (ctx, endpoint, secrets) => call(provider, boot, 'kubeconfig', 'bootstrap.kubeconfig', ctx, [Object.freeze({ ...endpoint }), secrets], kubeconfigToWit),
+      currentJoinToken: (ctx, secrets) => call(provider, boot, 'currentJoinToken', 'bootstrap.current-join-token', ctx, [secrets], currentJoinTokenToWit),
+      renewJoinToken: (ctx, secrets) => call(provider, boot, 'renewJoinToken', 'bootstrap.renew-join-token', ctx, [secrets], renewedJoinTokenToWit),
     },
     controlPlane: {
       async plan(ctx, input) {
         const arg = converted(() => planInputFromWit(input));
-        return arg.failed ?? call(provider, 'control-plane', 'plan', 'control-plane.plan', ctx, [arg.value], planOutputToWit);
+        return arg.failed ?? call(provider, cp, 'plan', 'control-plane.plan', ctx, [arg.value], planOutputToWit);
       },
+      async reconcileControlPlane(ctx, input) {
+        const arg = converted(() => planInputFromWit(input));
+        return arg.failed ?? call(provider, cp, 'reconcileControlPlane', 'control-plane.reconcile-control-plane', ctx, [arg.value], reconcileOutputToWit);
+      },
+      deleteControlPlane: (ctx) => call(provider, cp, 'deleteControlPlane', 'control-plane.delete-control-plane', ctx, [], (a) => deletionToWit(a, 'deleteControlPlane')),
     },
     lifecycleHooks: {
       async handle(ctx, request) {

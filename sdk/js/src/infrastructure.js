@@ -32,7 +32,10 @@ const ADDRESS_KINDS = ['hostname', 'internal-ip', 'external-ip', 'internal-dns',
 
 /**
  * @typedef {object} ClusterInfrastructure The cluster-wide infrastructure, once it exists.
- * @property {import('./types.js').Endpoint} controlPlaneEndpoint
+ * @property {import('./types.js').Endpoint} [controlPlaneEndpoint] Where the API server will be
+ *   reached (e.g. a load balancer); left out when the infrastructure makes no endpoint because
+ *   the control plane is a service's, which reports its own (0.3; before, an endpoint with an
+ *   empty host said so).
  * @property {{name: string, controlPlane: boolean}[]} [failureDomains]
  * @property {import('./types.js').Condition[]} [conditions]
  */
@@ -93,7 +96,7 @@ export function clusterStateToWit(answer) {
       return {
         tag: 'ready',
         val: {
-          controlPlaneEndpoint: endpointToWit(infra.controlPlaneEndpoint, `${where}.controlPlaneEndpoint`),
+          controlPlaneEndpoint: option(infra.controlPlaneEndpoint, (e) => endpointToWit(e, `${where}.controlPlaneEndpoint`)),
           failureDomains: list(infra.failureDomains, `${where}.failureDomains`, (d, w) => ({
             name: str(d?.name, `${w}.name`),
             controlPlane: Boolean(d?.controlPlane),

@@ -39,8 +39,8 @@ export const NO_CONFIG = Object.freeze({ type: 'object', additionalProperties: f
  *   this list.
  * @property {object} [infrastructure] Serves `infrastructure` (infrastructure.js).
  * @property {object} [bootstrap] Serves `bootstrap` (bootstrap.js).
- * @property {{shape: string, scalable?: boolean, versionUpgrades?: boolean, [method: string]: unknown}} [controlPlane]
- *   Serves `control-plane` (control-plane.js).
+ * @property {{shape: string, scalable?: boolean, versionUpgrades?: boolean, chainsUpgrades?: boolean, [method: string]: unknown}} [controlPlane]
+ *   Serves `control-plane` (control-plane.js): its shape and capabilities beside its methods.
  * @property {object} [lifecycleHooks] Serves `lifecycle-hooks` (lifecycle-hooks.js).
  */
 
@@ -160,6 +160,7 @@ export function describe(provider) {
       controlPlaneShape: cp?.shape,
       controlPlaneScalable: cp !== undefined && cp.scalable === true,
       versionUpgrades: cp !== undefined && cp.versionUpgrades === true,
+      chainsUpgrades: cp !== undefined && cp.chainsUpgrades === true,
     },
     requestedGrants: {
       httpHosts: [...provider.requestedGrants.httpHosts],

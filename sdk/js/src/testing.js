@@ -1,5 +1,6 @@
 // What a provider's unit tests need, under plain `node --test` with no component and no
-// package fetched: call contexts, checks of configs the way validate-config answers them, the
+// package fetched: call contexts, a control plane's input as the host builds it, checks of
+// configs the way validate-config answers them, the join-token round the host makes, the
 // exports as the host sees them, and a fake host whose secrets, HTTP answers and log the test
 // controls.
 //
@@ -18,6 +19,7 @@ import { AssertionError } from 'node:assert';
 
 import { checkConfig, parseConfig } from './config.js';
 import { Context } from './context.js';
+import { EtcdMembership, planInputFromWit } from './control-plane.js';
 import { exportProvider } from './dispatch.js';
 import { installHost } from './host.js';
 import { KubernetesVersion } from './types.js';
@@ -57,6 +59,50 @@ export function machine(name) {
  */
 export function version(minor, patch = 0) {
   return new KubernetesVersion(1, minor, patch);
+}
+
+/**
+ * A control-plane member as `plan` sees it: machine `name`, version v1.35.0, ready, created at
+ * 0, not being deleted, etcd `unknown`, up to date and healthy, unless `fields` says otherwise
+ * (`createdAt` may be a number; it becomes the `BigInt` a component passes).
+ * @param {string} name
+ * @param {Partial<Omit<import('./control-plane.js').Member, 'createdAt'>> & {createdAt?: number | bigint}} [fields]
+ * @returns {import('./control-plane.js').Member}
+ */
+export function member(name, fields = {}) {
+  return {
+    machine: machine(name),
+    version: version(35),
+    failureDomain: undefined,
+    ready: true,
+    deleting: false,
+    etcd: EtcdMembership.Unknown,
+    outOfDate: [],
+    unhealthy: [],
+    ...fields,
+    createdAt: BigInt(fields.createdAt ?? 0),
+  };
+}
+
+/**
+ * A control plane's input as the host passes it to `plan` and `reconcileControlPlane`:
+ * version v1.35.0, 1 replica, no member, failure domain or endpoint, no `failuresTolerated`,
+ * no hosted object, unless `fields` says otherwise. Frozen, as a call gets it; fit for the
+ * exports (`exports(provider).controlPlane.plan(callSource(), input)`) too.
+ * @param {Partial<import('./control-plane.js').PlanInput>} [fields]
+ * @returns {import('./control-plane.js').PlanInput}
+ */
+export function planInput(fields = {}) {
+  return planInputFromWit({
+    version: version(35),
+    replicas: 1,
+    members: [],
+    failureDomains: [],
+    endpoint: undefined,
+    failuresTolerated: undefined,
+    objects: [],
+    ...fields,
+  });
 }
 
 /**
@@ -196,6 +242,60 @@ export function assertFieldError(errors, path, contains) {
   if (!errors.some((e) => e.path === path && e.message.includes(contains))) {
     throw new AssertionError({ message: `expected an error at \`${path}\` containing ${JSON.stringify(contains)}, got:${list(errors)}` });
   }
+}
+
+/**
+ * Runs the round the host makes to keep a join token valid (the conformance rule
+ * `bootstrap.join-token.renews`) through the exports, so that the answers are checked as the
+ * host checks them: `currentJoinToken` answers none, or a token in an item of `secrets`;
+ * `renewJoinToken` then answers a token with a new id for the same item; with it stored there
+ * as `<id>.<secret>`, `currentJoinToken` names it. No message shows a token's secret.
+ * @param {import('./provider.js').Provider<any>} provider
+ * @param {{name: string, data: Uint8Array | string}[]} secrets The cluster's secrets, as
+ *   `clusterSecrets` made them.
+ * @param {unknown} [config]
+ * @returns {Promise<{current?: import('./types.js').JoinToken, renewed?: import('./types.js').JoinToken}>}
+ *   The tokens as the host received them (`ttlSeconds` a `BigInt`); neither when the
+ *   provider keeps no token.
+ * @throws {AssertionError}
+ */
+export async function assertJoinTokenRenews(provider, secrets, config = {}) {
+  const { bootstrap } = exports(provider);
+  const fail = (/** @type {string} */ message) => new AssertionError({ message: `join token of ${provider.name}: ${message}` });
+  const items = secrets.map((i) => ({ name: i.name, data: typeof i.data === 'string' ? new TextEncoder().encode(i.data) : i.data }));
+  const current = await bootstrap.currentJoinToken(callSource(config), items);
+  if (current.tag === 'err') {
+    throw fail(`current-join-token failed: ${current.val.message}`);
+  }
+  if (current.val === undefined) {
+    return {};
+  }
+  const item = current.val.item;
+  if (!items.some((i) => i.name === item)) {
+    throw fail(`current-join-token names item ${JSON.stringify(item)}, which the secrets do not have`);
+  }
+  const renewed = await bootstrap.renewJoinToken(callSource(config), items);
+  if (renewed.tag === 'err') {
+    throw fail(`renew-join-token failed: ${renewed.val.message}`);
+  }
+  if (renewed.val.item !== item) {
+    throw fail(`renew-join-token answered item ${JSON.stringify(renewed.val.item)}, current-join-token names ${JSON.stringify(item)}`);
+  }
+  if (renewed.val.id === current.val.id) {
+    throw fail(`renew-join-token answered the current token's id ${current.val.id}`);
+  }
+  const stored = [
+    ...items.filter((i) => i.name !== item),
+    { name: item, data: new TextEncoder().encode(`${renewed.val.id}.${renewed.val.secret}`) },
+  ];
+  const named = await bootstrap.currentJoinToken(callSource(config), stored);
+  if (named.tag === 'err') {
+    throw fail(`current-join-token with the renewed token stored failed: ${named.val.message}`);
+  }
+  if (named.val?.id !== renewed.val.id) {
+    throw fail(`with the renewed token ${renewed.val.id} stored, current-join-token names ${named.val?.id ?? 'none'}`);
+  }
+  return { current: current.val, renewed: renewed.val };
 }
 
 /**

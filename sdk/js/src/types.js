@@ -37,6 +37,22 @@ import { millis } from './errors.js';
  * @property {string} message For humans; never secret material.
  */
 
+/**
+ * @typedef {object} JoinToken A bootstrap token (Kubernetes' Secret type
+ *   `bootstrap.kubernetes.io/token`): the credential a joining machine's data carries and the
+ *   workload cluster must still accept. Since contract 0.3.
+ * @property {string} item The item of the cluster's secrets that holds it as `<id>.<secret>`,
+ *   which `generate` reads; the host replaces that item when it renews the token.
+ * @property {string} id `[a-z0-9]{6}`, public: the workload cluster keeps the token as Secret
+ *   `kube-system/bootstrap-token-<id>`.
+ * @property {string} secret `[a-z0-9]{16}`. Secret: never log it.
+ * @property {bigint | number} ttlSeconds How long the workload cluster accepts it from when it
+ *   is written there; 0: it never expires. A `u64`: a `BigInt` when the host passes it in; a
+ *   provider may answer a `number` too.
+ * @property {string[]} extraGroups Groups it authenticates as besides `system:bootstrappers`,
+ *   each starting with `system:bootstrappers:`.
+ */
+
 /** A Kubernetes release, e.g. `v1.35.2`. */
 export class KubernetesVersion {
   /**

@@ -84,7 +84,7 @@ test('describe answers the definition in the contract shape', () => {
     description: 'Answers every call.',
     extensionPoints: ['infrastructure', 'bootstrap', 'control-plane', 'lifecycle-hooks'],
     configSchema: JSON.stringify(schema),
-    capabilities: { controlPlaneShape: 'machines', controlPlaneScalable: true, versionUpgrades: false },
+    capabilities: { controlPlaneShape: 'machines', controlPlaneScalable: true, versionUpgrades: false, chainsUpgrades: false },
     requestedGrants: { httpHosts: ['api.example.test'], secrets: ['token'] },
   });
   const hooks = exports(hooksOnly).metadata.describe();
@@ -193,9 +193,9 @@ test('control plane: steps and status in the contract shape', async () => {
       step: { tag: 'create-machine', val: { init: true, version: v(35), failureDomain: undefined } },
       status: {
         initialized: false, ready: false, version: undefined, endpoint: undefined,
-        conditions: [{ type: 'Scaling', status: 'true', reason: 'ScalingUp', message: '' }],
+        conditions: [{ type: 'Scaling', status: 'true', reason: 'ScalingUp', message: '' }], failuresTolerated: undefined,
       },
-      replicas: 0, readyReplicas: 0, upToDateReplicas: 0,
+      replicas: 0, readyReplicas: 0, upToDateReplicas: 0, certificates: [], sharedDatastore: undefined,
     },
   });
   const member = { machine: { name: 'm0', uid: 'u0' }, version: v(35), failureDomain: undefined, ready: false, createdAt: 1n, deleting: false };

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from .context import Context
-from .types import Endpoint, InProgress, KubernetesVersion, MachineRef, MachineRole, ProviderError
+from .types import (
+    Endpoint,
+    InProgress,
+    JoinToken,
+    KubernetesVersion,
+    MachineRef,
+    MachineRole,
+    ProviderError,
+)
 
 C = TypeVar("C")
 
@@ -48,6 +56,19 @@ class ControlPlaneMember:
 
 
 @dataclass(frozen=True)
+class JoinCredentials:
+    """How to join a control plane that a service runs (the `hosted` and `managed` shapes).
+    Since 0.3."""
+
+    #: The certificate authority the control plane's API server certificate chains to (PEM):
+    #: what a join pins (kubeadm's `caCertHashes`).
+    ca_certificate: str
+    #: The token a join authenticates with, issued and kept valid by the service; None when
+    #: the service needs none.
+    token: JoinToken | None = None
+
+
+@dataclass(frozen=True)
 class BootstrapRequest:
     """What the host knows when it asks for a machine's bootstrap data."""
 
@@ -58,6 +79,11 @@ class BootstrapRequest:
     secrets: tuple[SecretItem, ...]
     #: Current control-plane members; empty for `init`.
     control_plane_members: tuple[ControlPlaneMember, ...] = ()
+    #: How a worker joins a control plane a service runs, as the control-plane provider had
+    #: it from the service; None for the `machines` shape, whose joins come from `secrets`.
+    #: With it, `secrets` is empty: the host does not call `cluster_secrets` for a cluster
+    #: whose CAs are the service's. Since 0.3.
+    join: JoinCredentials | None = None
 
 
 class BootstrapFormat(enum.Enum):
@@ -78,7 +104,8 @@ class BootstrapData:
 
 class Bootstrap(Generic[C]):
     """The bootstrap extension point. Subclass it to declare the point; every method not
-    overridden answers `unsupported`."""
+    overridden answers `unsupported`, but `current_join_token`, which answers None (no token
+    for the host to keep valid)."""
 
     def cluster_secrets(self, ctx: Context[C]) -> SecretsState:
         """Create the cluster's secret material; called until the first ready answer."""
@@ -93,3 +120,20 @@ class Bootstrap(Generic[C]):
     ) -> str:
         """An admin kubeconfig (YAML) for the cluster. Secret: never log it."""
         raise ProviderError.unsupported("bootstrap.kubeconfig")
+
+    def current_join_token(
+        self, ctx: Context[C], secrets: tuple[SecretItem, ...]
+    ) -> JoinToken | None:
+        """The bootstrap token joins carry now, read from the material `cluster_secrets`
+        returned; pure. The host keeps that token valid in the workload cluster, renewing it
+        through `renew_join_token` when it is missing there or past half its life. The
+        default, None, says the provider's join data carries no token to keep."""
+        return None
+
+    def renew_join_token(self, ctx: Context[C], secrets: tuple[SecretItem, ...]) -> JoinToken:
+        """A fresh bootstrap token, with a new id, in the item `current_join_token` names. The
+        host writes it into the workload cluster and then stores it in the cluster's secrets
+        (as `token.token`, `<id>.<secret>`), so `generate` reads it from there. Its secret
+        part is secret: never log it. The default answers `unsupported`, which is right for a
+        provider whose `current_join_token` answers None."""
+        raise ProviderError.unsupported("bootstrap.renew-join-token")

@@ -35,8 +35,10 @@ class FailureDomain:
 class ClusterInfrastructure:
     """The cluster-wide infrastructure, once it exists."""
 
-    #: Where the API server will be reached (e.g. a load balancer).
-    control_plane_endpoint: Endpoint
+    #: Where the API server will be reached (e.g. a load balancer); None when the
+    #: infrastructure makes no endpoint because the control plane is a service's, which
+    #: reports its own (0.3). Required: say None outright.
+    control_plane_endpoint: Endpoint | None
     failure_domains: tuple[FailureDomain, ...] = ()
     conditions: tuple[Condition, ...] = ()
 

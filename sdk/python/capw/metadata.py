@@ -42,6 +42,9 @@ class Capabilities:
     control_plane_shape: ControlPlaneShape | None = None
     control_plane_scalable: bool = False
     version_upgrades: bool = False
+    #: Takes a change of more than one minor version in one step of the spec (chained
+    #: upgrades); the host admits a skipped minor only from a provider that says so (0.3).
+    chains_upgrades: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ def describe(provider: Provider) -> ProviderMetadata:
             control_plane_shape=provider.SHAPE,  # type: ignore[attr-defined]
             control_plane_scalable=provider.SCALABLE,  # type: ignore[attr-defined]
             version_upgrades=provider.VERSION_UPGRADES,  # type: ignore[attr-defined]
+            chains_upgrades=provider.CHAINS_UPGRADES,  # type: ignore[attr-defined]
         )
     else:
         capabilities = Capabilities()

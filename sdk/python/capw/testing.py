@@ -1,6 +1,7 @@
 """What a provider's native unit tests need: call contexts, calls made as the host makes them,
-config checks, and a fake host (secrets, HTTP, the log). Plain `unittest`, no packages, no
-wasm.
+config checks, control-plane members as a 0.3 host observes them, the contract's rules on
+etcd members and join tokens, and a fake host (secrets, HTTP, the log). Plain `unittest`, no
+packages, no wasm.
 
     from capw import testing
 
@@ -31,11 +32,13 @@ from . import host as _host
 from . import http as _http
 from . import metadata as _metadata
 from . import schema as _schema
+from .bootstrap import SecretItem
 from .context import Context, GivenCall
+from .control_plane import DeleteMachine, EtcdMembership, Member, Plan, PlanInput
 from .dispatch import call as _call
 from .metadata import ExtensionPoint, FieldError
 from .provider import Provider
-from .types import ClusterRef, KubernetesVersion, MachineRef
+from .types import ClusterRef, JoinToken, KubernetesVersion, MachineRef
 
 #: Namespace of the cluster `context` calls for.
 NAMESPACE = "default"
@@ -60,6 +63,94 @@ def machine(name: str) -> MachineRef:
 def version(minor: int, patch: int = 0) -> KubernetesVersion:
     """Kubernetes `v1.MINOR.PATCH`."""
     return KubernetesVersion(1, minor, patch)
+
+
+def member(
+    name: str,
+    minor: int = 35,
+    *,
+    ready: bool = True,
+    created_at: int = 0,
+    failure_domain: str | None = None,
+    deleting: bool = False,
+    etcd: EtcdMembership = EtcdMembership.UNKNOWN,
+    out_of_date: Sequence[str] = (),
+    unhealthy: Sequence[str] = (),
+) -> Member:
+    """A control-plane member on machine `name` (`machine(name)`) running `v1.MINOR.0`: ready,
+    not being deleted, etcd not observed, up to date and healthy unless told otherwise."""
+    return Member(
+        machine=machine(name),
+        version=version(minor),
+        failure_domain=failure_domain,
+        ready=ready,
+        created_at=created_at,
+        deleting=deleting,
+        etcd=etcd,
+        out_of_date=tuple(out_of_date),
+        unhealthy=tuple(unhealthy),
+    )
+
+
+def in_etcd(input: PlanInput) -> PlanInput:
+    """`input` as a host that observed etcd list every member says it: each member's `etcd`
+    is `EtcdMembership.MEMBER`."""
+    return dataclasses.replace(
+        input,
+        members=tuple(dataclasses.replace(m, etcd=EtcdMembership.MEMBER) for m in input.members),
+    )
+
+
+def assert_etcd_members_kept(input: PlanInput, plan: Plan) -> None:
+    """Checks the contract's rule `control-plane.plan.etcd-members` on one answer: `plan`
+    deletes no member `input` says etcd lists (such a member leaves through
+    `RemoveEtcdMember`; `capw.control_plane.removal` answers the right step)."""
+    step = plan.step
+    if not isinstance(step, DeleteMachine):
+        return
+    listed = next((m for m in input.members if m.machine == step.machine and m.in_etcd), None)
+    if listed is not None:
+        raise AssertionError(
+            f"the plan deletes `{step.machine.name}`, which etcd lists: it must answer "
+            "RemoveEtcdMember for it"
+        )
+
+
+def assert_join_token_renews(
+    provider: Provider, secrets: Sequence[SecretItem], config_json: str = "{}"
+) -> JoinToken | None:
+    """Checks the contract's rule `bootstrap.join-token.renews` as the conformance suite does,
+    calling as the host calls: `current-join-token` answers None (then nothing else is
+    checked and None is returned), or a token in an item of `secrets`; `renew-join-token`
+    then answers a token with a new id for the same item, which `current-join-token` names
+    once it is stored there (as `<id>.<secret>`). Returns the renewed token. Never shows a
+    token's secret part."""
+    items = tuple(secrets)
+    current = call(provider, "bootstrap.current-join-token", items, config_json=config_json)
+    if current is None:
+        return None
+    if not any(i.name == current.item for i in items):
+        raise AssertionError(
+            f"current-join-token names item {current.item!r}, which the secrets do not have"
+        )
+    renewed = call(provider, "bootstrap.renew-join-token", items, config_json=config_json)
+    if renewed.item != current.item:
+        raise AssertionError(
+            f"renew-join-token answered item {renewed.item!r}, current-join-token names "
+            f"{current.item!r}"
+        )
+    if renewed.id == current.id:
+        raise AssertionError(f"renew-join-token answered the current token's id {current.id}")
+    stored = tuple(i for i in items if i.name != renewed.item) + (
+        SecretItem(renewed.item, renewed.token.encode()),
+    )
+    named = call(provider, "bootstrap.current-join-token", stored, config_json=config_json)
+    if named is None or named.id != renewed.id:
+        found = "none" if named is None else named.id
+        raise AssertionError(
+            f"with the renewed token {renewed.id} stored, current-join-token names {found}"
+        )
+    return renewed
 
 
 def source(

@@ -7,7 +7,7 @@ is a `ProviderError`, raised: the SDK turns it into the contract's `provider-err
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 #: Hints above this are sent as this: the contract carries milliseconds in a u32.
@@ -240,4 +240,37 @@ class DeletionInProgress:
 
 
 Deletion = Deleted | DeletionInProgress
-"""The answer of `delete-cluster` and `delete-machine`."""
+"""The answer of `delete-cluster`, `delete-machine` and `delete-control-plane`."""
+
+
+@dataclass(frozen=True)
+class JoinToken:
+    """A bootstrap token (Kubernetes' Secret type `bootstrap.kubernetes.io/token`): the
+    credential a joining machine's data carries and the workload cluster must still accept.
+    A bootstrap provider names the one its join data carries (`Bootstrap.current_join_token`)
+    and makes fresh ones (`Bootstrap.renew_join_token`); a control plane a service runs hands
+    out the one its workers join with (`capw.control_plane.ControlPlaneAccess`). Since 0.3.
+
+    Its `secret` is secret: it is left out of the dataclass's repr, and must never be logged.
+    """
+
+    #: The item of the cluster's secrets that holds it (as `<id>.<secret>`, `token`), which
+    #: `generate` reads. The host replaces that item when it renews the token.
+    item: str
+    #: `[a-z0-9]{6}`: public; the workload cluster keeps the token as Secret
+    #: `kube-system/bootstrap-token-<id>`.
+    id: str
+    #: `[a-z0-9]{16}`. Secret: never log it.
+    secret: str = field(repr=False)
+    #: How long the workload cluster accepts it from when it is written there, in seconds;
+    #: 0: it never expires.
+    ttl_seconds: int = 0
+    #: Groups it authenticates as besides `system:bootstrappers`, e.g. the group the
+    #: cluster's RBAC lets post node CSRs.
+    extra_groups: tuple[str, ...] = ()
+
+    @property
+    def token(self) -> str:
+        """`<id>.<secret>`: the token as a join presents it and as its item holds it. Secret:
+        never log it."""
+        return f"{self.id}.{self.secret}"

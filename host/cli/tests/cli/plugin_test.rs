@@ -170,10 +170,10 @@ fn go_sim_infra_passes_the_infrastructure_rules_sim_infra_passes() {
     }
 }
 
-/// sim-infra for a control plane a service runs makes no endpoint (`none`, contract 0.3): the
-/// infrastructure rules pass it, and simcloud is left without a load balancer.
+/// sim-infra and its Go twin, for a control plane a service runs, make no endpoint (`none`,
+/// contract 0.3): the infrastructure rules pass both.
 #[test]
-fn sim_infra_without_an_endpoint_passes_the_infrastructure_rules() {
+fn sim_infra_and_its_go_twin_without_an_endpoint_pass_the_infrastructure_rules() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("none.json");
     std::fs::write(
@@ -181,17 +181,19 @@ fn sim_infra_without_an_endpoint_passes_the_infrastructure_rules() {
         r#"{"endpoint": "${SIMCLOUD_URL}", "controlPlaneEndpoint": "none"}"#,
     )
     .unwrap();
-    let v = json_report_against_simcloud("capw_sim_infra", &config);
-    assert_eq!(v["passed"], true, "{v:#}");
-    for rule in [
-        "infrastructure.reconcile-cluster.in-progress",
-        "infrastructure.reconcile-cluster.idempotent",
-        "infrastructure.delete-cluster.gone-is-deleted",
-    ] {
-        let result = (v["results"].as_array().unwrap().iter())
-            .find(|r| r["rule"]["id"] == rule)
-            .unwrap();
-        assert_eq!(result["status"], "pass", "{result:#}");
+    for component in ["capw_sim_infra", "capw_go_sim_infra"] {
+        let v = json_report_against_simcloud(component, &config);
+        assert_eq!(v["passed"], true, "{component}: {v:#}");
+        for rule in [
+            "infrastructure.reconcile-cluster.in-progress",
+            "infrastructure.reconcile-cluster.idempotent",
+            "infrastructure.delete-cluster.gone-is-deleted",
+        ] {
+            let result = (v["results"].as_array().unwrap().iter())
+                .find(|r| r["rule"]["id"] == rule)
+                .unwrap();
+            assert_eq!(result["status"], "pass", "{component}: {result:#}");
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! The JavaScript hooks provider (plugins/other-languages/js-hooks, written with capw's
-//! JavaScript SDK for contract 0.2, built by `make js-hooks`) as the quickstart class's hook
+//! JavaScript SDK for contract 0.3, built by `make js-hooks`) as the quickstart class's hook
 //! provider, through the engine: `before-cluster-create` held until a time a few seconds
 //! away, answered with a retryable error whose retry-after is the time left. The host waits
 //! as told: nothing is created before that time, the hook answers retry-after exactly once,

@@ -352,7 +352,8 @@ fn remediate(unhealthy: &[&Member], members: &Membership<'_>) -> Step {
         return blocked(
             "RemediationNotPossible",
             format!(
-                "`{name}` is unhealthy ({why}) and is the only member: removing it would lose                  etcd's data; add members (replicas 3) to make the control plane repairable"
+                "`{name}` is unhealthy ({why}) and is the only member: removing it would lose \
+                 etcd's data; add members (replicas 3) to make the control plane repairable"
             ),
         );
     }
@@ -366,7 +367,8 @@ fn remediate(unhealthy: &[&Member], members: &Membership<'_>) -> Step {
             return blocked(
                 "RemediationBlocked",
                 format!(
-                    "`{name}` is unhealthy ({why}); removing it would leave {healthy} healthy                      of {} members, fewer than etcd's quorum of {needed}: waiting for `{}`",
+                    "`{name}` is unhealthy ({why}); removing it would leave {healthy} healthy \
+                     of {} members, fewer than etcd's quorum of {needed}: waiting for `{}`",
                     others.len(),
                     other.machine.name
                 ),

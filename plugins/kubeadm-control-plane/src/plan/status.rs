@@ -68,7 +68,8 @@ fn upgrading(members: &Membership<'_>) -> Condition {
             format!("{up_to_date} of {live} machines run {target}; replacing one at a time")
         } else {
             format!(
-                "{up_to_date} of {live} machines are up to date with {target} and what shapes                  them; changed: {}; replacing one at a time",
+                "{up_to_date} of {live} machines are up to date with {target} and what shapes \
+                 them; changed: {}; replacing one at a time",
                 changed.join(", ")
             )
         };

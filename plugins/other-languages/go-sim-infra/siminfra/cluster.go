@@ -12,6 +12,9 @@ import (
 
 // reconcile-cluster and delete-cluster: the cluster's network and load balancer.
 //
+// With controlPlaneEndpoint none (a control plane that a service runs) only the network is
+// made: the cluster is ready once it exists, with no endpoint.
+//
 // simcloud allows one network and one load balancer per cluster. Each is looked up by cluster
 // first and created only when absent, with a client token derived from the call's idempotency
 // key, so a create whose answer was lost is answered, not repeated. A create that meets 409
@@ -86,7 +89,7 @@ func ReconcileCluster(c *Client, ctx *capw.Context[Config]) (capw.ClusterState, 
 		return capw.ClusterState{}, err
 	}
 	return capw.ClusterReady(capw.ClusterInfrastructure{
-		ControlPlaneEndpoint: capw.Endpoint{Host: lb.Endpoint.Host, Port: lb.Endpoint.Port},
+		ControlPlaneEndpoint: &capw.Endpoint{Host: lb.Endpoint.Host, Port: lb.Endpoint.Port},
 		FailureDomains:       domains,
 		Conditions: []capw.Condition{networkReady, {
 			Type: "LoadBalancerReady", Status: capw.ConditionTrue, Reason: "LoadBalancerActive",
@@ -96,11 +99,11 @@ func ReconcileCluster(c *Client, ctx *capw.Context[Config]) (capw.ClusterState, 
 }
 
 // ReadyWithoutEndpoint is the answer once the network exists for a cluster whose control plane
-// is not on machines (controlPlaneEndpoint none): ready, with no endpoint (host empty, port 0:
-// the contract's field is not optional; the control-plane provider reports the service's).
+// is not on machines (controlPlaneEndpoint none): ready, with no endpoint (the contract's none;
+// the control-plane provider reports the service's) and the network's condition only.
 func ReadyWithoutEndpoint(domains []capw.FailureDomain, networkReady capw.Condition) capw.ClusterState {
 	return capw.ClusterReady(capw.ClusterInfrastructure{
-		ControlPlaneEndpoint: capw.Endpoint{},
+		ControlPlaneEndpoint: nil,
 		FailureDomains:       domains,
 		Conditions:           []capw.Condition{networkReady},
 	})

@@ -79,7 +79,7 @@ func TestTheControlPlaneEndpointIsALoadBalancerUnlessItSaysNone(t *testing.T) {
 		t.Errorf("default controlPlaneEndpoint is %q", c.ControlPlaneEndpoint)
 	}
 	ready := ReadyWithoutEndpoint(nil, capw.Condition{Type: "NetworkReady", Status: capw.ConditionTrue})
-	if ready.Ready == nil || ready.Ready.ControlPlaneEndpoint != (capw.Endpoint{}) || len(ready.Ready.Conditions) != 1 {
+	if ready.Ready == nil || ready.Ready.ControlPlaneEndpoint != nil || len(ready.Ready.Conditions) != 1 {
 		t.Errorf("not ready without an endpoint: %+v", ready)
 	}
 }

@@ -1,7 +1,7 @@
 // When a transition is held: the decision of `holdOnce`, from the call's idempotency key and
 // the wall clock alone.
 //
-// A provider is stateless and contract 0.2 passes nothing back to a hook: every call of one
+// A provider is stateless and contract 0.3 passes nothing back to a hook: every call of one
 // transition carries the same request and the same idempotency key (the host builds it from
 // the Cluster's uid, the hook and the target version), and the answer of the last call is not
 // among its input. The clock is the only input that differs between the first call and the

@@ -1,4 +1,6 @@
-"""What the host sees: the provider's description, its config and `control-plane.plan`."""
+"""What the host sees: the provider's description, its config and `control-plane.plan`. The
+functions of the shapes without machines (`reconcile-control-plane`, `delete-control-plane`)
+keep the SDK's answer, a permanent `unsupported`."""
 
 from __future__ import annotations
 
@@ -29,6 +31,9 @@ class KubeadmControlPlane(
     SHAPE = ControlPlaneShape.MACHINES
     SCALABLE = True
     VERSION_UPGRADES = True
+    # One minor version per change of the spec, as kubeadm-control-plane: a skipped minor is
+    # refused at admission rather than chained.
+    CHAINS_UPGRADES = False
 
     def validate(self, parsed: config.KubeadmControlPlaneConfig) -> Iterable[FieldError]:
         """The rules of `config.rule_errors`."""

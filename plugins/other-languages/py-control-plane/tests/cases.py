@@ -11,6 +11,7 @@ from capw import ConditionStatus, Endpoint, KubernetesVersion, testing
 from capw.control_plane import (
     CreateMachine,
     DeleteMachine,
+    EtcdMembership,
     Member,
     Nothing,
     Plan,
@@ -21,7 +22,8 @@ from capw.control_plane import (
 
 FILE = Path(__file__).resolve().parents[3] / "kubeadm-control-plane" / "plan-cases.json"
 
-#: Fields of a member or input that only contract 0.3 carries.
+#: Fields of a member or input that only contract 0.3 carries: the cases that give them are
+#: marked `contract: 0.3`.
 CONTRACT_0_3_FIELDS = frozenset({"etcd", "outOfDate", "unhealthy", "failuresTolerated"})
 
 
@@ -46,6 +48,10 @@ def plan_input(defaults: dict[str, Any], case: dict[str, Any]) -> tuple[str, Pla
             ready=m.get("ready", True),
             created_at=m["createdAt"],
             deleting=m.get("deleting", False),
+            # Absent: etcd not observed, as kubeadm-control-plane's tests/plan_cases.rs reads it.
+            etcd=EtcdMembership(m.get("etcd", "unknown")),
+            out_of_date=tuple(m.get("outOfDate", ())),
+            unhealthy=tuple(m.get("unhealthy", ())),
         )
         for m in given["members"]
     )
@@ -55,6 +61,7 @@ def plan_input(defaults: dict[str, Any], case: dict[str, Any]) -> tuple[str, Pla
         members=members,
         failure_domains=tuple(given["failureDomains"]),
         endpoint=endpoint(given["endpoint"]),
+        failures_tolerated=given.get("failuresTolerated"),
     )
 
 

@@ -1,6 +1,8 @@
 """A simulated host: applies each step the planner answers, checks that the step was safe,
 then lets the machine become ready (or finish deleting) and plans again. The walks of
-kubeadm-control-plane's own tests, on contract 0.2 (no etcd observed, no health checks)."""
+kubeadm-control-plane's own tests: a host that may observe etcd (a machine joins etcd as it
+becomes ready and leaves it on `RemoveEtcdMember`), records what shaped each machine (a
+generation of the machine-shaping inputs) and judges machines unhealthy."""
 
 from __future__ import annotations
 
@@ -9,19 +11,25 @@ from dataclasses import dataclass, field
 
 from py_control_plane import KubeadmControlPlaneConfig
 from py_control_plane.plan import plan
+from py_control_plane.plan.membership import quorum
 
 from capw import Endpoint, KubernetesVersion, MachineRef, testing
 from capw.control_plane import (
     CreateMachine,
     DeleteMachine,
+    EtcdMembership,
     MachineToCreate,
     Member,
     Nothing,
     Plan,
     PlanInput,
+    RemoveEtcdMember,
     Step,
     Wait,
 )
+
+#: What the host lists for a machine made with an older generation of the shaping inputs.
+SHAPE_INPUT = "infrastructure.config/instanceType"
 
 
 @dataclass(frozen=True)
@@ -41,9 +49,18 @@ class Sim:
     version: KubernetesVersion
     domains: tuple[str, ...]
     config: KubeadmControlPlaneConfig = field(default_factory=KubeadmControlPlaneConfig)
+    failures_tolerated: int | None = None
     members: list[Member] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     snapshots: list[Snapshot] = field(default_factory=list)
+    #: Whether the host observes etcd: members then say whether etcd lists them.
+    etcd: bool = False
+    #: The generation of the machine-shaping inputs new machines are made with.
+    shape: int = 0
+    #: The generation each machine was made with, by name; absent: generation 0.
+    shapes: dict[str, int] = field(default_factory=dict)
+    #: The machines the host's health checks judge unhealthy, with why, by name.
+    sick: dict[str, str] = field(default_factory=dict)
     clock: int = 1_700_000_000
     created: int = 0
 
@@ -54,21 +71,32 @@ class Sim:
         minor: int,
         domains: tuple[str, ...] = ("a", "b", "c"),
         max_surge: int = 1,
+        etcd: bool = False,
     ) -> Sim:
         return cls(
             replicas,
             testing.version(minor),
             domains,
             KubeadmControlPlaneConfig(max_surge=max_surge),
+            etcd=etcd,
         )
 
     def input(self) -> PlanInput:
+        members = tuple(
+            dataclasses.replace(
+                m,
+                out_of_date=self.changed(m),
+                unhealthy=tuple(r for n, r in self.sick.items() if n == m.machine.name),
+            )
+            for m in self.members
+        )
         return PlanInput(
             version=self.version,
             replicas=self.replicas,
-            members=tuple(self.members),
+            members=members,
             failure_domains=self.domains,
             endpoint=Endpoint("cp.c1.test", 6443),
+            failures_tolerated=self.failures_tolerated,
         )
 
     def try_plan(self) -> Plan:
@@ -78,11 +106,13 @@ class Sim:
         """The plan, checked to be deterministic and independent of the members' order."""
         answer = self.try_plan()
         assert self.try_plan() == answer, "not deterministic"
-        reversed_input = dataclasses.replace(self.input(), members=tuple(reversed(self.members)))
+        input = self.input()
+        reversed_input = dataclasses.replace(input, members=tuple(reversed(input.members)))
         if not isinstance(answer.step, Wait):
             assert plan(self.config, reversed_input).step == answer.step, (
                 "depends on the members' order"
             )
+        testing.assert_etcd_members_kept(input, answer)
         return answer
 
     def live(self) -> list[Member]:
@@ -105,19 +135,30 @@ class Sim:
                 name = self.create(step.machine)
                 self.steps.append(step)
                 self._expect_wait("a machine is joining")
-                self._update(name, ready=True)
+                self.set_ready(name)
             elif isinstance(step, DeleteMachine):
                 self._check_delete(step.machine)
+                listed = [m for m in self.live() if m.machine == step.machine and m.in_etcd]
+                assert not listed, f"DeleteMachine for {step.machine}, which etcd lists"
                 self._update(step.machine.name, deleting=True)
                 self.steps.append(step)
                 self._expect_wait("a machine is being deleted")
-                self.members = [m for m in self.members if m.machine != step.machine]
-                self._snapshot()
+                self.remove(step.machine.name)
+            elif isinstance(step, RemoveEtcdMember):
+                self._check_delete(step.machine)
+                listed = [m for m in self.live() if m.machine == step.machine and m.in_etcd]
+                assert listed, f"RemoveEtcdMember for {step.machine}, which etcd does not list"
+                # As the host does: the machine is marked deleted first, then leaves etcd.
+                self._update(step.machine.name, deleting=True, etcd=self._not_member())
+                self.steps.append(step)
+                self._expect_wait("a member is leaving etcd")
+                self.remove(step.machine.name)
             else:
                 raise AssertionError(f"stuck: {step}\n{self}")
         raise AssertionError(f"no convergence in 100 steps\n{self}")
 
     def create(self, machine: MachineToCreate) -> str:
+        """Adds a machine for `machine`, not ready yet; returns its name."""
         name = f"m{self.created}"
         self.created += 1
         self.clock += 10
@@ -128,12 +169,42 @@ class Sim:
                 machine.failure_domain,
                 ready=False,
                 created_at=self.clock,
+                etcd=self._not_member(),
             )
         )
+        self.shapes[name] = self.shape
         self._snapshot()
         return name
 
-    def _update(self, name: str, **changes: bool) -> None:
+    def set_ready(self, name: str) -> None:
+        """A machine ready: its kubeadm join has added it to etcd."""
+        joined = EtcdMembership.MEMBER if self.etcd else EtcdMembership.UNKNOWN
+        self._update(name, ready=True, etcd=joined)
+
+    def remove(self, name: str) -> None:
+        self.members = [m for m in self.members if m.machine.name != name]
+        self.sick.pop(name, None)
+        self._snapshot()
+
+    def fall_ill(self, name: str) -> None:
+        """The host judges `name` unhealthy (its Node NotReady): it is no longer ready."""
+        self.sick[name] = f"Node {name}: Ready is Unknown for 400s"
+        self._update(name, ready=False)
+
+    def changed(self, m: Member) -> tuple[str, ...]:
+        """What the host lists as out of date for `m`, as capw's engine does."""
+        changed = []
+        if m.version != self.version:
+            changed.append("version")
+        if self.shapes.get(m.machine.name, 0) != self.shape:
+            changed.append(SHAPE_INPUT)
+        return tuple(changed)
+
+    def _not_member(self) -> EtcdMembership:
+        """What the host says of a machine etcd does not list."""
+        return EtcdMembership.NOT_MEMBER if self.etcd else EtcdMembership.UNKNOWN
+
+    def _update(self, name: str, **changes: object) -> None:
         self.members = [
             dataclasses.replace(m, **changes) if m.machine.name == name else m for m in self.members
         ]
@@ -150,10 +221,14 @@ class Sim:
         assert isinstance(answer.step, Wait), f"{why}, yet the plan answered {answer.step}"
 
     def _desired(self) -> int:
-        return self.replicas or (self.config.replicas or 0)
+        if self.replicas:
+            return self.replicas
+        if self.failures_tolerated is not None:
+            return 2 * self.failures_tolerated + 1
+        return self.config.replicas or 0
 
     def _out_of_date(self) -> int:
-        return sum(1 for m in self.live() if m.version != self.version)
+        return sum(1 for m in self.live() if self.changed(m))
 
     def _check_counts(self, answer: Plan) -> None:
         live = self.live()
@@ -180,10 +255,21 @@ class Sim:
             assert self._out_of_date() > 0, "surge without a rollout"
 
     def _check_delete(self, machine: MachineRef) -> None:
+        """A delete is safe: nothing else under way, a live member, never the last one, etcd
+        keeps its quorum through the removal. An unhealthy member (which may be unready) goes
+        before anything else, with every other member healthy and ready."""
         live = self.live()
-        assert any(m.machine == machine for m in live), (
-            f"deletes {machine}, which is not a live member"
-        )
-        assert all(not m.deleting and m.ready for m in self.members), self
-        # From a whole, ready membership, never the last member: etcd keeps its quorum.
+        target = next((m for m in live if m.machine == machine), None)
+        assert target is not None, f"deletes {machine}, which is not a live member"
+        sick = machine.name in self.sick
+        others = [m for m in self.members if m.machine != machine]
+        assert all(
+            not m.deleting and m.ready and m.machine.name not in self.sick for m in others
+        ), self
+        assert sick or target.ready, f"deletes an unready member: {self}"
+        assert sick or not self.sick, f"deletes a healthy member while one is unhealthy: {self}"
         assert len(live) >= 2, "deletes the last member"
+        others_ready = sum(1 for m in live if m.ready and m.machine != machine)
+        assert others_ready >= quorum(len(live) - 1), "removal leaves etcd without quorum"
+        if not sick and self._out_of_date() > 0:
+            assert self.changed(target), "deletes an up-to-date machine first"

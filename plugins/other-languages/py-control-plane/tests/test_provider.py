@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import unittest
 
@@ -29,7 +30,10 @@ class ProviderTest(unittest.TestCase):
         m = describe(P)
         self.assertEqual(m.name, "py-control-plane")
         self.assertEqual(m.extension_points, (ExtensionPoint.CONTROL_PLANE,))
-        self.assertEqual(m.capabilities, Capabilities(ControlPlaneShape.MACHINES, True, True))
+        self.assertEqual(
+            m.capabilities,
+            Capabilities(ControlPlaneShape.MACHINES, True, True, chains_upgrades=False),
+        )
         self.assertEqual((m.requested_grants.http_hosts, m.requested_grants.secrets), ((), ()))
         self.assertEqual(json.loads(m.config_schema), KubeadmControlPlane.CONFIG_SCHEMA)
 
@@ -71,6 +75,31 @@ class ProviderTest(unittest.TestCase):
 
         call(P, ExtensionPoint.CONTROL_PLANE, "control-plane.plan", source, plan_input(3))
         self.assertEqual(source.reads, {"config": 1})
+
+    def test_failures_tolerated_becomes_an_odd_membership_or_a_refusal_naming_the_field(self):
+        asked = dataclasses.replace(plan_input(0), failures_tolerated=1)
+        answer = testing.call(P, "control-plane.plan", asked)
+        self.assertIsInstance(answer.step, CreateMachine)
+        self.assertTrue(answer.step.machine.init)
+        with self.assertRaises(ProviderError) as refused:
+            testing.call(
+                P, "control-plane.plan", dataclasses.replace(asked, failures_tolerated=4)
+            )
+        e = refused.exception
+        self.assertEqual((e.code, e.retryable), (ErrorCode.INVALID_INPUT, False))
+        self.assertIn("spec.topology.controlPlane.failuresTolerated", e.message)
+
+    def test_the_service_functions_are_unsupported_for_machines(self):
+        for function, args in (
+            ("control-plane.reconcile-control-plane", (plan_input(3),)),
+            ("control-plane.delete-control-plane", ()),
+        ):
+            with self.subTest(function), self.assertRaises(ProviderError) as refused:
+                testing.call(P, function, *args)
+            self.assertEqual(
+                (refused.exception.code, refused.exception.retryable),
+                (ErrorCode.UNSUPPORTED, False),
+            )
 
     def test_other_points_are_unsupported(self):
         for function in (

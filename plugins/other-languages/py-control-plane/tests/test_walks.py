@@ -8,7 +8,7 @@ import unittest
 from py_control_plane.plan import DeleteFirstTooFewReplicas
 
 from capw import testing
-from capw.control_plane import CreateMachine, DeleteMachine
+from capw.control_plane import CreateMachine, DeleteMachine, RemoveEtcdMember
 
 from .sim import Sim
 
@@ -18,7 +18,7 @@ def creates(steps) -> int:
 
 
 def deletes(steps) -> int:
-    return sum(1 for s in steps if isinstance(s, DeleteMachine))
+    return sum(1 for s in steps if isinstance(s, (DeleteMachine, RemoveEtcdMember)))
 
 
 def peak(snapshots) -> int:
@@ -130,15 +130,27 @@ class WalksTest(unittest.TestCase):
                 for upgrade in (False, True):
                     for surge in (1, 0):
                         for domains in ((), ("a", "b"), ("a", "b", "c")):
-                            with self.subTest(
-                                start=start, end=end, upgrade=upgrade, surge=surge, domains=domains
-                            ):
-                                self._walk(start, end, upgrade, surge, domains)
+                            for etcd in (False, True):
+                                with self.subTest(
+                                    start=start,
+                                    end=end,
+                                    upgrade=upgrade,
+                                    surge=surge,
+                                    domains=domains,
+                                    etcd=etcd,
+                                ):
+                                    self._walk(start, end, upgrade, surge, domains, etcd)
 
     def _walk(
-        self, start: int, end: int, upgrade: bool, surge: int, domains: tuple[str, ...]
+        self,
+        start: int,
+        end: int,
+        upgrade: bool,
+        surge: int,
+        domains: tuple[str, ...],
+        etcd: bool,
     ) -> None:
-        sim = Sim.new(start, 34, domains, max_surge=surge)
+        sim = Sim.new(start, 34, domains, max_surge=surge, etcd=etcd)
         sim.converge()
         sim.replicas = end
         if upgrade:

@@ -127,3 +127,85 @@ func FromOptionalString(o witTypes.Option[string]) string {
 	}
 	return ""
 }
+
+// OptionalEndpoint to the contract: nil as none.
+func OptionalEndpoint(e *capw.Endpoint) witTypes.Option[capw_provider_types.Endpoint] {
+	if e == nil {
+		return witTypes.None[capw_provider_types.Endpoint]()
+	}
+	return witTypes.Some(Endpoint(*e))
+}
+
+// FromOptionalEndpoint from the contract: none as nil.
+func FromOptionalEndpoint(o witTypes.Option[capw_provider_types.Endpoint]) *capw.Endpoint {
+	if !o.IsSome() {
+		return nil
+	}
+	e := FromEndpoint(o.Some())
+	return &e
+}
+
+// OptionalUint32 to the contract: nil as none.
+func OptionalUint32(n *uint32) witTypes.Option[uint32] {
+	if n == nil {
+		return witTypes.None[uint32]()
+	}
+	return witTypes.Some(*n)
+}
+
+// FromOptionalUint32 from the contract: none as nil.
+func FromOptionalUint32(o witTypes.Option[uint32]) *uint32 {
+	if !o.IsSome() {
+		return nil
+	}
+	n := o.Some()
+	return &n
+}
+
+// Version to the contract.
+func Version(v capw.KubernetesVersion) capw_provider_types.KubernetesVersion {
+	return capw_provider_types.KubernetesVersion{Major: v.Major, Minor: v.Minor, Patch: v.Patch}
+}
+
+// MachineRef to the contract.
+func MachineRef(m capw.MachineRef) capw_provider_types.MachineRef {
+	return capw_provider_types.MachineRef{Name: m.Name, Uid: m.UID}
+}
+
+// Strings is s, never nil: the bindings lower a list from its slice.
+func Strings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// JoinToken to the contract; the lifetime in whole seconds ([capw.Seconds]).
+func JoinToken(t capw.JoinToken) capw_provider_types.JoinToken {
+	return capw_provider_types.JoinToken{
+		Item:        t.Item,
+		Id:          t.ID,
+		Secret:      t.Secret,
+		TtlSeconds:  capw.Seconds(t.TTL),
+		ExtraGroups: Strings(t.ExtraGroups),
+	}
+}
+
+// FromJoinToken from the contract.
+func FromJoinToken(t capw_provider_types.JoinToken) capw.JoinToken {
+	return capw.JoinToken{
+		Item:        t.Item,
+		ID:          t.Id,
+		Secret:      t.Secret,
+		TTL:         capw.FromSeconds(t.TtlSeconds),
+		ExtraGroups: t.ExtraGroups,
+	}
+}
+
+// OptionalJoinToken to the contract: nil as none.
+func OptionalJoinToken(t *capw.JoinToken) witTypes.Option[capw_provider_types.JoinToken] {
+	if t == nil {
+		return witTypes.None[capw_provider_types.JoinToken]()
+	}
+	return witTypes.Some(JoinToken(*t))
+}

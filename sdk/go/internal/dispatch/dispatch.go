@@ -26,9 +26,13 @@ type Table struct {
 	LifecycleHooks *LifecycleHooks
 }
 
-// ControlPlane is the control-plane point's function.
+// ControlPlane is the control-plane point's functions. ReconcileControlPlane and
+// DeleteControlPlane answer unsupported unless the provider implements
+// [capw.ManagedControlPlane].
 type ControlPlane struct {
-	Plan func(capw.CallSource, capw.PlanInput) (capw.PlanOutput, error)
+	Plan                  func(capw.CallSource, capw.PlanInput) (capw.PlanOutput, error)
+	ReconcileControlPlane func(capw.CallSource, capw.PlanInput) (capw.ReconcileOutput, error)
+	DeleteControlPlane    func(capw.CallSource) (capw.Deletion, error)
 }
 
 // Infrastructure is the infrastructure point's functions.
@@ -40,11 +44,14 @@ type Infrastructure struct {
 	ListMachines     func(capw.CallSource) ([]capw.ListedMachine, error)
 }
 
-// Bootstrap is the bootstrap point's functions.
+// Bootstrap is the bootstrap point's functions. CurrentJoinToken answers nil and
+// RenewJoinToken unsupported unless the provider implements [capw.JoinTokens].
 type Bootstrap struct {
-	ClusterSecrets func(capw.CallSource) (capw.SecretsState, error)
-	Generate       func(capw.CallSource, capw.BootstrapRequest) (capw.BootstrapData, error)
-	Kubeconfig     func(capw.CallSource, capw.Endpoint, []capw.SecretItem) (string, error)
+	ClusterSecrets   func(capw.CallSource) (capw.SecretsState, error)
+	Generate         func(capw.CallSource, capw.BootstrapRequest) (capw.BootstrapData, error)
+	Kubeconfig       func(capw.CallSource, capw.Endpoint, []capw.SecretItem) (string, error)
+	CurrentJoinToken func(capw.CallSource, []capw.SecretItem) (*capw.JoinToken, error)
+	RenewJoinToken   func(capw.CallSource, []capw.SecretItem) (capw.JoinToken, error)
 }
 
 // LifecycleHooks is the lifecycle-hooks point's function.
@@ -86,15 +93,7 @@ func Build[C any](p capw.Provider[C]) *Table {
 		t.Bootstrap = bootstrap(boot)
 	}
 	if cp, ok := p.(capw.ControlPlane[C]); ok {
-		t.ControlPlane = &ControlPlane{
-			Plan: func(s capw.CallSource, in capw.PlanInput) (capw.PlanOutput, error) {
-				ctx, err := enter[C](s)
-				if err != nil {
-					return capw.PlanOutput{}, err
-				}
-				return cp.Plan(ctx, in)
-			},
-		}
+		t.ControlPlane = controlPlane(cp)
 	}
 	if hooks, ok := p.(capw.LifecycleHooks[C]); ok {
 		t.LifecycleHooks = &LifecycleHooks{
@@ -150,7 +149,41 @@ func infrastructure[C any](p capw.Infrastructure[C]) *Infrastructure {
 	}
 }
 
+func controlPlane[C any](p capw.ControlPlane[C]) *ControlPlane {
+	var managed capw.ManagedControlPlane[C] = capw.UnsupportedControlPlane[C]{}
+	if m, ok := p.(capw.ManagedControlPlane[C]); ok {
+		managed = m
+	}
+	return &ControlPlane{
+		Plan: func(s capw.CallSource, in capw.PlanInput) (capw.PlanOutput, error) {
+			ctx, err := enter[C](s)
+			if err != nil {
+				return capw.PlanOutput{}, err
+			}
+			return p.Plan(ctx, in)
+		},
+		ReconcileControlPlane: func(s capw.CallSource, in capw.PlanInput) (capw.ReconcileOutput, error) {
+			ctx, err := enter[C](s)
+			if err != nil {
+				return capw.ReconcileOutput{}, err
+			}
+			return managed.ReconcileControlPlane(ctx, in)
+		},
+		DeleteControlPlane: func(s capw.CallSource) (capw.Deletion, error) {
+			ctx, err := enter[C](s)
+			if err != nil {
+				return capw.Deletion{}, err
+			}
+			return managed.DeleteControlPlane(ctx)
+		},
+	}
+}
+
 func bootstrap[C any](p capw.Bootstrap[C]) *Bootstrap {
+	var tokens capw.JoinTokens[C] = capw.UnsupportedBootstrap[C]{}
+	if t, ok := p.(capw.JoinTokens[C]); ok {
+		tokens = t
+	}
 	return &Bootstrap{
 		ClusterSecrets: func(s capw.CallSource) (capw.SecretsState, error) {
 			ctx, err := enter[C](s)
@@ -172,6 +205,20 @@ func bootstrap[C any](p capw.Bootstrap[C]) *Bootstrap {
 				return "", err
 			}
 			return p.Kubeconfig(ctx, e, items)
+		},
+		CurrentJoinToken: func(s capw.CallSource, items []capw.SecretItem) (*capw.JoinToken, error) {
+			ctx, err := enter[C](s)
+			if err != nil {
+				return nil, err
+			}
+			return tokens.CurrentJoinToken(ctx, items)
+		},
+		RenewJoinToken: func(s capw.CallSource, items []capw.SecretItem) (capw.JoinToken, error) {
+			ctx, err := enter[C](s)
+			if err != nil {
+				return capw.JoinToken{}, err
+			}
+			return tokens.RenewJoinToken(ctx, items)
 		},
 	}
 }

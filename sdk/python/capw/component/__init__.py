@@ -5,7 +5,7 @@ The provider's entry module (the one named to `componentize-py componentize`) ho
     Metadata, Infrastructure, Bootstrap, ControlPlane, LifecycleHooks = export(MyProvider)
 
 componentize-py finds the five exported interfaces of the world `provider` (the SDK's
-`wit/world.wit`: the contract's `provider` world of capw:provider@0.2.0 and
+`wit/world.wit`: the contract's `provider` world of capw:provider@0.3.0 and
 `wasi:http/outgoing-handler`) as classes of those names in that module. This package is the
 only code that imports the bindings componentize-py generates (`wit_world`), and it imports
 them only when `export` runs, inside the build: a provider's own modules, and its unit tests,

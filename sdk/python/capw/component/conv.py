@@ -50,6 +50,16 @@ def endpoint(v: wt.Endpoint) -> t.Endpoint:
     return t.Endpoint(v.host, v.port)
 
 
+def join_token(v: wt.JoinToken) -> t.JoinToken:
+    return t.JoinToken(
+        item=v.item,
+        id=v.id,
+        secret=v.secret,
+        ttl_seconds=v.ttl_seconds,
+        extra_groups=tuple(v.extra_groups),
+    )
+
+
 def member(v: wcp.Member) -> cp.Member:
     return cp.Member(
         machine=machine_ref(v.machine),
@@ -58,6 +68,21 @@ def member(v: wcp.Member) -> cp.Member:
         ready=v.ready,
         created_at=v.created_at,
         deleting=v.deleting,
+        etcd=_enum(cp.EtcdMembership, v.etcd),
+        out_of_date=tuple(v.out_of_date),
+        unhealthy=tuple(v.unhealthy),
+    )
+
+
+def hosted_object(v: wcp.HostedObject) -> cp.HostedObject:
+    return cp.HostedObject(
+        api_version=v.api_version,
+        kind=v.kind,
+        name=v.name,
+        ready=v.ready,
+        message=v.message,
+        images=tuple(v.images),
+        addresses=tuple(v.addresses),
     )
 
 
@@ -68,6 +93,8 @@ def plan_input(v: wcp.PlanInput) -> cp.PlanInput:
         members=tuple(member(x) for x in v.members),
         failure_domains=tuple(v.failure_domains),
         endpoint=_opt(endpoint, v.endpoint),
+        failures_tolerated=v.failures_tolerated,
+        objects=tuple(hosted_object(x) for x in v.objects),
     )
 
 
@@ -86,16 +113,25 @@ def secret_item(v: wb.SecretItem) -> b.SecretItem:
     return b.SecretItem(v.name, bytes(v.data))
 
 
+def secret_items(v: list) -> tuple[b.SecretItem, ...]:
+    return tuple(secret_item(s) for s in v)
+
+
+def join_credentials(v: wb.JoinCredentials) -> b.JoinCredentials:
+    return b.JoinCredentials(v.ca_certificate, _opt(join_token, v.token))
+
+
 def bootstrap_request(v: wb.BootstrapRequest) -> b.BootstrapRequest:
     return b.BootstrapRequest(
         machine=machine_ref(v.machine),
         role=_enum(t.MachineRole, v.role),
         version=version(v.version),
         endpoint=endpoint(v.endpoint),
-        secrets=tuple(secret_item(s) for s in v.secrets),
+        secrets=secret_items(v.secrets),
         control_plane_members=tuple(
             b.ControlPlaneMember(x.name, x.address) for x in v.control_plane_members
         ),
+        join=_opt(join_credentials, v.join),
     )
 
 
@@ -130,6 +166,7 @@ def provider_metadata(v: m.ProviderMetadata) -> wm.ProviderMetadata:
             _opt(lambda s: _enum(wm.ControlPlaneShape, s), caps.control_plane_shape),
             caps.control_plane_scalable,
             caps.version_upgrades,
+            caps.chains_upgrades,
         ),
         requested_grants=wm.RequestedGrants(
             list(v.requested_grants.http_hosts), list(v.requested_grants.secrets)
@@ -147,6 +184,14 @@ def out_endpoint(v: t.Endpoint) -> wt.Endpoint:
 
 def out_machine_ref(v: t.MachineRef) -> wt.MachineRef:
     return wt.MachineRef(v.name, v.uid)
+
+
+def out_join_token(v: t.JoinToken) -> wt.JoinToken:
+    return wt.JoinToken(v.item, v.id, v.secret, v.ttl_seconds, list(v.extra_groups))
+
+
+def optional_join_token(v: t.JoinToken | None) -> wt.JoinToken | None:
+    return _opt(out_join_token, v)
 
 
 def condition(v: t.Condition) -> wt.Condition:
@@ -177,7 +222,7 @@ def cluster_state(v: i.ClusterState) -> wi.ClusterState:
     infra = v.infrastructure
     return wi.ClusterState_Ready(
         wi.ClusterInfrastructure(
-            out_endpoint(infra.control_plane_endpoint),
+            _opt(out_endpoint, infra.control_plane_endpoint),
             [wi.FailureDomain(d.name, d.control_plane) for d in infra.failure_domains],
             [condition(c) for c in infra.conditions],
         )
@@ -238,6 +283,25 @@ def step(v: cp.Step) -> wcp.Step:
     raise TypeError(f"not a step: {type(v).__name__}")
 
 
+def certificate_secret(v: cp.CertificateSecret) -> wcp.CertificateSecret:
+    return wcp.CertificateSecret(
+        v.name,
+        [
+            wcp.CertificateRequest(
+                key=r.key,
+                authority=_enum(wcp.CertificateAuthority, r.authority),
+                usage=_enum(wcp.CertificateUsage, r.usage),
+                common_name=r.common_name,
+                organizations=list(r.organizations),
+                sans=list(r.sans),
+                kubeconfig_server=r.kubeconfig_server,
+            )
+            for r in v.certificates
+        ],
+        [_enum(wcp.SecretMaterial, m) for m in v.materials],
+    )
+
+
 def plan(v: cp.Plan) -> wcp.PlanOutput:
     s = v.status
     status = wcp.ControlPlaneStatus(
@@ -246,8 +310,34 @@ def plan(v: cp.Plan) -> wcp.PlanOutput:
         _opt(out_version, s.version),
         _opt(out_endpoint, s.endpoint),
         [condition(c) for c in s.conditions],
+        s.failures_tolerated,
     )
-    return wcp.PlanOutput(step(v.step), status, v.replicas, v.ready_replicas, v.up_to_date_replicas)
+    return wcp.PlanOutput(
+        step(v.step),
+        status,
+        v.replicas,
+        v.ready_replicas,
+        v.up_to_date_replicas,
+        [certificate_secret(c) for c in v.certificates],
+        _opt(lambda d: wcp.SharedDatastore(d.name, d.secret), v.shared_datastore),
+    )
+
+
+def reconcile_output(v: cp.ReconcileOutput) -> wcp.ReconcileOutput:
+    if not isinstance(v, cp.ReconcileOutput):
+        raise TypeError(f"the answer is a ReconcileOutput, not {type(v).__name__}")
+    a = v.access
+    access = (
+        None
+        if a is None
+        else wcp.ControlPlaneAccess(
+            out_endpoint(a.endpoint),
+            a.ca_certificate,
+            a.admin_kubeconfig,
+            _opt(out_join_token, a.join_token),
+        )
+    )
+    return wcp.ReconcileOutput(plan(v.plan), access)
 
 
 def hook_response(v: h.HookResponse) -> wh.HookResponse:

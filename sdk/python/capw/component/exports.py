@@ -114,12 +114,42 @@ def classes(provider_cls: type) -> tuple[type, type, type, type, type]:
             )
 
         def kubeconfig(self, ctx, endpoint, secrets):
-            items = tuple(conv.secret_item(s) for s in secrets)
+            items = conv.secret_items(secrets)
             return run(BOOT, "bootstrap.kubeconfig", ctx, str, conv.endpoint(endpoint), items)
+
+        def current_join_token(self, ctx, secrets):
+            return run(
+                BOOT,
+                "bootstrap.current-join-token",
+                ctx,
+                conv.optional_join_token,
+                conv.secret_items(secrets),
+            )
+
+        def renew_join_token(self, ctx, secrets):
+            return run(
+                BOOT,
+                "bootstrap.renew-join-token",
+                ctx,
+                conv.out_join_token,
+                conv.secret_items(secrets),
+            )
 
     class ControlPlane(wit.ControlPlane):
         def plan(self, ctx, input):
             return run(CP, "control-plane.plan", ctx, conv.plan, conv.plan_input(input))
+
+        def reconcile_control_plane(self, ctx, input):
+            return run(
+                CP,
+                "control-plane.reconcile-control-plane",
+                ctx,
+                conv.reconcile_output,
+                conv.plan_input(input),
+            )
+
+        def delete_control_plane(self, ctx):
+            return run(CP, "control-plane.delete-control-plane", ctx, conv.deletion)
 
     class LifecycleHooks(wit.LifecycleHooks):
         def handle(self, ctx, request):

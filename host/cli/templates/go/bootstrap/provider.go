@@ -90,9 +90,11 @@ func (Provider) ClusterSecrets(ctx *capw.Context[Config]) (capw.SecretsState, er
 	}), nil
 }
 
-// Generate is a machine's cloud-config.
+// Generate is a machine's cloud-config. A worker of a control plane a service runs (the
+// hosted and managed shapes) joins with request.Join, the service's CA and token, and the
+// cluster has no secrets of this provider's.
 func (Provider) Generate(ctx *capw.Context[Config], request capw.BootstrapRequest) (capw.BootstrapData, error) {
-	if !hasSecret(request.Secrets, token) {
+	if request.Join == nil && !hasSecret(request.Secrets, token) {
 		return capw.BootstrapData{}, capw.Permanent(capw.CodeInvalidInput, "request.secrets: no bootstrap-token")
 	}
 	members := make([]string, 0, len(request.ControlPlaneMembers))
@@ -103,6 +105,10 @@ func (Provider) Generate(ctx *capw.Context[Config], request capw.BootstrapReques
 	fmt.Fprintf(&data, "#cloud-config\n# role: %s\n# version: %s\n# endpoint: %s:%d\n# members: %s\ntimezone: %s\n",
 		request.Role, request.Version, request.Endpoint.Host, request.Endpoint.Port,
 		strings.Join(members, ","), ctx.Config.Timezone)
+	if join := request.Join; join != nil && join.Token != nil {
+		// The token's id is public; its secret would go into the join configuration.
+		fmt.Fprintf(&data, "# join token: %s\n", join.Token.ID)
+	}
 	if len(ctx.Config.Packages) == 0 {
 		data.WriteString("packages: []\n")
 	} else {
@@ -151,6 +157,10 @@ func hasSecret(items []capw.SecretItem, name string) bool {
 	}
 	return false
 }
+
+// Its token item is not a join token the host keeps valid in the workload cluster, so
+// Provider leaves capw.JoinTokens out: current-join-token answers none. A provider whose join
+// data carries a bootstrap token implements CurrentJoinToken and RenewJoinToken too.
 
 // The compiler checks that Provider serves the bootstrap point, all of it.
 var _ capw.Bootstrap[Config] = Provider{}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
+	"capw.dev/sdk/go/capw"
 	"capw.dev/sdk/go/capwtest"
 )
 
@@ -21,4 +23,18 @@ func TestTheTokenIsMadeOncePerCluster(t *testing.T) {
 func TestABadPackageIsNamed(t *testing.T) {
 	errors := capwtest.AssertRefusedAt[Config](t, Provider{}, `{"packages": ["curl", "Bad Name"]}`, "/packages/1")
 	capwtest.AssertFieldError(t, errors, "/packages/1", "Debian package")
+}
+
+func TestAWorkerOfAServicesControlPlaneJoinsWithoutSecrets(t *testing.T) {
+	ctx := capwtest.Context[Config](t, `{}`)
+	token := capw.JoinToken{ID: "abcdef", Secret: "0123456789abcdef"}
+	data, err := Provider{}.Generate(ctx, capw.BootstrapRequest{
+		Machine: capwtest.Machine("md-0-a"),
+		Role:    capw.RoleWorker,
+		Version: capwtest.Version(35),
+		Join:    &capw.JoinCredentials{CACertificate: "-----BEGIN CERTIFICATE-----", Token: &token},
+	})
+	if err != nil || !strings.Contains(string(data.Data), "# join token: abcdef\n") {
+		t.Fatalf("%s, %v", data.Data, err)
+	}
 }

@@ -1,6 +1,7 @@
 // Command {{name}} is a control-plane provider written with capw's Go SDK, of the machines
 // shape: the host creates and deletes the control-plane machines, one step at a time, and Plan
-// says which step is safe next. Scalable, no version upgrades (set VersionUpgrades and plan a
+// says which step is safe next, taking a member etcd lists out of etcd before its machine.
+// Scalable, no version upgrades (set VersionUpgrades and plan a
 // rollout to add them: kubeadm-control-plane in the capw repository shows how).
 //
 // provider.go is the provider; main.go exports it from the component.
@@ -96,11 +97,13 @@ func (Provider) Plan(ctx *capw.Context[Config], input capw.PlanInput) (capw.Plan
 			step = capw.Step{Kind: capw.StepCreateMachine, Create: create}
 		}
 	} else if len(live) > wanted {
-		// The oldest goes first; the host drains it and removes its etcd member.
+		// The oldest goes first. While etcd lists it, it leaves etcd first (remove-etcd-member:
+		// the host takes it out from another member, then deletes its machine), so that a
+		// quorum never counts a member whose machine is gone; otherwise its machine is deleted.
 		oldest := slices.MinFunc(live, func(a, b capw.Member) int {
 			return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), strings.Compare(a.Machine.Name, b.Machine.Name))
 		})
-		step = capw.Step{Kind: capw.StepDeleteMachine, Machine: oldest.Machine}
+		step = capw.RemoveMember(oldest)
 	} else {
 		step = capw.Step{Kind: capw.StepNone}
 	}
@@ -113,12 +116,18 @@ func (Provider) Plan(ctx *capw.Context[Config], input capw.PlanInput) (capw.Plan
 	if len(input.Members) > 0 {
 		status.Version = &input.Version
 	}
+	upToDate := 0
+	for _, m := range live {
+		if m.UpToDate() {
+			upToDate++
+		}
+	}
 	return capw.PlanOutput{
 		Step:             step,
 		Status:           status,
 		Replicas:         uint32(len(live)),
 		ReadyReplicas:    uint32(ready),
-		UpToDateReplicas: uint32(len(live)),
+		UpToDateReplicas: uint32(upToDate),
 	}, nil
 }
 
@@ -126,6 +135,11 @@ func (Provider) Plan(ctx *capw.Context[Config], input capw.PlanInput) (capw.Plan
 func waitStep(reason, message string) capw.Step {
 	return capw.Step{Kind: capw.StepWait, Wait: capw.NewInProgress(reason, message).After(wait)}
 }
+
+// The machines shape serves Plan only: the host runs the machines. A control plane a service
+// runs (the managed shape) would implement capw.ManagedControlPlane too, whose
+// ReconcileControlPlane and DeleteControlPlane drive the service; without it, both answer a
+// permanent unsupported, as this shape must.
 
 // The compiler checks that Provider serves the control-plane point.
 var _ capw.ControlPlane[Config] = Provider{}

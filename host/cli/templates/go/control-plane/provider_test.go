@@ -46,6 +46,18 @@ func TestScalesDownTheOldestFirst(t *testing.T) {
 	}
 }
 
+func TestAMemberEtcdListsLeavesEtcdBeforeItsMachineGoes(t *testing.T) {
+	members := []capw.Member{
+		capwtest.Member("new", 35, 2, capw.EtcdMember),
+		capwtest.Member("old", 35, 1, capw.EtcdMember),
+	}
+	step := plan(t, 1, members...)
+	if step.Kind != capw.StepRemoveEtcdMember || step.Machine.Name != "old" {
+		t.Errorf("%+v", step)
+	}
+	capwtest.AssertStepKeepsEtcd(t, capw.PlanInput{Members: members}, step)
+}
+
 func TestAnEvenMaximumIsRefused(t *testing.T) {
 	errors := capwtest.AssertRefusedAt[Config](t, Provider{}, `{"maxReplicas": 4}`, "/maxReplicas")
 	capwtest.AssertFieldError(t, errors, "/maxReplicas", "must be odd")

@@ -91,14 +91,16 @@ func (Provider) Describe() capw.Description {
 }
 
 // ReconcileCluster is ready at once: the endpoint is <cluster>.<domain>:6443, and every
-// configured failure domain may hold control-plane machines.
+// configured failure domain may hold control-plane machines. (Infrastructure for a control
+// plane a service runs, the hosted and managed shapes, makes no endpoint: it answers a nil
+// ControlPlaneEndpoint, and the control-plane provider reports the service's.)
 func (Provider) ReconcileCluster(ctx *capw.Context[Config]) (capw.ClusterState, error) {
 	domains := make([]capw.FailureDomain, 0, len(ctx.Config.FailureDomains))
 	for _, name := range ctx.Config.FailureDomains {
 		domains = append(domains, capw.FailureDomain{Name: name, ControlPlane: true})
 	}
 	return capw.ClusterReady(capw.ClusterInfrastructure{
-		ControlPlaneEndpoint: capw.Endpoint{Host: ctx.Cluster().Name + "." + ctx.Config.Domain, Port: 6443},
+		ControlPlaneEndpoint: &capw.Endpoint{Host: ctx.Cluster().Name + "." + ctx.Config.Domain, Port: 6443},
 		FailureDomains:       domains,
 	}), nil
 }

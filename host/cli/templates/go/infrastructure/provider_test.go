@@ -12,8 +12,8 @@ func TestTheEndpointIsNamedUnderTheDomain(t *testing.T) {
 	if err != nil || state.Ready == nil {
 		t.Fatalf("not ready: %+v, %v", state, err)
 	}
-	if host := state.Ready.ControlPlaneEndpoint.Host; host != ctx.Cluster().Name+".lab.example" {
-		t.Errorf("endpoint host %q", host)
+	if e := state.Ready.ControlPlaneEndpoint; e == nil || e.Host != ctx.Cluster().Name+".lab.example" {
+		t.Errorf("endpoint %v", e)
 	}
 	if domain := state.Ready.FailureDomains[0].Name; domain != "zone-a" {
 		t.Errorf("first failure domain %q", domain)

@@ -65,7 +65,12 @@ TOKEN = "bootstrap-token"
 class StarterProvider(Provider[Config], Bootstrap[Config]):
     """The provider. It subclasses `Bootstrap`, so that is the one extension point it
     declares; the others answer `unsupported`. Stateless: the host calls each function in a
-    fresh instance."""
+    fresh instance.
+
+    Its joins carry no bootstrap token for the host to keep valid, so it keeps the SDK's
+    `current_join_token` (None) and `renew_join_token` (`unsupported`). A provider whose join
+    data carries a kubeadm token overrides both: `current_join_token` reads the token from the
+    cluster's secrets, `renew_join_token` makes one with a new id for the same item."""
 
     NAME = "{{name}}"
     VERSION = "0.1.0"
@@ -93,8 +98,9 @@ class StarterProvider(Provider[Config], Bootstrap[Config]):
         return SecretsReady((SecretItem(TOKEN, f"token:{ctx.cluster.uid}".encode()),))
 
     def generate(self, ctx: Context[Config], request: BootstrapRequest) -> BootstrapData:
-        """A machine's cloud-config."""
-        if not any(item.name == TOKEN for item in request.secrets):
+        """A machine's cloud-config. A worker of a control plane a service runs joins with
+        `request.join` (the service's CA and token), and its `secrets` are empty."""
+        if request.join is None and not any(item.name == TOKEN for item in request.secrets):
             raise ProviderError.permanent(
                 ErrorCode.INVALID_INPUT, "request.secrets: no bootstrap-token"
             )
@@ -107,6 +113,9 @@ class StarterProvider(Provider[Config], Bootstrap[Config]):
             f"# members: {members}\n"
             f"timezone: {ctx.config.timezone}\n"
         )
+        if request.join is not None:
+            how = "with a bootstrap token" if request.join.token else "without a token"
+            data += f"# joins a service's control plane, {how}\n"
         if ctx.config.packages:
             data += "packages:\n" + "".join(f"- {p}\n" for p in ctx.config.packages)
         else:

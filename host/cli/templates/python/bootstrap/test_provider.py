@@ -16,6 +16,10 @@ class ProviderTest(unittest.TestCase):
         self.assertEqual(state.items[0].name, TOKEN)
         self.assertEqual(state.items[0].data, f"token:{ctx.cluster.uid}".encode())
 
+    def test_joins_carry_no_token_for_the_host_to_keep(self):
+        secrets = StarterProvider().cluster_secrets(testing.context(StarterProvider)).items
+        self.assertIsNone(testing.assert_join_token_renews(StarterProvider(), secrets))
+
     def test_a_bad_package_is_named(self):
         testing.assert_schema_matches(StarterProvider)
         errors = testing.assert_refused_at(

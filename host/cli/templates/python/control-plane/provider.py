@@ -2,7 +2,8 @@
 the host creates and deletes the control-plane machines, one step at a time, and `plan` says
 which step is safe next. Scalable, no version upgrades (set `VERSION_UPGRADES` and plan a
 rollout to add them: plugins/other-languages/py-control-plane in the capw repository shows
-how).
+how). `reconcile_control_plane` and `delete_control_plane`, for the shapes without machines,
+keep the SDK's answer: a permanent `unsupported`.
 
 provider.py is the provider; app.py exports it from the component.
 """
@@ -16,13 +17,13 @@ from capw.context import Context
 from capw.control_plane import (
     ControlPlaneStatus,
     CreateMachine,
-    DeleteMachine,
     MachineToCreate,
     Nothing,
     Plan,
     PlanInput,
     Step,
     Wait,
+    removal,
 )
 
 
@@ -112,9 +113,11 @@ class StarterProvider(Provider[Config], ControlPlane[Config]):
                     )
                 )
         elif len(live) > wanted:
-            # The oldest goes first; the host drains it and removes its etcd member.
+            # The oldest goes first. A member etcd lists leaves etcd before its machine goes
+            # (`removal` answers RemoveEtcdMember for it, DeleteMachine otherwise): a quorum
+            # must never count a member whose machine is gone.
             oldest = min(live, key=lambda m: (m.created_at, m.machine.name))
-            step = DeleteMachine(oldest.machine)
+            step = removal(oldest)
         else:
             step = Nothing()
 
@@ -128,5 +131,6 @@ class StarterProvider(Provider[Config], ControlPlane[Config]):
             ),
             replicas=len(live),
             ready_replicas=ready,
-            up_to_date_replicas=len(live),
+            # The host lists what makes a member out of date (a changed machine-shaping input).
+            up_to_date_replicas=sum(1 for m in live if not m.out_of_date),
         )

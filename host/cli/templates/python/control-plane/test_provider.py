@@ -3,13 +3,21 @@
 import unittest
 
 from capw import testing
-from capw.control_plane import CreateMachine, DeleteMachine, Member, PlanInput, Wait
+from capw.control_plane import (
+    CreateMachine,
+    DeleteMachine,
+    EtcdMembership,
+    Member,
+    PlanInput,
+    RemoveEtcdMember,
+    Wait,
+)
 
 from provider import StarterProvider
 
 
 def member(name: str, ready: bool, created_at: int) -> Member:
-    return Member(testing.machine(name), testing.version(35), None, ready, created_at)
+    return testing.member(name, 35, ready=ready, created_at=created_at)
 
 
 def plan_input(replicas: int, *members: Member) -> PlanInput:
@@ -33,6 +41,15 @@ class ProviderTest(unittest.TestCase):
         members = (member("new", True, 2), member("old", True, 1))
         step = StarterProvider().plan(ctx, plan_input(1, *members)).step
         self.assertEqual(step, DeleteMachine(testing.machine("old")))
+
+    def test_a_member_etcd_lists_leaves_etcd_first(self):
+        ctx = testing.context(StarterProvider)
+        members = (member("new", True, 2), member("old", True, 1))
+        listed = testing.in_etcd(plan_input(1, *members))
+        plan = StarterProvider().plan(ctx, listed)
+        self.assertEqual(plan.step, RemoveEtcdMember(testing.machine("old")))
+        testing.assert_etcd_members_kept(listed, plan)
+        self.assertEqual(listed.members[0].etcd, EtcdMembership.MEMBER)
 
     def test_an_even_maximum_is_refused(self):
         testing.assert_schema_matches(StarterProvider)

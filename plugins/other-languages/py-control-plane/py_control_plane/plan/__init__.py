@@ -2,31 +2,36 @@
 
 Pure and deterministic: `plan` reads nothing but its arguments, so the host may call it as
 often as it likes, and the tests walk whole scale-ups, scale-downs and rollouts through it.
-It follows plugins/kubeadm-control-plane's planner rule for rule, with what contract 0.2 can
-say (no etcd membership, health checks or machine-shaping changes in the input):
+It follows plugins/kubeadm-control-plane's planner rule for rule:
 
 1. Refuse (a permanent `invalid-input` error) what cannot be reached safely: an even desired
    replica count, a version change that skips a minor version, downgrades or changes the
-   major version (`version`), a rollout with `maxSurge: 0` below 3 replicas.
+   major version (`version`), a rollout with `maxSurge: 0` below 3 replicas, and a
+   `failures_tolerated` that needs more than `MAX_MEMBERS` members. A Cluster that asks
+   `failures_tolerated` N instead of a replica count gets 2N+1 members: stacked etcd keeps
+   serving with N of 2N+1 failed.
 2. A member is being deleted: wait. Nothing else changes until etcd has let it go, so at most
    one membership change is ever under way and at most `replicas + 1` machines exist.
 3. No members: create the init machine.
-4. A live member is not ready: wait. Joins and removals go one at a time, each only from a
+4. A live member is unhealthy (the host's health checks, `Member.unhealthy`): remove it when
+   that is safe, else wait saying why. Safe means: another member exists, every other member
+   is healthy and ready (one change at a time), and those others are a quorum of the
+   membership without it. Rule 6 then creates its replacement. Of several, the one
+   `placement` would remove first goes first.
+5. A live member is not ready: wait. Joins and removals go one at a time, each only from a
    fully ready membership, so a removal never takes etcd below the quorum of its membership.
-   A member that never becomes ready is the host's to remediate: contract 0.2 tells the plan
-   no health beyond readiness, and removing an unready member from a membership that is not
-   whole can cost etcd its quorum.
-5. Fewer live members than desired: create one (a join).
-6. More than desired: remove one, out-of-date machines first, by `placement`'s rule.
-7. As many as desired, some out of date: with `maxSurge: 1` create one more (the surge; rule
-   6 removes an out-of-date machine once it is ready); with `maxSurge: 0` remove an
-   out-of-date machine (rule 5 replaces it).
-8. Nothing to do.
+6. Fewer live members than desired: create one (a join).
+7. More than desired: remove one, out-of-date machines first, by `placement`'s rule.
+8. As many as desired, some out of date: with `maxSurge: 1` create one more (the surge; rule
+   7 removes an out-of-date machine once it is ready); with `maxSurge: 0` remove an
+   out-of-date machine (rule 6 replaces it).
+9. Nothing to do.
 
-A member leaves through `delete-machine`: contract 0.2 does not tell whether etcd lists a
-member, and kubeadm-control-plane answers `remove-etcd-member` only for a member the host
-says etcd lists. (A 0.2 host takes a member out of etcd before deleting its machine wherever
-it can see etcd.)
+A member is out of date when it runs another version or the host lists a changed
+machine-shaping input for it (`Member.out_of_date`). A member leaves through
+`RemoveEtcdMember` when the host says etcd lists it (`Member.etcd`): the host takes it out of
+etcd, from another member, before it deletes the machine; otherwise, etcd not observed or the
+machine never joined, through `DeleteMachine` (`capw.control_plane.removal` picks).
 
 Every create needs the endpoint (kubeadm writes it into each machine's bootstrap config):
 without one the plan waits. New machines run the desired version and go to the failure
@@ -41,7 +46,6 @@ from capw import ErrorCode, InProgress, ProviderError
 from capw.control_plane import (
     ControlPlaneStatus,
     CreateMachine,
-    DeleteMachine,
     MachineToCreate,
     Member,
     Nothing,
@@ -50,11 +54,12 @@ from capw.control_plane import (
     Step,
     Wait,
     oldest_version,
+    removal,
 )
 
 from ..config import DELETE_FIRST_MIN_REPLICAS, KubeadmControlPlaneConfig, Rollout
 from . import placement, status, version
-from .membership import Membership
+from .membership import Membership, quorum
 from .version import VersionError
 
 #: How soon to plan again while a machine boots and joins.
@@ -63,6 +68,11 @@ MACHINE_READY_POLL = timedelta(seconds=10)
 DELETION_POLL = timedelta(seconds=5)
 #: How soon to plan again while the infrastructure has no endpoint yet.
 ENDPOINT_POLL = timedelta(seconds=10)
+#: The most members a `failures_tolerated` ask may come to: etcd's own advice is at most 7
+#: members, since every write waits for a majority and more members only slow it down.
+MAX_MEMBERS = 7
+#: Where a Cluster asks for `failures_tolerated`, as refusals name it.
+FAILURES_TOLERATED_FIELD = "spec.topology.controlPlane.failuresTolerated"
 
 
 class PlanError(ProviderError):
@@ -94,6 +104,31 @@ class NoReplicas(PlanError):
         )
 
 
+class TooManyFailuresTolerated(PlanError):
+    """`failures_tolerated` N needs 2N+1 members, more than `MAX_MEMBERS`."""
+
+    def __init__(self, failures_tolerated: int) -> None:
+        super().__init__(
+            f"{FAILURES_TOLERATED_FIELD} {failures_tolerated} needs {2 * failures_tolerated + 1} "
+            f"stacked etcd members; kubeadm-control-plane runs at most {MAX_MEMBERS}, which "
+            f"tolerate {(MAX_MEMBERS - 1) // 2}"
+        )
+        self.failures_tolerated = failures_tolerated
+
+
+class ReplicasBelowFailuresTolerated(PlanError):
+    """Both a replica count and `failures_tolerated` were given, and the count tolerates fewer
+    failures (the contract never gives both; a host that did is refused plainly)."""
+
+    def __init__(self, replicas: int, failures_tolerated: int) -> None:
+        super().__init__(
+            f"replicas {replicas} tolerate {max(replicas - 1, 0) // 2} failed members, fewer "
+            f"than {FAILURES_TOLERATED_FIELD} {failures_tolerated}"
+        )
+        self.replicas = replicas
+        self.failures_tolerated = failures_tolerated
+
+
 class DeleteFirstTooFewReplicas(PlanError):
     """A `maxSurge: 0` rollout would delete a machine of a control plane too small to keep
     etcd's quorum without it."""
@@ -117,12 +152,14 @@ def plan(config: KubeadmControlPlaneConfig, input: PlanInput) -> Plan:
       for a rollout's surge machine; a delete never leaves fewer than one live member.
     - `status.initialized` when any member (being deleted or not) is ready, `status.ready`
       when a live one is; the counts are of live members; `status.version` is the oldest live
-      member's; `status.endpoint` the input's.
+      member's; `status.endpoint` the input's; `status.failures_tolerated` what
+      `failures_tolerated` says of the members now.
+    - No member etcd lists is answered `DeleteMachine`: it leaves through `RemoveEtcdMember`.
 
     Raises `PlanError` or `VersionError` (both `ProviderError`s, permanent `invalid-input`)
     for a desired state no safe sequence of steps reaches.
     """
-    desired = desired_replicas(config, input.replicas)
+    desired = desired_replicas(config, requested_replicas(input))
     members = Membership.of(input)
     version.check_change(members.live, input.version)
     rollout = config.rollout
@@ -144,11 +181,39 @@ def plan(config: KubeadmControlPlaneConfig, input: PlanInput) -> Plan:
             version=oldest_version(members.live),
             endpoint=input.endpoint,
             conditions=status.conditions(members, desired, initialized),
+            failures_tolerated=failures_tolerated(members),
         ),
         replicas=members.replicas,
         ready_replicas=members.ready,
         up_to_date_replicas=members.up_to_date,
     )
+
+
+def requested_replicas(input: PlanInput) -> int:
+    """The replica count the input asks for: `replicas`, or for `failures_tolerated` N (with
+    `replicas` 0) 2N+1; 0 when it asks neither.
+
+    Raises `TooManyFailuresTolerated` when 2N+1 exceeds `MAX_MEMBERS`,
+    `ReplicasBelowFailuresTolerated` when both are given and the count tolerates fewer than N.
+    """
+    asked = input.failures_tolerated
+    if asked is None:
+        return input.replicas
+    if input.replicas != 0:
+        if max(input.replicas - 1, 0) // 2 >= asked:
+            return input.replicas
+        raise ReplicasBelowFailuresTolerated(input.replicas, asked)
+    if 2 * asked + 1 > MAX_MEMBERS:
+        raise TooManyFailuresTolerated(asked)
+    return 2 * asked + 1
+
+
+def failures_tolerated(members: Membership) -> int | None:
+    """How many members may fail with etcd still committing, as the members are now: the
+    ready live members beyond the quorum of the live ones ((ready - 1) // 2 when every member
+    is ready). None while no member is ready: nothing serves yet."""
+    ready = members.ready
+    return max(ready - quorum(members.replicas), 0) if ready > 0 else None
 
 
 def desired_replicas(config: KubeadmControlPlaneConfig, requested: int) -> int:
@@ -170,6 +235,9 @@ def _next_step(rollout: Rollout, desired: int, input: PlanInput, members: Member
         return _wait_for_deletion(members.deleting[0], len(members.deleting))
     if not members.live:
         return _create(input, members, init=True)
+    unhealthy = members.unhealthy()
+    if unhealthy:
+        return _remediate(unhealthy, members)
     unready = members.unready()
     if unready:
         return _wait_for_ready(unready[0], len(unready), members)
@@ -203,10 +271,48 @@ def _create(input: PlanInput, members: Membership, init: bool) -> Step:
 
 
 def _delete(candidates: tuple[Member, ...], members: Membership) -> Step:
-    """Remove the candidate `placement.machine_to_remove` picks. The callers' candidates are
-    never empty; were they, the plan would do nothing rather than guess."""
+    """Remove the candidate `placement.machine_to_remove` picks: out of etcd first when etcd
+    lists it. The callers' candidates are never empty; were they, the plan would do nothing
+    rather than guess."""
     member = placement.machine_to_remove(candidates, members.live)
-    return Nothing() if member is None else DeleteMachine(member.machine)
+    return Nothing() if member is None else removal(member)
+
+
+def _remediate(unhealthy: tuple[Member, ...], members: Membership) -> Step:
+    """Replace an unhealthy member: remove the one `placement.machine_to_remove` picks among
+    `unhealthy` when the rest of the membership can do without it, else wait saying why."""
+    member = placement.machine_to_remove(unhealthy, members.live)
+    if member is None:
+        return Nothing()
+    name, why = member.machine.name, "; ".join(member.unhealthy)
+    others = [m for m in members.live if m.machine != member.machine]
+
+    def blocked(reason: str, message: str) -> Step:
+        return Wait(InProgress(reason, message).requeue_after(MACHINE_READY_POLL))
+
+    if not others:
+        return blocked(
+            "RemediationNotPossible",
+            f"`{name}` is unhealthy ({why}) and is the only member: removing it would lose "
+            "etcd's data; add members (replicas 3) to make the control plane repairable",
+        )
+    other = next((m for m in others if m.unhealthy or not m.ready), None)
+    if other is not None:
+        healthy = sum(1 for m in others if not m.unhealthy and m.ready)
+        needed = quorum(len(others))
+        if healthy < needed:
+            return blocked(
+                "RemediationBlocked",
+                f"`{name}` is unhealthy ({why}); removing it would leave {healthy} healthy of "
+                f"{len(others)} members, fewer than etcd's quorum of {needed}: waiting for "
+                f"`{other.machine.name}`",
+            )
+        return blocked(
+            "RemediationWaiting",
+            f"`{name}` is unhealthy ({why}); one change at a time: waiting for "
+            f"`{other.machine.name}` first",
+        )
+    return _delete((member,), members)
 
 
 def _wait_for_deletion(first: Member, deleting: int) -> Step:
@@ -237,7 +343,11 @@ __all__ = [
     "EvenReplicas",
     "NoReplicas",
     "PlanError",
+    "ReplicasBelowFailuresTolerated",
+    "TooManyFailuresTolerated",
     "VersionError",
     "desired_replicas",
+    "failures_tolerated",
     "plan",
+    "requested_replicas",
 ]

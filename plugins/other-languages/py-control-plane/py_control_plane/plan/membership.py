@@ -46,13 +46,18 @@ class Membership:
         return sum(1 for m in self.live if self.is_up_to_date(m))
 
     def is_up_to_date(self, member: Member) -> bool:
-        """Whether `member` runs the desired version, patch included. (Contract 0.2 tells no
-        other machine-shaping change, so the version is all that makes a member out of date.)"""
-        return member.version == self.target
+        """Whether `member` runs the desired version, patch included, and the host found
+        nothing else that shaped it out of date (`out_of_date` empty: a changed
+        machine-shaping input rolls the machine as a version does)."""
+        return is_up_to_date(member, self.target)
 
     def out_of_date(self) -> tuple[Member, ...]:
         """Live members that are not up to date, in input order."""
         return tuple(m for m in self.live if not self.is_up_to_date(m))
+
+    def unhealthy(self) -> tuple[Member, ...]:
+        """Live members the host asks to replace as unhealthy, in input order."""
+        return tuple(m for m in self.live if m.unhealthy)
 
     def unready(self) -> tuple[Member, ...]:
         """Live members whose node is not ready, in input order."""
@@ -62,3 +67,9 @@ class Membership:
 def quorum(members: int) -> int:
     """The majority of `members` etcd members: 1 for 1, 2 for 2 and 3, 3 for 4 and 5."""
     return members // 2 + 1
+
+
+def is_up_to_date(member: Member, target: KubernetesVersion) -> bool:
+    """Whether `member` runs `target`, patch included, with no machine-shaping input the host
+    lists as changed."""
+    return member.version == target and not member.out_of_date

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from capw import KubernetesVersion
 from capw.control_plane import Member
 
+from .membership import is_up_to_date
+
 
 def domain_for_new_machine(
     domains: Sequence[str], live: Sequence[Member], target: KubernetesVersion
@@ -20,7 +22,7 @@ def domain_for_new_machine(
 
     def load(domain: str) -> tuple[int, int]:
         members = [m for m in live if m.failure_domain == domain]
-        return len(members), sum(1 for m in members if m.version == target)
+        return len(members), sum(1 for m in members if is_up_to_date(m, target))
 
     # `min` keeps the first of equal keys: the order tie-break.
     return min(domains, key=load, default=None)

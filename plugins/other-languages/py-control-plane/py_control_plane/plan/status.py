@@ -50,13 +50,27 @@ def _available(members: Membership, initialized: bool) -> Condition:
 def _upgrading(members: Membership) -> Condition:
     live, up_to_date, target = members.replicas, members.up_to_date, members.target
     if up_to_date < live:
-        return Condition(
-            UPGRADING,
-            TRUE,
-            "RollingOut",
-            f"{up_to_date} of {live} machines run {target}; replacing one at a time",
-        )
+        changed = _changed_inputs(members)
+        if not changed or changed == ["version"]:
+            message = f"{up_to_date} of {live} machines run {target}; replacing one at a time"
+        else:
+            message = (
+                f"{up_to_date} of {live} machines are up to date with {target} and what shapes "
+                f"them; changed: {', '.join(changed)}; replacing one at a time"
+            )
+        return Condition(UPGRADING, TRUE, "RollingOut", message)
     return Condition(UPGRADING, FALSE, "UpToDate", f"every machine runs {target}")
+
+
+def _changed_inputs(members: Membership) -> list[str]:
+    """What makes the live members out of date, each input once, sorted: `version` for a
+    member on another version, and the inputs the host listed."""
+    changed = set()
+    for m in members.out_of_date():
+        if m.version != members.target:
+            changed.add("version")
+        changed.update(m.out_of_date)
+    return sorted(changed)
 
 
 def _scaling_up(members: Membership, desired: int) -> Condition:

@@ -1,5 +1,7 @@
 // {{name}}: a bootstrap provider written with capw's JavaScript SDK: cloud-config for each
-// machine from a typed config. `make` copies the SDK into node_modules/@capw/sdk.
+// machine from a typed config. Its join data carries no bootstrap token for the host to keep
+// valid, so `currentJoinToken` is left out (it answers none) and so is `renewJoinToken`.
+// `make` copies the SDK into node_modules/@capw/sdk.
 
 import {
   BootstrapFormat, ErrorCode, ProviderError, SecretsState, defineProvider, fieldError, jsonPointer,
@@ -54,11 +56,14 @@ export const provider = defineProvider({
 
     /**
      * @param {import('../node_modules/@capw/sdk/src/index.js').Context<Config>} ctx
-     * @param {any} request The machine, its role, version, endpoint, the cluster's secrets and
-     *   the control-plane members.
+     * @param {import('../node_modules/@capw/sdk/src/index.js').BootstrapRequest} request The
+     *   machine, its role, version, endpoint, the cluster's secrets, the control-plane members
+     *   and, for a worker of a control plane a service runs, its join credentials.
      */
     generate(ctx, request) {
-      if (!request.secrets.some((s) => s.name === TOKEN)) {
+      // A worker of a control plane a service runs (the hosted and managed shapes) joins with
+      // what the service handed out, `request.join`: its CA and token. Its `secrets` are empty.
+      if (request.join === undefined && !request.secrets.some((s) => s.name === TOKEN)) {
         throw ProviderError.permanent(ErrorCode.InvalidInput, `request.secrets: no ${TOKEN}`);
       }
       const { timezone, packages } = ctx.config;
@@ -67,8 +72,12 @@ export const provider = defineProvider({
         + `# role: ${request.role}\n` // init, join-control-plane or worker
         + `# version: ${request.version}\n` // v1.35.0
         + `# endpoint: ${request.endpoint.host}:${request.endpoint.port}\n`
-        + `# members: ${members}\n`
-        + `timezone: ${timezone}\n`;
+        + `# members: ${members}\n`;
+      if (request.join !== undefined) {
+        // The token's id is public; its secret never goes into a comment or a log.
+        data += `# joins: the service's control plane, token ${request.join.token?.id ?? 'none'}\n`;
+      }
+      data += `timezone: ${timezone}\n`;
       data += packages.length === 0 ? 'packages: []\n' : `packages:\n${packages.map((p) => `- ${p}\n`).join('')}`;
       return { format: BootstrapFormat.CloudConfig, data };
     },

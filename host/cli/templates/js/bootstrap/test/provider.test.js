@@ -26,6 +26,26 @@ test('the token is made once per cluster, and generate needs it', async () => {
   await assert.rejects(async () => bootstrap.generate(ctx, { ...request, secrets: [] }), /no bootstrap-token/);
 });
 
+test('a worker of a service\'s control plane joins with the credentials it is given', async () => {
+  const ctx = testing.context(provider);
+  const request = {
+    machine: testing.machine('w-0'),
+    role: 'worker',
+    version: testing.version(35),
+    endpoint: { host: 'api.example.test', port: 443 },
+    secrets: [],
+    controlPlaneMembers: [],
+    join: { caCertificate: '-----BEGIN CERTIFICATE-----', token: { item: 'join', id: 'abcdef', secret: '0123456789abcdef', ttlSeconds: 0n, extraGroups: [] } },
+  };
+  const data = await bootstrap.generate(ctx, request);
+  assert.match(data.data, /# joins: the service's control plane, token abcdef\n/);
+  assert.doesNotMatch(data.data, /0123456789abcdef/);
+});
+
+test('no join token is kept', async () => {
+  assert.deepEqual(await testing.assertJoinTokenRenews(provider, [{ name: TOKEN, data: 'token:x' }]), {});
+});
+
 test('a bad package is named', () => {
   testing.assertAccepted(provider, { timezone: 'Europe/Berlin', packages: ['g++', 'libc6'] });
   const errors = testing.assertRefusedAt(provider, { packages: ['curl', 'Bad Name'] }, ['/packages/1']);

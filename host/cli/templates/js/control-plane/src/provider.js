@@ -1,7 +1,9 @@
 // {{name}}: a control-plane provider written with capw's JavaScript SDK, of the machines
 // shape: the host creates and deletes the control-plane machines, one step at a time, and
 // `plan` says which step is safe next. Scalable, no version upgrades (set `versionUpgrades`
-// and plan a rollout to add them). `make` copies the SDK into node_modules/@capw/sdk.
+// and plan a rollout to add them). A machines control plane has no service to drive, so
+// `reconcileControlPlane` and `deleteControlPlane` are left out and answer `unsupported`.
+// `make` copies the SDK into node_modules/@capw/sdk.
 
 import {
   ControlPlaneShape, InProgress, Step, defineProvider, fieldError,
@@ -64,7 +66,8 @@ export const provider = defineProvider({
      * The next step and the status, from the input alone: the host may call it as often as
      * it likes.
      * @param {import('../node_modules/@capw/sdk/src/index.js').Context<Config>} ctx
-     * @param {any} input The desired version and replicas, the members, the failure domains
+     * @param {import('../node_modules/@capw/sdk/src/index.js').PlanInput} input The desired
+     *   version and replicas, the members (each with its place in etcd), the failure domains
      *   and the endpoint.
      */
     plan(ctx, input) {
@@ -89,11 +92,13 @@ export const provider = defineProvider({
           });
         }
       } else if (live.length > wanted) {
-        // The oldest goes first (createdAt is a u64: a BigInt in a component); the host drains
-        // it and removes its etcd member before deleting the machine.
+        // The oldest goes first (createdAt is a u64: a BigInt in a component). A member etcd
+        // lists (`oldest.etcd === EtcdMembership.Member`) leaves etcd first, and the host then
+        // deletes its machine: a quorum must never count a member whose machine is gone.
+        // Step.removeMember answers removeEtcdMember for it, deleteMachine for any other.
         const oldest = live.reduce((a, b) => (b.createdAt < a.createdAt
           || (b.createdAt === a.createdAt && b.machine.name < a.machine.name) ? b : a));
-        step = Step.deleteMachine(oldest.machine);
+        step = Step.removeMember(oldest);
       }
 
       return {
@@ -107,7 +112,9 @@ export const provider = defineProvider({
         },
         replicas: live.length,
         readyReplicas: ready,
-        upToDateReplicas: live.length,
+        // A member whose version or machine-shaping inputs differ from what is desired now
+        // says why in `outOfDate`.
+        upToDateReplicas: live.filter((m) => m.outOfDate.length === 0).length,
       };
     },
   },

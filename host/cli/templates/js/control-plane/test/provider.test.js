@@ -5,16 +5,11 @@ import { test } from 'node:test';
 import * as testing from '../node_modules/@capw/sdk/src/testing.js';
 import { provider } from '../src/provider.js';
 
-/** A control-plane member, as `plan` sees it. */
-const member = (name, ready, createdAt) => ({
-  machine: testing.machine(name), version: testing.version(35), failureDomain: undefined,
-  ready, createdAt: BigInt(createdAt), deleting: false,
-});
+/** A control-plane member, as `plan` sees it; etcd `unknown` unless said. */
+const member = (name, ready, createdAt, etcd) => testing.member(name, { ready, createdAt, ...(etcd && { etcd }) });
 
 /** A plan's input: `replicas` wanted, `members` there. */
-const input = (replicas, members) => ({
-  version: testing.version(35), replicas, members, failureDomains: ['a', 'b'], endpoint: undefined,
-});
+const input = (replicas, members) => testing.planInput({ replicas, members, failureDomains: ['a', 'b'] });
 
 const plan = (replicas, members) => provider.points['control-plane'].plan(testing.context(provider, {}), input(replicas, members));
 
@@ -33,6 +28,13 @@ test('scales down the oldest first', () => {
   assert.equal(answer.step.kind, 'delete-machine');
   assert.equal(answer.step.machine.name, 'old');
   assert.equal(answer.replicas, 2);
+});
+
+test('a member etcd lists leaves etcd before its machine is deleted', () => {
+  const answer = plan(1, [member('new', true, 2, 'member'), member('old', true, 1, 'member')]);
+  assert.equal(answer.step.kind, 'remove-etcd-member');
+  assert.equal(answer.step.machine.name, 'old');
+  assert.equal(plan(1, [member('new', true, 2, 'member'), member('old', true, 1, 'not-member')]).step.kind, 'delete-machine');
 });
 
 test('an even maximum is refused', () => {

@@ -72,7 +72,11 @@ export const provider = defineProvider({
   configSchema: CONFIG_SCHEMA,
   validate,
   infrastructure: {
-    /** @param {import('../node_modules/@capw/sdk/src/index.js').Context<Config>} ctx */
+    /**
+     * The endpoint is this infrastructure's to make for a control plane on machines; one a
+     * service runs reports its own, and an infrastructure made for it leaves the endpoint out.
+     * @param {import('../node_modules/@capw/sdk/src/index.js').Context<Config>} ctx
+     */
     reconcileCluster: (ctx) => ClusterState.ready({
       controlPlaneEndpoint: { host: `${ctx.cluster.name}.${ctx.config.domain}`, port: 6443 },
       failureDomains: ctx.config.failureDomains.map((name) => ({ name, controlPlane: true })),

@@ -18,6 +18,7 @@ type (
 	secretsState  = capw_provider_bootstrap.SecretsState
 	bootstrapData = capw_provider_bootstrap.BootstrapData
 	secretItem    = capw_provider_bootstrap.SecretItem
+	joinToken     = capw_provider_types.JoinToken
 )
 
 func point() *dispatch.Bootstrap { return dispatch.Current.Bootstrap }
@@ -67,14 +68,23 @@ func Generate(ctx *callContext, request capw_provider_bootstrap.BootstrapRequest
 	for _, m := range request.ControlPlaneMembers {
 		members = append(members, capw.ControlPlaneMember{Name: m.Name, Address: m.Address})
 	}
-	d, err := p.Generate(conv.CallSource{Ctx: ctx}, capw.BootstrapRequest{
+	r := capw.BootstrapRequest{
 		Machine:             conv.FromMachineRef(request.Machine),
 		Role:                capw.MachineRole(request.Role),
 		Version:             conv.FromVersion(request.Version),
 		Endpoint:            conv.FromEndpoint(request.Endpoint),
 		Secrets:             fromItems(request.Secrets),
 		ControlPlaneMembers: members,
-	})
+	}
+	if request.Join.IsSome() {
+		j := request.Join.Some()
+		r.Join = &capw.JoinCredentials{CACertificate: j.CaCertificate}
+		if j.Token.IsSome() {
+			t := conv.FromJoinToken(j.Token.Some())
+			r.Join.Token = &t
+		}
+	}
+	d, err := p.Generate(conv.CallSource{Ctx: ctx}, r)
 	if err != nil {
 		return witTypes.Err[bootstrapData](conv.Error(err))
 	}
@@ -95,4 +105,38 @@ func Kubeconfig(ctx *callContext, endpoint capw_provider_types.Endpoint, secrets
 		return witTypes.Err[string](conv.Error(err))
 	}
 	return witTypes.Ok[string, providerError](k)
+}
+
+// CurrentJoinToken calls the provider's CurrentJoinToken ([capw.JoinTokens]); nil when it
+// implements none.
+func CurrentJoinToken(ctx *callContext, secrets []secretItem) witTypes.Result[witTypes.Option[joinToken], providerError] {
+	// The call lends its context: the borrow ends when the call does, and its handle
+	// must be dropped before the function returns.
+	defer ctx.Drop()
+	p := point()
+	if p == nil {
+		return witTypes.Err[witTypes.Option[joinToken]](conv.Unsupported("bootstrap.current-join-token"))
+	}
+	t, err := p.CurrentJoinToken(conv.CallSource{Ctx: ctx}, fromItems(secrets))
+	if err != nil {
+		return witTypes.Err[witTypes.Option[joinToken]](conv.Error(err))
+	}
+	return witTypes.Ok[witTypes.Option[joinToken], providerError](conv.OptionalJoinToken(t))
+}
+
+// RenewJoinToken calls the provider's RenewJoinToken ([capw.JoinTokens]); unsupported when
+// it implements none.
+func RenewJoinToken(ctx *callContext, secrets []secretItem) witTypes.Result[joinToken, providerError] {
+	// The call lends its context: the borrow ends when the call does, and its handle
+	// must be dropped before the function returns.
+	defer ctx.Drop()
+	p := point()
+	if p == nil {
+		return witTypes.Err[joinToken](conv.Unsupported("bootstrap.renew-join-token"))
+	}
+	t, err := p.RenewJoinToken(conv.CallSource{Ctx: ctx}, fromItems(secrets))
+	if err != nil {
+		return witTypes.Err[joinToken](conv.Error(err))
+	}
+	return witTypes.Ok[joinToken, providerError](conv.JoinToken(t))
 }

@@ -46,7 +46,7 @@ func ReconcileCluster(ctx *callContext) witTypes.Result[clusterState, providerEr
 		}
 		return witTypes.Ok[clusterState, providerError](capw_provider_infrastructure.MakeClusterStateReady(
 			capw_provider_infrastructure.ClusterInfrastructure{
-				ControlPlaneEndpoint: conv.Endpoint(r.ControlPlaneEndpoint),
+				ControlPlaneEndpoint: conv.OptionalEndpoint(r.ControlPlaneEndpoint),
 				FailureDomains:       domains,
 				Conditions:           conv.Conditions(r.Conditions),
 			}))

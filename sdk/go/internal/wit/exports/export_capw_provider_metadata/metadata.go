@@ -42,6 +42,7 @@ func capabilities(m dispatch.Metadata) capw_provider_metadata.Capabilities {
 		ControlPlaneShape:    witTypes.Some(uint8(m.ControlPlane.Shape)),
 		ControlPlaneScalable: m.ControlPlane.Scalable,
 		VersionUpgrades:      m.ControlPlane.VersionUpgrades,
+		ChainsUpgrades:       m.ControlPlane.ChainsUpgrades,
 	}
 }
 
