@@ -37,6 +37,10 @@ pub struct EngineConfig {
     /// The management cluster hosted control planes run in (the Kubernetes mode's API
     /// server); `None` where there is none (the local mode), which refuses the hosted shape.
     pub management: Option<Arc<dyn crate::store::ManagementCluster>>,
+    /// How long the certificates the host mints for a hosted control plane are valid (its
+    /// Secrets', the shared datastore's client's, the admin kubeconfig's); each is renewed
+    /// two thirds into it. Kubeadm's year by default.
+    pub hosted_certificate_validity: std::time::Duration,
 }
 
 /// Where the values of secrets that objects name come from.
@@ -75,6 +79,7 @@ impl EngineConfig {
             max_concurrent_passes: 64,
             workload_clusters: WorkloadClusterAccess::Off,
             management: None,
+            hosted_certificate_validity: crate::objects::hosted::CERTIFICATE_VALIDITY,
         }
     }
 

@@ -150,16 +150,18 @@ impl Scenario {
     /// The controller against the API server, and a simcloud with `faults`; with real boot,
     /// workload clusters are reached with `cache`'s timeouts.
     async fn kube_tuned(boot: Boot, faults: FaultConfig, cache: ClusterCacheConfig) -> Scenario {
-        Scenario::kube_in(None, boot, faults, cache).await
+        Scenario::kube_in(None, boot, faults, cache, |_| ()).await
     }
 
     /// The controller against the API server of `own` (an environment of the scenario's own,
-    /// stopped with it), else of the test process's shared environment.
+    /// stopped with it), else of the test process's shared environment; `tune` changes the
+    /// engine's settings before it starts.
     async fn kube_in(
         own: Option<KubeEnv>,
         boot: Boot,
         faults: FaultConfig,
         cache: ClusterCacheConfig,
+        tune: impl FnOnce(&mut EngineConfig),
     ) -> Scenario {
         capw_test_support::init_tracing();
         let env = own.as_ref().unwrap_or_else(|| KubeEnv::shared());
@@ -177,7 +179,7 @@ impl Scenario {
             .await
             .unwrap();
         let tmp = tempfile::tempdir().unwrap();
-        let config = engine_config(
+        let mut config = engine_config(
             &tmp.path().join("state"),
             SecretSource::Store {
                 default_namespace: namespace.clone(),
@@ -185,6 +187,7 @@ impl Scenario {
             boot,
             cache,
         );
+        tune(&mut config);
         let (stop, stopped) = oneshot::channel::<()>();
         let controller = ControllerConfig {
             engine: config.clone(),
@@ -700,12 +703,18 @@ async fn a_managed_cluster_on_real_components_against_the_api_server() {
 /// The controller against a management cluster of the scenario's own whose workloads run,
 /// with real boot: where hosted control planes run.
 async fn in_a_management_cluster() -> Scenario {
+    in_a_management_cluster_tuned(|_| ()).await
+}
+
+/// [`in_a_management_cluster`], the engine's settings changed by `tune`.
+async fn in_a_management_cluster_tuned(tune: impl FnOnce(&mut EngineConfig)) -> Scenario {
     let env = KubeEnv::start_with(capw_test_support::kube::Workloads::Run);
     Scenario::kube_in(
         Some(env),
         Boot::Real,
         FaultConfig::default(),
         ClusterCacheConfig::default(),
+        tune,
     )
     .await
 }
@@ -717,5 +726,9 @@ async fn a_hosted_control_plane_runs_in_the_management_cluster() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_hosted_control_planes_on_one_shared_etcd_cannot_read_each_others_keys() {
-    shared_datastore::run(in_a_management_cluster().await).await;
+    let scenario = in_a_management_cluster_tuned(|c| {
+        c.hosted_certificate_validity = shared_datastore::CERTIFICATE_VALIDITY;
+    })
+    .await;
+    shared_datastore::run(scenario).await;
 }

@@ -188,7 +188,26 @@ fn classify(
             limit: memory_limit,
         };
     }
-    CallFailure::Host(error)
+    CallFailure::Host {
+        detail: host_detail(&error, state),
+        source: error,
+    }
+}
+
+/// The most of a host error's text a report carries.
+const HOST_DETAIL_MAX: usize = 512;
+
+/// What `error` says, for a report that would otherwise name no cause: its outermost message
+/// and its root cause (the chain between them, with any wasm backtrace, stays in the source),
+/// scrubbed of the call's granted secrets and cut at [`HOST_DETAIL_MAX`] bytes.
+fn host_detail(error: &wasmtime::Error, state: &CallState) -> String {
+    let (top, root) = (error.to_string(), error.root_cause().to_string());
+    let text = if top == root {
+        top
+    } else {
+        format!("{top}: {root}")
+    };
+    capw_text::truncate(state.redactor().scrub(&text), HOST_DETAIL_MAX)
 }
 
 /// Whether wasmtime refused to copy more than the store's hostcall fuel from the guest:

@@ -219,8 +219,15 @@ pub enum CallFailure {
     #[error("{}", format_provider_error(.0))]
     Provider(ProviderError),
     /// The host could not run the call (e.g. the instance pool is exhausted).
-    #[error("could not run the call")]
-    Host(#[source] wasmtime::Error),
+    #[error("could not run the call: {detail}")]
+    Host {
+        /// What wasmtime said, scrubbed of the call's granted secrets and bounded: what a
+        /// report shows of it.
+        detail: String,
+        /// wasmtime's error.
+        #[source]
+        source: wasmtime::Error,
+    },
 }
 
 impl CallFailure {
@@ -236,7 +243,7 @@ impl CallFailure {
             CallFailure::InvalidAnswer(_) => "InvalidAnswer",
             CallFailure::ContractMismatch { .. } => "ContractMismatch",
             CallFailure::Provider(_) => "ProviderError",
-            CallFailure::Host(_) => "HostError",
+            CallFailure::Host { .. } => "HostError",
         }
     }
 

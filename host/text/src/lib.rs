@@ -39,6 +39,25 @@ pub fn error_chain(err: &dyn Error) -> String {
     out
 }
 
+/// `text` cut to at most `max` bytes at a character boundary, with `…` after the cut when
+/// anything was cut: for messages that must stay bounded (a log line, a condition, a report).
+///
+/// ```
+/// assert_eq!(capw_text::truncate("short".into(), 16), "short");
+/// assert_eq!(capw_text::truncate("größer".into(), 3), "gr…");
+/// ```
+pub fn truncate(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

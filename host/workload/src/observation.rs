@@ -78,19 +78,11 @@ pub enum ReadyStatus {
 /// `text` made safe to show in a condition message: control characters become spaces, and
 /// it is cut at a few hundred bytes (on a character boundary).
 pub fn sanitize_message(text: &str) -> String {
-    let mut out: String = text
+    let out: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    if out.len() > MAX_MESSAGE {
-        let mut end = MAX_MESSAGE;
-        while !out.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.truncate(end);
-        out.push('…');
-    }
-    out
+    capw_text::truncate(out, MAX_MESSAGE)
 }
 
 /// `text` as a condition reason Kubernetes accepts (`[A-Za-z][A-Za-z0-9_,:]*`, not ending

@@ -21,9 +21,6 @@ use serde_json::{Value, json};
 
 use crate::etcd::{EtcdError, client_certificate, client_tls, gateway_call};
 
-/// How long the client certificate the host mints for a cluster's API servers is valid.
-const CLIENT_VALIDITY: time::Duration = time::Duration::days(365);
-
 /// What a cluster's API servers need to use their part of a shared datastore. The key is
 /// secret: `Debug` leaves it out.
 #[derive(Clone, PartialEq, Eq)]
@@ -229,12 +226,18 @@ impl SharedEtcd {
 
     /// Gives `user` a role of the same name that reads and writes the keys under
     /// `prefix` + `/` and nothing else (made when missing, granted again when present), and
-    /// mints its client certificate: what its API servers need.
+    /// mints its client certificate, valid for `validity`: what its API servers need. Admitting
+    /// a user again mints a new certificate and keeps what etcd holds.
     ///
     /// # Errors
     ///
     /// [`EtcdError::Call`] naming the endpoint and etcd's message.
-    pub async fn admit(&self, user: &str, prefix: &str) -> Result<DatastoreAccess, EtcdError> {
+    pub async fn admit(
+        &self,
+        user: &str,
+        prefix: &str,
+        validity: std::time::Duration,
+    ) -> Result<DatastoreAccess, EtcdError> {
         let session = self.session().await?;
         let (key, range_end) = key_range(prefix);
         self.call(
@@ -265,8 +268,12 @@ impl SharedEtcd {
             None,
         )
         .await?;
-        let client =
-            client_certificate(&self.ca_pem, &self.ca_key_pem, Some(user), CLIENT_VALIDITY)?;
+        let client = client_certificate(
+            &self.ca_pem,
+            &self.ca_key_pem,
+            Some(user),
+            time::Duration::try_from(validity).unwrap_or(time::Duration::MAX),
+        )?;
         Ok(DatastoreAccess {
             endpoints: self.endpoint_urls.clone(),
             prefix: prefix.to_owned(),

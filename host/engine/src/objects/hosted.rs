@@ -6,7 +6,7 @@
 //! Every function here is pure (certificate minting draws random keys): the action
 //! (`pass::actions::hosted`) reads and writes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -54,9 +54,102 @@ const CA_ITEMS: [&str; 8] = [
 ];
 
 /// How long the host's CAs are valid (kubeadm's ten years).
-const CA_DAYS: i64 = 3650;
-/// How long a minted certificate is valid (kubeadm's one year).
-const CERT_DAYS: i64 = 365;
+const CA_DAYS: u64 = 3650;
+/// How long a minted certificate is valid by default (kubeadm's one year); the host renews it
+/// at two thirds of that ([`renew_after`]).
+pub const CERTIFICATE_VALIDITY: std::time::Duration =
+    std::time::Duration::from_secs(365 * 24 * 60 * 60);
+
+/// When the host makes the certificates of an applied Secret (or a stored kubeconfig) anew:
+/// an RFC 3339 time, two thirds into their validity. A Secret without it, minted before the
+/// host renewed certificates, is renewed at the next pass.
+pub const RENEW_AFTER_ANNOTATION: &str = "capw.dev/renew-after";
+
+/// The pod-template annotation through which a Deployment or StatefulSet rolls when a
+/// certificate Secret it mounts is renewed: each such Secret's name and renewal time.
+pub const CERTIFICATES_ANNOTATION: &str = "capw.dev/certificates";
+
+/// The time certificates minted `now`, valid for `validity`, are renewed: two thirds in, as
+/// kubelets rotate theirs (cert-manager's default too).
+pub fn renew_after(now: jiff::Timestamp, validity: std::time::Duration) -> jiff::Timestamp {
+    let in_two_thirds = jiff::SignedDuration::try_from((validity / 3).saturating_mul(2))
+        .unwrap_or(jiff::SignedDuration::MAX);
+    now.checked_add(in_two_thirds)
+        .unwrap_or(jiff::Timestamp::MAX)
+}
+
+/// The renewal time an applied object carries, if it carries a readable one.
+pub fn renewal_time(object: &Value) -> Option<jiff::Timestamp> {
+    object
+        .pointer("/metadata/annotations")?
+        .get(RENEW_AFTER_ANNOTATION)?
+        .as_str()?
+        .parse()
+        .ok()
+}
+
+/// Whether the certificates of an applied object are due for renewal at `now`: its renewal
+/// time has come, or it carries none.
+pub fn renewal_due(object: &Value, now: jiff::Timestamp) -> bool {
+    renewal_time(object).is_none_or(|at| at <= now)
+}
+
+/// `object` annotated to be renewed at `at`.
+pub fn with_renewal(mut object: Value, at: jiff::Timestamp) -> Value {
+    let metadata = &mut object["metadata"];
+    if !metadata["annotations"].is_object() {
+        metadata["annotations"] = json!({});
+    }
+    metadata["annotations"][RENEW_AFTER_ANNOTATION] = Value::String(at.to_string());
+    object
+}
+
+/// Marks the pod template of a Deployment or StatefulSet `object` with the renewal times of
+/// the Secrets among `renewals` (name → time) its volumes mount, so that renewing one rolls
+/// its Pods onto the new certificates: a process reads its certificate files when it starts.
+/// Other objects, and templates that mount none of them, are left as they are.
+pub fn roll_on_renewal(object: &mut Value, renewals: &BTreeMap<String, String>) {
+    if !matches!(
+        object.get("kind").and_then(Value::as_str),
+        Some("Deployment" | "StatefulSet")
+    ) {
+        return;
+    }
+    let Some(template) = object.pointer_mut("/spec/template") else {
+        return;
+    };
+    let mounted: BTreeSet<String> = template
+        .pointer("/spec/volumes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|v| {
+            let direct = v.pointer("/secret/secretName").and_then(Value::as_str);
+            let projected = v
+                .pointer("/projected/sources")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.pointer("/secret/name").and_then(Value::as_str));
+            direct.into_iter().chain(projected).map(str::to_owned)
+        })
+        .collect();
+    let stamps: Vec<String> = renewals
+        .iter()
+        .filter(|(name, _)| mounted.contains(*name))
+        .map(|(name, at)| format!("{name}={at}"))
+        .collect();
+    if stamps.is_empty() {
+        return;
+    }
+    if !template["metadata"].is_object() {
+        template["metadata"] = json!({});
+    }
+    if !template["metadata"]["annotations"].is_object() {
+        template["metadata"]["annotations"] = json!({});
+    }
+    template["metadata"]["annotations"][CERTIFICATES_ANNOTATION] = Value::String(stamps.join(","));
+}
 
 /// Checks every manifest of a hosted plan and reads it as JSON, in the Cluster's namespace.
 ///
@@ -450,9 +543,23 @@ pub struct ClusterCas {
     etcd: Ca,
     sa_key: String,
     sa_pub: String,
+    /// How long the certificates it mints are valid.
+    validity: std::time::Duration,
 }
 
 impl ClusterCas {
+    /// The same CAs minting certificates valid for `validity`.
+    #[must_use]
+    pub fn with_validity(mut self, validity: std::time::Duration) -> Self {
+        self.validity = validity;
+        self
+    }
+
+    /// How long the certificates it mints are valid.
+    pub fn validity(&self) -> std::time::Duration {
+        self.validity
+    }
+
     /// New CAs for cluster `cluster`, as the items the cluster's secrets keep.
     ///
     /// # Errors
@@ -471,7 +578,10 @@ impl ClusterCas {
                 rcgen::KeyUsagePurpose::CrlSign,
                 rcgen::KeyUsagePurpose::DigitalSignature,
             ];
-            validity(&mut params, CA_DAYS);
+            validity(
+                &mut params,
+                std::time::Duration::from_secs(CA_DAYS * 24 * 60 * 60),
+            );
             let cert = params
                 .self_signed(&key)
                 .map_err(|e| format!("a CA certificate for {cluster}: {e}"))?;
@@ -522,6 +632,7 @@ impl ClusterCas {
             },
             sa_key: item(SA_KEY)?,
             sa_pub: item(SA_PUB)?,
+            validity: CERTIFICATE_VALIDITY,
         })
     }
 
@@ -627,7 +738,7 @@ impl ClusterCas {
                 rcgen::ExtendedKeyUsagePurpose::ClientAuth,
             ],
         };
-        validity(&mut params, CERT_DAYS);
+        validity(&mut params, self.validity);
         let cert = params
             .signed_by(&key, &issuer)
             .map_err(|e| format!("the CA does not sign it: {e}"))?;
@@ -673,11 +784,12 @@ fn new_key() -> Result<rcgen::KeyPair, String> {
         .map_err(|e| format!("a new key: {e}"))
 }
 
-/// Valid from five minutes ago (clock skew) for `days`.
-fn validity(params: &mut rcgen::CertificateParams, days: i64) {
+/// Valid from five minutes ago (clock skew) for `valid`.
+fn validity(params: &mut rcgen::CertificateParams, valid: std::time::Duration) {
     let now = time::OffsetDateTime::now_utc();
     params.not_before = now - time::Duration::minutes(5);
-    params.not_after = now + time::Duration::days(days);
+    params.not_after =
+        now.saturating_add(time::Duration::try_from(valid).unwrap_or(time::Duration::MAX));
 }
 
 /// A kubeconfig (JSON, which every kubeconfig reader takes as YAML) for `server` trusting
@@ -876,6 +988,105 @@ mod tests {
         }}}});
         assert_eq!(images(&d), ["busybox:1", "registry.k8s.io/etcd:3.6.5-0"]);
         assert!(images(&json!({"kind": "Service", "spec": {}})).is_empty());
+    }
+
+    #[test]
+    fn certificates_are_renewed_two_thirds_into_their_validity_and_unmarked_ones_at_once() {
+        let now: jiff::Timestamp = "2026-12-04T12:00:00Z".parse().unwrap();
+        let year = CERTIFICATE_VALIDITY;
+        let at = renew_after(now, year);
+        assert_eq!(at.to_string(), "2027-08-04T20:00:00Z");
+        let secret = with_renewal(json!({"metadata": {"name": "c-certs"}}), at);
+        assert_eq!(renewal_time(&secret), Some(at));
+        assert!(!renewal_due(&secret, now));
+        assert!(!renewal_due(
+            &secret,
+            at.checked_sub(jiff::SignedDuration::from_secs(1)).unwrap()
+        ));
+        assert!(renewal_due(&secret, at));
+        // Minted before the host renewed certificates, or with an unreadable time: due now.
+        assert!(renewal_due(&json!({"metadata": {"name": "c-certs"}}), now));
+        let mut garbled = secret.clone();
+        garbled["metadata"]["annotations"][RENEW_AFTER_ANNOTATION] = json!("next spring");
+        assert!(renewal_due(&garbled, now));
+        // A validity past what a time can hold renews never, rather than failing.
+        assert_eq!(
+            renew_after(now, std::time::Duration::MAX),
+            jiff::Timestamp::MAX
+        );
+    }
+
+    #[test]
+    fn a_workload_rolls_when_a_secret_it_mounts_is_renewed_and_only_then() {
+        let deployment = |volumes: Value| {
+            json!({
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "c-apiserver"},
+                "spec": {"template": {"spec": {"volumes": volumes, "containers": []}}},
+            })
+        };
+        let renewals: BTreeMap<String, String> = [
+            ("c-certs".to_owned(), "2027-08-04T12:00:00Z".to_owned()),
+            ("c-datastore".to_owned(), "2027-08-05T12:00:00Z".to_owned()),
+        ]
+        .into();
+        let mut mounting = deployment(json!([
+            {"name": "certs", "secret": {"secretName": "c-certs"}},
+            {"name": "store", "projected": {"sources": [{"secret": {"name": "c-datastore"}}]}},
+            {"name": "config", "configMap": {"name": "c-config"}},
+        ]));
+        roll_on_renewal(&mut mounting, &renewals);
+        assert_eq!(
+            mounting["spec"]["template"]["metadata"]["annotations"][CERTIFICATES_ANNOTATION],
+            "c-certs=2027-08-04T12:00:00Z,c-datastore=2027-08-05T12:00:00Z"
+        );
+        let before = digest(&mounting);
+        let mut renewed = renewals.clone();
+        renewed.insert("c-certs".into(), "2027-12-01T00:00:00Z".into());
+        let mut again = deployment(mounting["spec"]["template"]["spec"]["volumes"].clone());
+        roll_on_renewal(&mut again, &renewed);
+        assert_ne!(digest(&again), before, "a renewal must change the template");
+
+        // A template that mounts none of them, and kinds without Pods, are left alone.
+        let mut unrelated = deployment(json!([{"name": "x", "secret": {"secretName": "c-other"}}]));
+        let untouched = unrelated.clone();
+        roll_on_renewal(&mut unrelated, &renewals);
+        assert_eq!(unrelated, untouched);
+        let mut service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "c"}});
+        let untouched = service.clone();
+        roll_on_renewal(&mut service, &renewals);
+        assert_eq!(service, untouched);
+    }
+
+    #[test]
+    fn minted_certificates_last_as_long_as_asked() {
+        let items = ClusterCas::generate("alpha").unwrap();
+        let cas = ClusterCas::from_items(&items)
+            .unwrap()
+            .with_validity(std::time::Duration::from_secs(90));
+        let secret = CertificateSecret {
+            name: "alpha-certs".into(),
+            certificates: vec![CertificateRequest {
+                key: "client".into(),
+                authority: CertificateAuthority::Cluster,
+                usage: CertificateUsage::Client,
+                common_name: "someone".into(),
+                organizations: Vec::new(),
+                sans: Vec::new(),
+                kubeconfig_server: None,
+            }],
+            materials: Vec::new(),
+        };
+        let object = cas.mint(&secret, "team").unwrap();
+        let pem = STANDARD
+            .decode(object["data"]["client.crt"].as_str().unwrap())
+            .unwrap();
+        let (_, pem) = x509_parser::pem::parse_x509_pem(&pem).unwrap();
+        let cert = pem.parse_x509().unwrap();
+        let validity = cert.validity();
+        // Five minutes of clock skew before, the asked validity after.
+        let lasts = validity.not_after.timestamp() - validity.not_before.timestamp();
+        assert_eq!(lasts, 5 * 60 + 90, "{validity:?}");
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub struct StoredKubeconfig {
     pub value: Vec<u8>,
     /// The endpoint it was made for, `host:port`.
     pub endpoint: String,
+    /// When its client certificate is to be renewed, where the host renews it (a hosted
+    /// control plane's, [`super::hosted::RENEW_AFTER_ANNOTATION`]).
+    pub renew_after: Option<jiff::Timestamp>,
 }
 
 impl std::fmt::Debug for StoredKubeconfig {
@@ -88,7 +91,12 @@ pub fn stored_kubeconfig(object: &Value, cluster_uid: &str) -> Option<StoredKube
     let value = STANDARD
         .decode(object.pointer("/data/value")?.as_str()?)
         .ok()?;
-    Some(StoredKubeconfig { value, endpoint })
+    let renew_after = super::hosted::renewal_time(object);
+    Some(StoredKubeconfig {
+        value,
+        endpoint,
+        renew_after,
+    })
 }
 
 /// The kubeconfig bytes of a stored kubeconfig Secret, whoever it belongs to (for `capw get

@@ -41,7 +41,7 @@ impl Scenario {
     }
 
     /// `kubectl` against the management cluster, in the scenario's namespace.
-    fn management_kubectl(&self, args: &[&str]) -> String {
+    pub(super) fn management_kubectl(&self, args: &[&str]) -> String {
         let env = self
             .kube_env
             .as_ref()

@@ -3,8 +3,11 @@
 //! password), described to capw by a Secret of type `capw.dev/datastore`. The host gives each
 //! cluster an etcd user whose role reads and writes its own prefix alone and writes the
 //! cluster's access into a Secret its API servers mount; etcd's own client (`etcdctl`), with
-//! each cluster's certificate, reads that cluster's keys and is refused the other's. Deleting a
-//! cluster removes its keys, user and role and leaves the other's.
+//! each cluster's certificate, reads that cluster's keys and is refused the other's. The
+//! certificates the host minted for the clusters (their Secrets', the datastore client's, the
+//! admin kubeconfigs') are renewed two thirds into their validity, made short here, and the
+//! API servers roll onto them. Deleting a cluster removes its keys, user and role and leaves the
+//! other's.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
@@ -25,6 +28,10 @@ const ROOT_PASSWORD: &str = "shared-etcd-root-password";
 
 /// The datastore's Secret.
 const DATASTORE: &str = "shared-etcd";
+
+/// How long the host's certificates for the test's clusters are valid: renewed after 100 s,
+/// which leaves the rollout onto the new ones 50 s before the old ones expire.
+pub(super) const CERTIFICATE_VALIDITY: Duration = Duration::from_secs(150);
 
 fn bin(name: &str) -> PathBuf {
     kube_binaries()
@@ -293,6 +300,110 @@ async fn create_once_served(api: &Api<ConfigMap>, object: &ConfigMap) {
     }
 }
 
+/// The data of the Secrets of `cluster` whose certificates the host renews: its certificate
+/// Secrets, its access to the datastore, its admin kubeconfig.
+async fn renewable(s: &Scenario, cluster: &str) -> Vec<(String, Value)> {
+    let mut data = Vec::new();
+    for suffix in [
+        "apiserver-certs",
+        "controller-manager-certs",
+        "datastore",
+        "kubeconfig",
+    ] {
+        let name = format!("{cluster}-{suffix}");
+        let key = capw_engine::store::ObjectKey::namespaced("Secret", &s.namespace, &name);
+        let secret = s.store.get(&key).await.unwrap();
+        let secret = secret.unwrap_or_else(|| panic!("no Secret {name}"));
+        data.push((name, secret["data"].clone()));
+    }
+    data
+}
+
+/// The certificate the server at `endpoint` (`host:port`) presents, as PEM: what `openssl
+/// s_client` receives, a client we did not write.
+fn served_certificate(endpoint: &str) -> String {
+    let out = capw_test_support::output_ok(
+        Command::new("sh").args([
+            "-c",
+            &format!("openssl s_client -connect {endpoint} </dev/null 2>/dev/null | openssl x509"),
+        ]),
+        "openssl s_client",
+    );
+    String::from_utf8(out).unwrap()
+}
+
+/// Waits for every certificate of `cluster` to be renewed, then for its API servers to roll
+/// onto them: the new serving certificate is the one served, the cluster is Ready through its
+/// renewed admin kubeconfig, and the datastore's renewed client certificate reads its keys.
+async fn renewed(s: &mut Scenario, etcd: &SharedEtcd, cluster: &str, prefix: &str) {
+    let before = renewable(s, cluster).await;
+    let deadline = Instant::now() + CERTIFICATE_VALIDITY + Duration::from_secs(60);
+    loop {
+        let now = renewable(s, cluster).await;
+        let kept: Vec<&str> = (before.iter().zip(&now))
+            .filter(|(b, n)| b.1 == n.1)
+            .map(|(b, _)| b.0.as_str())
+            .collect();
+        if kept.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not renewed after {CERTIFICATE_VALIDITY:?} of validity and more: {kept:?}"
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    for deployment in ["kube-apiserver", "kube-controller-manager"] {
+        s.management_kubectl(&[
+            "rollout",
+            "status",
+            &format!("deployment/{cluster}-{deployment}"),
+            "--timeout=120s",
+        ]);
+    }
+    let ready = Expect::Ready {
+        control_plane: 0,
+        workers: 0,
+        version: KUBE_VERSIONS[0],
+    };
+    s.settle(&[(cluster, ready)]).await;
+    s.assert_service_at(cluster, KUBE_VERSIONS[0]).await;
+
+    let c = s.store.get(&s.key(cluster)).await.unwrap().unwrap();
+    let endpoint = &c["status"]["controlPlaneEndpoint"];
+    let endpoint = format!(
+        "{}:{}",
+        endpoint["host"].as_str().unwrap(),
+        endpoint["port"]
+    );
+    let (name, data) = &renewable(s, cluster).await[0];
+    let renewed_serving = String::from_utf8(
+        STANDARD
+            .decode(data["apiserver.crt"].as_str().unwrap())
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        served_certificate(&endpoint).trim(),
+        renewed_serving.trim(),
+        "{cluster}'s API server does not serve the renewed certificate of {name}"
+    );
+
+    let files = tempfile::tempdir().unwrap();
+    let (cert, key, _) = s.datastore_client(cluster, files.path()).await;
+    let mine = etcd.etcdctl(
+        &cert,
+        &key,
+        &["get", "--prefix", &format!("{prefix}/"), "--keys-only"],
+    );
+    assert!(
+        String::from_utf8_lossy(&mine.stdout)
+            .contains(&format!("{prefix}/configmaps/default/{cluster}-marker")),
+        "{cluster}'s renewed datastore certificate does not read its keys: {}",
+        String::from_utf8_lossy(&mine.stderr)
+    );
+}
+
 pub(super) async fn run(mut s: Scenario) {
     let etcd = SharedEtcd::start();
     s.store.create(etcd.secret(&s.namespace)).await.unwrap();
@@ -353,6 +464,8 @@ pub(super) async fn run(mut s: Scenario) {
             );
         }
     }
+
+    renewed(&mut s, &etcd, "zeta", &z_prefix).await;
 
     // Deleting epsilon removes its keys, user and role; zeta keeps its own and keeps serving.
     s.store.delete(&s.key("epsilon")).await.unwrap();

@@ -77,16 +77,8 @@ fn one_line(s: &str) -> String {
     out
 }
 
-fn truncate(mut s: String) -> String {
-    if s.len() > MAX_LOG_MESSAGE {
-        let mut cut = MAX_LOG_MESSAGE;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
-        s.push('…');
-    }
-    s
+fn truncate(s: String) -> String {
+    capw_text::truncate(s, MAX_LOG_MESSAGE)
 }
 
 #[cfg(test)]

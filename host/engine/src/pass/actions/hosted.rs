@@ -21,7 +21,8 @@ use capw_workload::{SharedEtcd, datastore_prefix, datastore_user};
 use crate::objects::hosted::{
     ClusterCas, DATASTORE_ANNOTATION, SharedDatastoreSecret, annotated, applied_digest,
     check_plan_objects, check_shared_datastore, datastore_access_secret, digest,
-    load_balancer_addresses, readiness, secret_ref,
+    load_balancer_addresses, readiness, renew_after, renewal_due, renewal_time, roll_on_renewal,
+    secret_ref, with_renewal,
 };
 use crate::objects::kubeconfig::kubeconfig_object;
 use crate::objects::{SERVICE_JOIN_TOKEN_ITEM, secret_object};
@@ -87,7 +88,9 @@ pub(crate) async fn reconcile(
             ),
         ));
     }
-    let cas = cluster_cas(env, s).await?;
+    let cas = cluster_cas(env, s)
+        .await?
+        .with_validity(env.config.hosted_certificate_validity);
     let owner = owner(s);
     let listed = management
         .list(&owner)
@@ -127,6 +130,7 @@ pub(crate) async fn reconcile(
         .plan(&ctx, &input)
         .await
         .map_err(|e| ActionNote::failed(COND, &e))?;
+    let mut next_renewal = None;
     let changed = match &plan.step {
         Step::ApplyManifests(manifests) => {
             let refused = |e: String| {
@@ -150,7 +154,7 @@ pub(crate) async fn reconcile(
                     Some((d, read_datastore(env, &d.name).await?))
                 }
             };
-            apply(
+            let applied = apply(
                 &*management,
                 &owner,
                 &cas,
@@ -159,7 +163,9 @@ pub(crate) async fn reconcile(
                 datastore,
                 &listed,
             )
-            .await?
+            .await?;
+            next_renewal = applied.next_renewal;
+            applied.count
         }
         Step::None | Step::Wait(_) => 0,
         Step::CreateMachine(_) | Step::DeleteMachine(_) | Step::RemoveEtcdMember(_) => {
@@ -202,11 +208,27 @@ pub(crate) async fn reconcile(
         _ => (ActionNote::done(), String::new()),
     };
     let endpoint = (plan.endpoint.clone()).map(|e| (e.host, e.port));
-    // The host holds how to reach the control plane once it has an endpoint: its CA is the
-    // host's own, and the kubeconfig is minted from it.
-    if let Some((host, port)) = &endpoint {
-        store_kubeconfig(env, s, &cas, host, *port).await?;
-    }
+    let next_renewal = match &endpoint {
+        Some((host, port)) => {
+            let kubeconfig_renewal = store_kubeconfig(env, s, &cas, host, *port).await?;
+            next_renewal.into_iter().chain(kubeconfig_renewal).min()
+        }
+        None => next_renewal,
+    };
+    // Come back when the first certificate is due, however settled the cluster is.
+    let note = match next_renewal {
+        Some(at) => {
+            let due = jiff::Timestamp::now().duration_until(at);
+            let due = std::time::Duration::try_from(due)
+                .unwrap_or(std::time::Duration::ZERO)
+                .max(std::time::Duration::from_secs(1));
+            ActionNote {
+                requeue: Some(note.requeue.map_or(due, |r| r.min(due))),
+                ..note
+            }
+        }
+        None => note,
+    };
     let access = match &endpoint {
         Some((host, port)) if settled && ready => {
             keep_joins(env, s, &cas, &format!("{host}:{port}")).await?
@@ -264,8 +286,25 @@ async fn cluster_cas(env: &Env, s: &Snapshot) -> Result<ClusterCas, ActionNote> 
     })
 }
 
-/// Applies the checked objects and minted Secrets whose digest changed and deletes what was
-/// applied before and is no longer answered; how many objects it applied or deleted.
+/// What [`apply`] did: how many objects it applied or deleted, and when the first
+/// certificate it keeps is to be renewed.
+struct Applied {
+    count: usize,
+    next_renewal: Option<jiff::Timestamp>,
+}
+
+/// Whether a Secret of certificates applied as `applied` (if it was) is to be made again: its
+/// request's digest changed, or its certificates are due for renewal at `now`.
+fn to_mint(applied: Option<&serde_json::Value>, digest: &str, now: jiff::Timestamp) -> bool {
+    applied.is_none_or(|o| applied_digest(o) != Some(digest) || renewal_due(o, now))
+}
+
+/// Applies the checked objects and minted Secrets whose digest changed (or whose certificates
+/// are due for renewal) and deletes what was applied before and is no longer answered.
+///
+/// Secrets go first, so that a Pod made for a changed template mounts the new ones, and a
+/// Deployment or StatefulSet that mounts a renewed certificate Secret rolls
+/// ([`roll_on_renewal`]).
 async fn apply(
     management: &dyn ManagementCluster,
     owner: &Owner,
@@ -274,27 +313,22 @@ async fn apply(
     certificates: &[CertificateSecret],
     datastore: Option<(&SharedDatastore, SharedDatastoreSecret)>,
     listed: &[serde_json::Value],
-) -> Result<usize, ActionNote> {
-    let current: BTreeMap<ObjectRef, Option<&str>> = listed
+) -> Result<Applied, ActionNote> {
+    let current: BTreeMap<ObjectRef, &serde_json::Value> = listed
         .iter()
-        .filter_map(|o| Some((ObjectRef::of(o)?, applied_digest(o))))
+        .filter_map(|o| Some((ObjectRef::of(o)?, o)))
         .collect();
+    let now = jiff::Timestamp::now();
+    let renew_at = renew_after(now, cas.validity());
     let mut keep = BTreeSet::new();
     let mut changed = Vec::new();
-    for object in objects {
-        let Some(r) = ObjectRef::of(&object) else {
-            continue;
-        };
-        let d = digest(&object);
-        if current.get(&r).copied().flatten() != Some(d.as_str()) {
-            changed.push((r.clone(), annotated(object, &d)));
-        }
-        keep.insert(r);
-    }
+    // Each certificate Secret's name and renewal time, as applied after this pass.
+    let mut renewals = BTreeMap::new();
     for secret in certificates {
         let r = secret_ref(&secret.name);
         let d = cas.request_digest(secret);
-        if current.get(&r).copied().flatten() != Some(d.as_str()) {
+        let applied = current.get(&r).copied();
+        let at = if to_mint(applied, &d, now) {
             let minted = cas.mint(secret, &owner.namespace).map_err(|e| {
                 ActionNote::host_failed(
                     COND,
@@ -302,8 +336,15 @@ async fn apply(
                     format!("Secret {}: {e}", secret.name),
                 )
             })?;
-            changed.push((r.clone(), annotated(minted, &d)));
-        }
+            if applied.is_some_and(|o| applied_digest(o) == Some(d.as_str())) {
+                tracing::info!(cluster = %owner.name, secret = %secret.name, renew_after = %renew_at, "renewed the certificates of a hosted control plane's Secret");
+            }
+            changed.push((r.clone(), annotated(with_renewal(minted, renew_at), &d)));
+            renew_at
+        } else {
+            applied.and_then(renewal_time).unwrap_or(renew_at)
+        };
+        renewals.insert(secret.name.clone(), at);
         keep.insert(r);
     }
     if let Some((asked, store)) = datastore {
@@ -311,20 +352,40 @@ async fn apply(
         let user = datastore_user(&owner.namespace, &owner.name);
         let prefix = datastore_prefix(&owner.namespace, &owner.name);
         let d = store.access_digest(&user, &prefix, &asked.secret);
-        if current.get(&r).copied().flatten() != Some(d.as_str()) {
+        let applied = current.get(&r).copied();
+        let at = if to_mint(applied, &d, now) {
             let access = shared_etcd(&store)?
-                .admit(&user, &prefix)
+                .admit(&user, &prefix, cas.validity())
                 .await
                 .map_err(|e| datastore_failed(&store.name, &e.to_string()))?;
-            tracing::info!(cluster = %owner.name, datastore = %store.name, %user, %prefix, "gave the cluster its user and prefix in the shared datastore");
+            tracing::info!(cluster = %owner.name, datastore = %store.name, %user, %prefix, renew_after = %renew_at, "gave the cluster its user, prefix and client certificate in the shared datastore");
             let secret =
                 datastore_access_secret(&asked.secret, &owner.namespace, &store.name, &access);
-            changed.push((r.clone(), annotated(secret, &d)));
+            changed.push((r.clone(), annotated(with_renewal(secret, renew_at), &d)));
+            renew_at
+        } else {
+            applied.and_then(renewal_time).unwrap_or(renew_at)
+        };
+        renewals.insert(asked.secret.clone(), at);
+        keep.insert(r);
+    }
+    let stamps: BTreeMap<String, String> = (renewals.iter())
+        .map(|(name, at)| (name.clone(), at.to_string()))
+        .collect();
+    for mut object in objects {
+        let Some(r) = ObjectRef::of(&object) else {
+            continue;
+        };
+        roll_on_renewal(&mut object, &stamps);
+        let d = digest(&object);
+        if current.get(&r).and_then(|o| applied_digest(o)) != Some(d.as_str()) {
+            changed.push((r.clone(), annotated(object, &d)));
         }
         keep.insert(r);
     }
     let prune: Vec<ObjectRef> = current.into_keys().filter(|r| !keep.contains(r)).collect();
     let count = changed.len() + prune.len();
+    let next_renewal = renewals.into_values().min();
     if !changed.is_empty() {
         let names: Vec<String> = changed.iter().map(|(r, _)| r.to_string()).collect();
         let objects: Vec<serde_json::Value> = changed.into_iter().map(|(_, o)| o).collect();
@@ -342,7 +403,10 @@ async fn apply(
         let names: Vec<String> = prune.iter().map(ToString::to_string).collect();
         tracing::info!(cluster = %owner.name, objects = %names.join(", "), "pruned what the hosted plan dropped");
     }
-    Ok(count)
+    Ok(Applied {
+        count,
+        next_renewal,
+    })
 }
 
 /// A note that the shared datastore `name` could not be used, saying why.
@@ -420,38 +484,49 @@ async fn leave_datastores(
 
 /// Stores the admin kubeconfig for the control plane at `host:port`, minted from the cluster
 /// CA, where the host keeps kubeconfigs (workload cluster access on) and the stored one was
-/// made for another endpoint.
+/// made for another endpoint or is due for renewal; when the one kept is to be renewed.
+///
+/// The host holds how to reach the control plane once it has an endpoint: its CA is the
+/// host's own, and the kubeconfig is minted from it.
 async fn store_kubeconfig(
     env: &Env,
     s: &Snapshot,
     cas: &ClusterCas,
     host: &str,
     port: u16,
-) -> Result<(), ActionNote> {
+) -> Result<Option<jiff::Timestamp>, ActionNote> {
     let endpoint = format!("{host}:{port}");
-    if env.cluster_cache.is_none()
-        || s.kubeconfig
-            .as_ref()
-            .is_some_and(|k| k.endpoint == endpoint)
+    if env.cluster_cache.is_none() {
+        return Ok(None);
+    }
+    let now = jiff::Timestamp::now();
+    if let Some(stored) = &s.kubeconfig
+        && stored.endpoint == endpoint
+        && let Some(at) = stored.renew_after
+        && at > now
     {
-        return Ok(());
+        return Ok(Some(at));
     }
     let kubeconfig = cas
         .admin_kubeconfig(&s.name, &format!("https://{endpoint}"))
         .map_err(|e| ActionNote::host_failed(COND, "CertificateError", e))?;
-    let object = kubeconfig_object(
-        &s.namespace,
-        &s.name,
-        &s.uid,
-        &endpoint,
-        kubeconfig.as_bytes(),
+    let renew_at = renew_after(now, cas.validity());
+    let object = with_renewal(
+        kubeconfig_object(
+            &s.namespace,
+            &s.name,
+            &s.uid,
+            &endpoint,
+            kubeconfig.as_bytes(),
+        ),
+        renew_at,
     );
     env.store
         .apply(object)
         .await
         .map_err(|e| Env::store_failed(capw_reconcile::CONTROL_PLANE_AVAILABLE, &e))?;
-    tracing::info!(cluster = %s.name, endpoint = %endpoint, "kubeconfig stored for the hosted control plane");
-    Ok(())
+    tracing::info!(cluster = %s.name, endpoint = %endpoint, renew_after = %renew_at, "kubeconfig stored for the hosted control plane");
+    Ok(Some(renew_at))
 }
 
 /// How long a join token the host issues for a hosted control plane is valid; it is renewed
