@@ -484,7 +484,11 @@ impl ObjectStore for KubeStore {
                 None => {}
             }
         }
-        self.get_fresh(key).await
+        KubeStore::get_fresh(self, key).await
+    }
+
+    async fn get_fresh(&self, key: &ObjectKey) -> Result<Option<Value>, StoreError> {
+        KubeStore::get_fresh(self, key).await
     }
 
     async fn list(

@@ -39,11 +39,24 @@ pub(crate) async fn class_of(env: &Env, cluster: &Cluster) -> Result<ClusterClas
         .unwrap_or_else(|| "default".into());
     let class_ref = &cluster.spec.topology.class_ref;
     let class_ns = class_ref.namespace.clone().unwrap_or(namespace);
-    match env
+    let found = match env
         .store
         .get_as::<ClusterClass>(&class_ns, &class_ref.name)
         .await
     {
+        // A cache can lag what another client wrote a moment ago (a ClusterClass and its
+        // Clusters in one `kubectl apply`): "not found" is said from the store itself.
+        Ok(None) => env
+            .store
+            .get_fresh(&crate::store::key_of::<ClusterClass>(
+                &class_ns,
+                &class_ref.name,
+            ))
+            .await
+            .and_then(|o| o.map(crate::store::decode::<ClusterClass>).transpose()),
+        other => other,
+    };
+    match found {
         Ok(Some(class)) => Ok(class),
         Ok(None) => Err(vec![format!(
             "Cluster spec.topology.classRef: ClusterClass {class_ns}/{} not found",

@@ -42,6 +42,14 @@ pub trait ObjectStore: Send + Sync + std::fmt::Debug {
     /// The object at `key`, if any.
     async fn get(&self, key: &ObjectKey) -> Result<Option<Value>, StoreError>;
 
+    /// The object at `key` as the store holds it now, past any cache of it: for a read whose
+    /// answer must include what another client has just written (admission's look-up of the
+    /// ClusterClass a `kubectl apply` created a moment before the Cluster). The default is
+    /// [`ObjectStore::get`], for stores without a cache.
+    async fn get_fresh(&self, key: &ObjectKey) -> Result<Option<Value>, StoreError> {
+        self.get(key).await
+    }
+
     /// Every object of `kind`, in `namespace` when given, ordered by namespace and name.
     async fn list(&self, kind: &str, namespace: Option<&str>) -> Result<Vec<Value>, StoreError>;
 

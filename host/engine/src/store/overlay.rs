@@ -51,6 +51,13 @@ impl ObjectStore for Overlay {
         }
     }
 
+    async fn get_fresh(&self, key: &ObjectKey) -> Result<Option<Value>, StoreError> {
+        match self.written(key) {
+            Some(object) => Ok(object),
+            None => self.base.get_fresh(key).await,
+        }
+    }
+
     async fn list(&self, kind: &str, namespace: Option<&str>) -> Result<Vec<Value>, StoreError> {
         let mut all = BTreeMap::new();
         for object in self.base.list(kind, namespace).await? {
