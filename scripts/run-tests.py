@@ -10,8 +10,12 @@ timings (they would measure the neighbour's load, not their own), and the CLI's,
 matrix compiles on both cores, run alone, after the others: the SERIAL set below, by package or
 package/target.
 
+The others run longest first, by the wall times of the last run (kept in the target directory as
+test-times.json), so that the long binaries do not start last and run alone at the end.
+
 Each binary runs as `cargo test` runs it: from its package's directory, with CARGO_MANIFEST_DIR
-and CARGO_PKG_* set. Its output is printed whole when it ends, with how long it took. The last
+and CARGO_PKG_* set. Its output is printed whole when it ends, with how long it took and its CPU time (its own and
+its reaped children's). The last
 line is the suite's count, `N passed, N failed, N skipped`, and the exit status is non-zero when
 any test failed or any binary did not finish its run. `--only` keeps the integration tests of the
 packages (or package/target) named, and every package's unit tests.
@@ -59,6 +63,34 @@ def panics(output):
             message.append(follow)
         found.append((m.group(1), m.group(2).rstrip(":"), message))
     return found
+
+
+# The wall time a binary not yet timed is taken to need when ordering the run.
+UNSEEN = 120.0
+
+
+def times_file():
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(os.getcwd(), "target")
+    return os.path.join(target, "test-times.json")
+
+
+def load_times():
+    try:
+        with open(times_file()) as f:
+            return {k: float(v) for k, v in json.load(f).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def save_times(times):
+    path = times_file()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path + ".new", "w") as f:
+            json.dump(times, f, indent=1, sort_keys=True)
+        os.replace(path + ".new", path)
+    except OSError as e:
+        print(f"run-tests: the binaries' times were not kept ({e})", file=sys.stderr)
 
 
 def build(cargo_args):
@@ -120,14 +152,20 @@ def run_one(b, test_args, lock, totals):
     env["CARGO_PKG_VERSION"] = b["version"]
     env["CARGO_CRATE_NAME"] = b["target"].replace("-", "_")
     started = time.monotonic()
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [b["exe"], *b.get("filters", []), *test_args], cwd=b["dir"], env=env, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, errors="replace",
     )
+    stdout = proc.stdout.read()
+    proc.stdout.close()
+    # wait4, not wait: the binary's own CPU (its children's too, once reaped), beside its wall time.
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     took = time.monotonic() - started
+    cpu = usage.ru_utime + usage.ru_stime
     counts = [0, 0, 0]
     seen = False
-    for line in proc.stdout.splitlines():
+    for line in stdout.splitlines():
         m = RESULT.match(line)
         if m:
             seen = True
@@ -135,16 +173,17 @@ def run_one(b, test_args, lock, totals):
             counts[1] += int(m.group(3))
             counts[2] += int(m.group(4))
     with lock:
-        print(f"\n     Running {label(b)} ({os.path.basename(b['exe'])}), {took:.1f} s", flush=True)
-        sys.stdout.write(proc.stdout)
+        print(f"\n     Running {label(b)} ({os.path.basename(b['exe'])}), {took:.1f} s wall, {cpu:.1f} s CPU", flush=True)
+        sys.stdout.write(stdout)
         sys.stdout.flush()
         totals["passed"] += counts[0]
         totals["failed"] += counts[1]
         totals["skipped"] += counts[2]
-        totals["times"].append((took, label(b)))
+        totals["times"].append((took, cpu, label(b)))
+        totals["last"][label(b)] = took
         if proc.returncode != 0 or not seen:
             totals["broken"].append(f"{label(b)} (exit {proc.returncode})")
-            totals["panics"].extend((label(b), *p) for p in panics(proc.stdout))
+            totals["panics"].extend((label(b), *p) for p in panics(stdout))
 
 
 def main():
@@ -186,8 +225,13 @@ def main():
     serial = [b for b in binaries if f"{b['package']}/{b['target']}" in SERIAL]
     parallel = [b for b in binaries if b not in serial]
 
+    # Longest first, by the last run's wall times: the long binaries start together at the
+    # beginning instead of one of them alone at the end. A binary not seen before counts as long.
+    last = load_times()
+    parallel.sort(key=lambda b: -last.get(label(b), UNSEEN))
+
     lock = threading.Lock()
-    totals = {"passed": 0, "failed": 0, "skipped": 0, "broken": [], "times": [], "panics": []}
+    totals = {"passed": 0, "failed": 0, "skipped": 0, "broken": [], "times": [], "panics": [], "last": dict(last)}
     queue = list(parallel)
 
     def worker():
@@ -208,9 +252,12 @@ def main():
         run_one(b, test_args, lock, totals)
     took = time.monotonic() - started
 
-    print(f"\n{len(binaries)} test binaries in {took:.0f} s ({len(parallel)} {args.jobs} at a time, {len(serial)} alone); the slowest:")
-    for t, name in sorted(totals["times"], reverse=True)[:8]:
-        print(f"  {t:7.1f} s  {name}")
+    save_times(totals["last"])
+
+    print(f"\n{len(binaries)} test binaries in {took:.0f} s ({len(parallel)} {args.jobs} at a time, {len(serial)} alone); the slowest (wall, CPU):")
+    for t, cpu, name in sorted(totals["times"], reverse=True)[:10]:
+        print(f"  {t:7.1f} s  {cpu:7.1f} s  {name}")
+    print(f"  {sum(t[1] for t in totals['times']):7.1f} s of CPU in all")
     if totals["broken"]:
         print("binaries that failed or did not finish: " + ", ".join(totals["broken"]))
     for binary, test, where, message in totals["panics"]:

@@ -118,6 +118,19 @@ go_node() {
 	CAPW_NODE_E2E_BIN_DIR=$(./kube-env.sh bin-dir) go test -count=1 ./node
 }
 
+# The fuzz targets' libFuzzer entries (fuzz/fuzz_targets/, a cargo workspace of its own, which
+# only `make fuzz` builds) checked against the capw-fuzz functions they call: the corpus test
+# compiles the targets' bodies, never the entries, so an entry left behind by a change of its
+# body would otherwise go unnoticed until the next fuzzing run. `cargo check` links nothing, so
+# libFuzzer is not compiled: CUSTOM_LIBFUZZER_PATH names a library that is never linked. Its
+# own target directory beside `make fuzz`'s, which the next run reuses; not linted (`make
+# clippy` leaves fuzz/ out too).
+fuzz_entries() {
+	unset RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
+	CARGO_TARGET_DIR=$target_dir/fuzz CUSTOM_LIBFUZZER_PATH=$target_dir/fuzz/never-linked/libfuzzer.a \
+		$CARGO check --manifest-path fuzz/Cargo.toml --bins
+}
+
 # The SDKs' unit tests in other languages and their providers', natively (no wasm): Go with
 # plain `go test` (toolchains.env's GOTOOLCHAIN is the Go scripts/toolchains.sh pins), Python
 # with unittest (the SDK's component glue too, against the bindings toolchains.env's
@@ -198,6 +211,11 @@ check | test)
 	fi
 	# --timings: target/cargo-timings/ shows where the build went, crate by crate.
 	step test-build scripts/run-tests.py --build-only -- --timings "${test_args[@]}"
+	if [ "$what" = test ]; then
+		# While the background steps may still be going: a compile error, found before the
+		# long run of the tests.
+		step fuzz-entries "$0" _run fuzz_entries
+	fi
 	await tools kube-env
 	if [ "$what" = test ]; then
 		step image env CAPW_IMAGE_BINARY="$target_dir/image/capw.bin" scripts/image.sh build

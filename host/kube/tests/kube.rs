@@ -757,6 +757,10 @@ async fn the_quickstart_runs_from_config_maps_with_gzipped_components() {
     replica.stop().await;
 }
 
+/// The leader is killed mid scale-up; the standby takes the Lease and finishes the job with
+/// nothing done twice. The leader may have finished the scale-up before it died, leaving the
+/// standby nothing to do, so a fifth worker is asked for once the leader is dead: work only
+/// the standby can have done.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_killed_leader_hands_over_mid_scale_up_and_nothing_is_done_twice() {
     let w = World::new("capw-leader").await;
@@ -793,6 +797,7 @@ async fn a_killed_leader_hands_over_mid_scale_up_and_nothing_is_done_twice() {
     .await;
     first.kill().await;
     let killed = Instant::now();
+    let left_by_leader = w.instance_tokens("alpha").await;
 
     // The standby takes the Lease within its duration (plus one try) and finishes the job.
     wait("replica-b leading", || async {
@@ -814,6 +819,18 @@ async fn a_killed_leader_hands_over_mid_scale_up_and_nothing_is_done_twice() {
         "hand-over took {handover:?}, lease {lease:?}"
     );
     w.wait_workers("alpha", 4).await;
+
+    // The fifth worker: its Machine and its instance can only be the standby's.
+    w.scale_workers("alpha", 5);
+    w.wait_workers("alpha", 5).await;
+    assert!(
+        w.instance_tokens("alpha")
+            .await
+            .difference(&left_by_leader)
+            .next()
+            .is_some(),
+        "no instance was made after the leader died"
+    );
     second.stop().await;
 }
 

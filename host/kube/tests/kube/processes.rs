@@ -107,7 +107,7 @@ impl Drop for Process {
 
 impl World {
     /// The idempotency keys of the instances simcloud holds for `cluster`.
-    async fn instance_tokens(&self, cluster: &str) -> BTreeSet<String> {
+    pub(crate) async fn instance_tokens(&self, cluster: &str) -> BTreeSet<String> {
         self.inventory()
             .await
             .clusters

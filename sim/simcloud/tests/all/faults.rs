@@ -114,7 +114,11 @@ async fn a_lost_response_was_applied_and_its_retry_gets_the_same_object() {
     assert_eq!((view.stats.requests, view.stats.errored), (2, 2));
     let inventory: Inventory = body(sim.get("/v1/inventory").await).await;
     let instances = &inventory.clusters["c1"].instances;
-    assert_eq!(instances.len(), 1, "{instances:?}");
+    assert_eq!(
+        instances.len(),
+        1,
+        "the create answered 500 after it was applied, so its instance is there: {instances:?}"
+    );
     let applied = &instances[0];
     assert_eq!(
         (applied.client_token.as_str(), applied.name.as_str()),
