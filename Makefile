@@ -123,7 +123,7 @@ check:
 ## test: every test of the project, what CI runs: fmt first, clippy inside the builds the tests
 ## need, the Kubernetes binaries, Debian packages and other languages' toolchains in the
 ## background while Rust compiles, the fuzz targets' libFuzzer entries checked (cargo check, no
-## libFuzzer), the test binaries two at a time (scripts/run-tests.py), the doc tests and
+## libFuzzer), the test binaries three at a time (scripts/run-tests.py), the doc tests and
 ## capw-node's Go test; a table of where the time went at the end.
 test:
 	scripts/suite.sh test

@@ -1,8 +1,8 @@
-//! The `capw` command line, run as a process: one test binary for the crate, a module per
-//! command family.
+//! The `capw` command line, run as a process: a module per command family. The crash campaigns
+//! are a binary of their own (tests/crash), which the suite runs beside others while this one,
+//! whose starter matrix compiles on both cores, runs alone.
 
 mod admission;
-mod crash;
 mod crds;
 mod describe;
 mod hostile_text;
@@ -11,16 +11,7 @@ mod new;
 mod oci;
 mod plugin_test;
 
-/// `capw` with state directory `state_dir`, the test build's plugin directory, the compiled
-/// components' cache every test shares, and the logging a user gets by default.
-fn capw_with_state(state_dir: &std::path::Path) -> std::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_capw"));
-    cmd.arg("--state-dir")
-        .arg(state_dir)
-        .arg("--plugin-dir")
-        .arg(capw_test_support::plugin_dir())
-        .arg("--cache-dir")
-        .arg(std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capw-compiled"))
-        .env_remove("CAPW_LOG");
-    cmd
-}
+#[path = "../common/mod.rs"]
+mod common;
+
+use common::capw_with_state;

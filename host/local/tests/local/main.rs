@@ -6,7 +6,6 @@ mod drain;
 mod etcd;
 mod faults;
 mod go_sim_infra;
-mod hung;
 mod js_hooks;
 mod lifecycle;
 mod managed;

@@ -5,6 +5,14 @@
 //! with no timeout of its own, and the test's gate holds the request until it is opened, so
 //! each `reconcile-cluster` call hangs until the host's one-second deadline ends it.
 
+#[path = "../local/support.rs"]
+#[allow(
+    dead_code,
+    unused_imports,
+    reason = "the local tests' shared set-up; this binary uses a part of it"
+)]
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 

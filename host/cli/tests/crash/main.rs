@@ -6,6 +6,9 @@
 //! that each instance belongs to a Machine that is still recorded, and that no Machine has more
 //! than one instance; after every phase, that the counts are exactly what the topology asks.
 
+#[path = "../common/mod.rs"]
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -50,7 +53,7 @@ impl Setup {
     }
 
     fn capw(&self) -> Command {
-        super::capw_with_state(&self.state_dir)
+        common::capw_with_state(&self.state_dir)
     }
 
     /// Runs capw with `args`, fails the test unless it succeeds, and gives its output.
