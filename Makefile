@@ -116,7 +116,8 @@ crds:
 
 ## check: the fast tier, for the inner loop: fmt, clippy inside the build, the unit tests of
 ## every crate and the integration tests of the runtime (hostile providers among them), the
-## engine, local mode, Kubernetes mode against a real API server, admission and the faults.
+## engine, local mode (not its day-two real boots), Kubernetes mode against a real API server,
+## admission and the faults.
 check:
 	scripts/suite.sh check
 

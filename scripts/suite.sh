@@ -149,9 +149,12 @@ test_args=(--workspace --features capw/simcloud "${components[@]/#/--exclude=}")
 
 # The integration tests of the fast tier (`make check`); every package's unit tests run too. Left
 # to `make test`: the crash campaigns (capw/crash, five minutes), the two modes' long
-# scenarios (capw-kube/scenario), the other languages, OCI interop, the deploy test, e2e.
+# scenarios (capw-kube/scenario), the local mode's day-two real boots (drain, etcd membership,
+# remediation, join tokens: six minutes), the other languages, OCI interop, the deploy test, e2e.
 check_tests=capw-api,capw-topology,capw-reconcile,capw-runtime,capw-engine,capw-store,capw-workload
-check_tests+=,capw-local/local,capw-local/hung,capw-kube/kube,capw-simcloud,capw-conformance,capw-sdk
+check_tests+=,capw-local/local:quickstart::,capw-local/local:lifecycle::,capw-local/local:managed::
+check_tests+=,capw-local/local:orphans::,capw-local/local:workload::,capw-local/local:faults::
+check_tests+=,capw-local/hung,capw-kube/kube,capw-simcloud,capw-conformance,capw-sdk
 check_tests+=,capw/cli:admission::,capw/cli:hostile_text::
 
 # The image's capw: capw without the simulated cloud, from the test build. `--examples` keeps the
@@ -219,12 +222,9 @@ check | test)
 	await tools kube-env
 	if [ "$what" = test ]; then
 		step image env CAPW_IMAGE_BINARY="$target_dir/image/capw.bin" scripts/image.sh build
-		# capw-node's Go tests mostly wait on the processes they boot: beside the first, long
-		# binaries of the run, done well before its timing-bound ones run alone at its end.
-		bg go-node "$0" _run go_node
 		step tests env $(cat "$target_dir/toolchains.env") scripts/run-tests.py -- "${test_args[@]}"
-		await go-node
 		step doctests $CARGO test --doc "${test_args[@]}"
+		step go-node "$0" _run go_node
 		step sdk-units env $(cat "$target_dir/toolchains.env") "$0" _run sdk_units
 		# Every command example of the README and docs/, its shown output compared.
 		step docs env $(cat "$target_dir/toolchains.env") scripts/doc-examples.py

@@ -430,7 +430,9 @@ func TestInitContainersRunInOrderBeforeTheContainersAndSidecarsKeepRunning(t *te
 	pod.Spec.InitContainers = []corev1.Container{
 		{Name: "first", Image: "test/sh:1", Command: []string{"sh", "-c", "sleep 0.3; echo first >> " + order}},
 		{Name: "side", Image: "test/sh:1", Command: []string{"sh", "-c", "echo side >> " + order + "; sleep 30"}, RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)},
-		{Name: "second", Image: "test/sh:1", Command: []string{"sh", "-c", "echo second >> " + order}},
+		// The sidecar is started before the next init container, which waits for its line: the
+		// order of the two processes' writes is the scheduler's, not the kubelet's.
+		{Name: "second", Image: "test/sh:1", Command: []string{"sh", "-c", "until grep -qx side " + order + "; do sleep 0.05; done; echo second >> " + order}},
 	}
 	k, client := processKubelet(t, pod)
 	got := syncUntil(t, k, client, "inits", 10*time.Second, "Ready", func(p *corev1.Pod) bool {
