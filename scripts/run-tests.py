@@ -7,18 +7,16 @@
 waiting (on an API server, on processes of a workload cluster, on a simulated cloud's delays),
 so three at a time on two cores take far less wall time than one (on 2026-12-05, 1,023 s for
 the suite's binaries, where two at a time with fewer beside each other took 1,502 s; 20 CPU
-minutes either way). Binaries whose tests compare
-timings (they would measure the neighbour's load, not their own), and the CLI's, whose starter
-matrix compiles on both cores, run alone, after the others: the SERIAL set below, by package or
-package/target.
+minutes either way). Binaries whose tests compare timings (they would measure the neighbour's
+load, not their own), and the CLI's, whose starter matrix compiles on both cores, run alone,
+after the others: the SERIAL set below, by package or package/target.
 
 The others run longest first, by the wall times of the last run (kept in the target directory as
 test-times.json), so that the long binaries do not start last and run alone at the end.
 
 Each binary runs as `cargo test` runs it: from its package's directory, with CARGO_MANIFEST_DIR
 and CARGO_PKG_* set. Its output is printed whole when it ends, with how long it took and its CPU time (its own and
-its reaped children's). The last
-line is the suite's count, `N passed, N failed, N skipped`, and the exit status is non-zero when
+its reaped children's). The last line is the suite's count, `N passed, N failed, N skipped`, and the exit status is non-zero when
 any test failed or any binary did not finish its run. `--only` keeps the integration tests of the
 packages (or package/target) named, and every package's unit tests.
 """
@@ -37,7 +35,7 @@ SERIAL = {
     # starter matrix) on both cores: beside it, real-boot scenarios starve past their waits.
     "capw/cli",
     "capw-kube/kube",  # sharding and hand-over timings against the API server
-    "capw-local/hung",  # "holds up only itself": a ratio of two clusters' times in one run
+    "capw-local/hung",  # a provider's one-second deadline beside a cluster that converges
     "capw-runtime/all",  # deadlines and fuel against wall time
     "capw-workload/workload",  # probe timeouts against a silent API
 }
