@@ -284,7 +284,12 @@ def main() -> int:
                 failed += 1
                 broken = True
                 print(f"        {why}\n        output:")
-                print("\n".join("        | " + line for line in out.splitlines()[-60:]))
+                # Its first lines (where an error says what failed) and its last (how it ended):
+                # a backtrace in between is cut.
+                lines = out.splitlines()
+                if len(lines) > 60:
+                    lines = lines[:20] + [f"… {len(lines) - 60} lines …"] + lines[-40:]
+                print("\n".join("        | " + line for line in lines))
         if args.keep:
             print(f"  session {name}: {cwd}")
         else:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Removes from a Cargo target directory the units no build has used for a while.
 
-    scripts/prune-target.py TARGET_DIR [--days N] [--dry-run]
+    scripts/prune-target.py TARGET_DIR [--days N] [--dry-run] [--in-use "CARGO ARGS"]...
 
 Cargo never removes an artifact: a changed dependency version, feature set or profile leaves the
 old unit's files behind, and a kept target directory grows until the disk is full. Every build
@@ -10,13 +10,27 @@ it or finds it fresh, so the files' access times say when a unit was last part o
 `relatime`, to within a day). A unit whose fingerprint nobody has read for N days (default 7)
 goes, with everything of its hash: `deps/*-<hash>*`, `build/*-<hash>`, `.fingerprint/*-<hash>`,
 in every profile directory (debug, release, the plugin target's). What is in use stays, so the
-next build compiles nothing more than it would have. On a file system mounted `noatime` access
-times say nothing, and nothing is removed.
+next build compiles nothing more than it would have. The compile cache the CLI's tests keep in
+starters/compiled/ goes by the same rule, entry by entry. On a file system mounted `noatime` access
+times say nothing, and nothing is removed by age.
+
+A week of work leaves more than that: every change to a dependency's version or features gives
+each crate above it, every test binary among them, a new hash, and the old ones stay for the
+week (on 2026-12-05, 17.9 of the debug build's 23 GiB were units no build of the suite used).
+With `--in-use`, the debug profile keeps only the units the cargo commands named use (each is
+run with `--message-format=json` and must find its build fresh: `make test` names its test
+build and the image's build right after making them); any other unit of debug/ goes whatever
+its age. A build not named (`make demo`'s capw, a `cargo build -p` of one crate) compiles its
+few units again the next time. Cargo's lock of the debug build is held while units go.
 """
 import argparse
+import fcntl
+import json
 import os
 import re
+import shlex
 import shutil
+import subprocess
 import sys
 import time
 
@@ -80,19 +94,102 @@ def size(path):
         return 0
 
 
-def prune(target_dir, days, dry_run):
-    if "noatime" in mount_options(target_dir):
-        print(f"prune-target: {target_dir} is on a file system mounted noatime; nothing removed",
+def unit_hash(path):
+    """The unit hash in an artifact's path: in its name (`deps/libfoo-<hash>.rlib`), or in its
+    directory's (`build/foo-<hash>/build-script-build`, `build/foo-<hash>/out`)."""
+    for part in (os.path.basename(path), os.path.basename(os.path.dirname(path))):
+        m = HASHED.match(part)
+        if m:
+            return m.group("hash")
+    return None
+
+
+class Uplifted:
+    """The unit hash of an executable or library Cargo copied out of deps/ under its plain name
+    (`debug/capw`, `debug/examples/crds`): a hard link to `deps/<name>-<hash>`, found by inode."""
+
+    def __init__(self):
+        self.inodes = {}
+
+    def hash_of(self, path):
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        folder = os.path.dirname(path)
+        if os.path.basename(folder) != "examples":
+            folder = os.path.join(folder, "deps")
+        if folder not in self.inodes:
+            found = self.inodes[folder] = {}
+            for entry in os.listdir(folder) if os.path.isdir(folder) else []:
+                m = HASHED.match(entry)
+                if m:
+                    try:
+                        found[os.stat(os.path.join(folder, entry)).st_ino] = m.group("hash")
+                    except OSError:
+                        pass
+        return self.inodes[folder].get(st.st_ino)
+
+
+def in_use(commands):
+    """The hashes of every unit the cargo commands use, from their JSON messages; each command
+    must succeed (a failed listing would make every unit look unused)."""
+    hashes = set()
+    uplifted = Uplifted()
+    for command in commands:
+        cmd = [os.environ.get("CARGO", "cargo"), *shlex.split(command), "--message-format=json"]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"prune-target: `{' '.join(cmd)}` failed; nothing removed")
+        for line in proc.stdout.splitlines():
+            try:
+                msg = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            paths = list(msg.get("filenames") or [])
+            if msg.get("reason") == "build-script-executed":
+                paths.append(msg["out_dir"])
+            found = {h for h in (unit_hash(p) or uplifted.hash_of(p) for p in paths) if h}
+            hashes.update(found)
+            if not found and msg.get("reason") == "compiler-artifact":
+                # A cdylib's files carry no hash (`deps/libcapw_sim_infra.so`): its unit is
+                # known by the fingerprint that names its library.
+                hashes.add("lib-" + msg["target"]["name"].replace("-", "_"))
+    return hashes
+
+
+def kept(fingerprint, name_hash, keep):
+    """Whether the unit of fingerprint directory `fingerprint` is among `keep` (hashes, and
+    `lib-<name>` for the libraries known only by name)."""
+    if name_hash in keep:
+        return True
+    try:
+        return any(entry in keep for entry in os.listdir(fingerprint) if entry.startswith("lib-"))
+    except OSError:
+        return False
+
+
+def prune(target_dir, days, dry_run, keep=None):
+    """Removes the units of every profile unused for `days`, and with `keep` (unit hashes),
+    every unit of the debug profile not in it."""
+    by_age = "noatime" not in mount_options(target_dir)
+    if not by_age:
+        print(f"prune-target: {target_dir} is on a file system mounted noatime; nothing removed by age",
               file=sys.stderr)
-        return
-    cutoff = time.time() - days * 86400
+    cutoff = time.time() - days * 86400 if by_age else 0.0
+    debug = os.path.join(target_dir, "debug")
     removed_bytes = removed_units = 0
     for profile in profile_dirs(target_dir):
         fingerprints = os.path.join(profile, ".fingerprint")
         stale = set()
+        unused = keep is not None and os.path.samefile(profile, debug)
         for entry in os.listdir(fingerprints):
             m = HASHED.match(entry)
-            if m and last_used(os.path.join(fingerprints, entry)) < cutoff:
+            if not m:
+                continue
+            if unused and not kept(os.path.join(fingerprints, entry), m.group("hash"), keep):
+                stale.add(m.group("hash"))
+            elif by_age and last_used(os.path.join(fingerprints, entry)) < cutoff:
                 stale.add(m.group("hash"))
         if not stale:
             continue
@@ -116,9 +213,47 @@ def prune(target_dir, days, dry_run):
                         os.remove(path)
                     except OSError:
                         pass
+    if by_age:
+        kept_units, kept_bytes = prune_compiled(os.path.join(target_dir, "starters", "compiled"), cutoff, dry_run)
+        removed_units += kept_units
+        removed_bytes += kept_bytes
     verb = "would remove" if dry_run else "removed"
-    print(f"prune-target: {verb} {removed_units} units unused for {days} days, "
+    which = f"unused for {days} days" + (" or by the builds named" if keep is not None else "")
+    print(f"prune-target: {verb} {removed_units} units {which}, "
           f"{removed_bytes / 2**30:.1f} GiB, from {target_dir}", file=sys.stderr)
+
+
+def prune_compiled(folder, cutoff, dry_run):
+    """The compile cache the CLI's starter matrix keeps in the target directory (capw's own:
+    `<key>.cwasm` beside `<key>.sha256`, both read on every load): the entries no run has loaded
+    since the cutoff. Returns how many entries went and their bytes."""
+    if not os.path.isdir(folder):
+        return 0, 0
+    keys = {}
+    for entry in os.listdir(folder):
+        key = entry.split(".", 1)[0]
+        keys.setdefault(key, []).append(os.path.join(folder, entry))
+    units = removed = 0
+    for paths in keys.values():
+        if max(last_used(p) if os.path.isdir(p) else file_used(p) for p in paths) >= cutoff:
+            continue
+        units += 1
+        for path in paths:
+            removed += size(path)
+            if not dry_run:
+                try:
+                    os.remove(path)
+                except OSError:
+                    pass
+    return units, removed
+
+
+def file_used(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return 0.0
+    return max(st.st_atime, st.st_mtime)
 
 
 def main():
@@ -126,9 +261,22 @@ def main():
     parser.add_argument("target_dir")
     parser.add_argument("--days", type=float, default=7)
     parser.add_argument("--dry-run", action="store_true")
+    parser.add_argument("--in-use", action="append", metavar="CARGO_ARGS",
+                        help="a cargo command (its arguments, as one string) whose units the debug profile keeps")
     args = parser.parse_args()
-    if os.path.isdir(args.target_dir):
+    if not os.path.isdir(args.target_dir):
+        return
+    if not args.in_use:
         prune(args.target_dir, args.days, args.dry_run)
+        return
+    keep = in_use(args.in_use)
+    debug = os.path.join(args.target_dir, "debug")
+    os.makedirs(debug, exist_ok=True)
+    # Cargo's lock of the debug build (taken after the listing, whose cargo commands take it
+    # too): no build of another checkout sharing this target directory reads a unit as it goes.
+    with open(os.path.join(debug, ".cargo-lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        prune(args.target_dir, args.days, args.dry_run, keep)
 
 
 if __name__ == "__main__":

@@ -31,8 +31,9 @@ import time
 
 # Binaries whose assertions compare durations or count work done within a time: run alone.
 SERIAL = {
-    # Not timing-bound itself, but it builds and compiles providers in five languages (the
-    # starter matrix) on both cores: beside it, real-boot scenarios starve past their waits.
+    # Not timing-bound itself, but when its starters or their SDKs changed it builds and
+    # compiles providers in five languages (the starter matrix) on both cores: beside it,
+    # real-boot scenarios starve past their waits. With nothing changed it builds nothing.
     "capw/cli",
     "capw-kube/kube",  # sharding and hand-over timings against the API server
     "capw-local/hung",  # a provider's one-second deadline beside a cluster that converges

@@ -416,7 +416,7 @@ async fn the_example_comes_up_scales_and_goes_away() {
         assert_eq!(owner["controller"], true);
     }
     // Health, and the metrics of passes and of every provider's calls.
-    let http = reqwest::Client::new();
+    let http = capw_test_support::http();
     let ready = http
         .get(format!("http://{metrics_address}/readyz"))
         .send()

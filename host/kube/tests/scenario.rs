@@ -257,7 +257,7 @@ impl Scenario {
     }
 
     async fn fault_stats(&self) -> Value {
-        reqwest::Client::new()
+        capw_test_support::http()
             .get(format!("{}/v1/admin/faults", self.sim.base_url()))
             .bearer_auth(TOKEN)
             .send()

@@ -83,6 +83,10 @@ pub struct ClientSettings {
 
 impl ClientSettings {
     fn client(&self) -> Client {
+        // reqwest takes the process's rustls provider (capw-oci brings none of its own): ring,
+        // as the rest of capw. Installed here too, so that a program whose first TLS client is
+        // this one has it; one installed before stays.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         Client::new(ClientConfig {
             protocol: ClientProtocol::HttpsExcept(self.insecure_registries.clone()),
             platform_resolver: None,
@@ -534,6 +538,20 @@ pub async fn pull(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// reqwest brings no TLS provider of its own here: a program that installed none (nothing
+    /// in this test binary does) gets ring from the first client, not reqwest's panic.
+    #[test]
+    fn a_client_is_made_where_no_tls_provider_was_installed() {
+        let _client = ClientSettings::default().client();
+        let provider = rustls::crypto::CryptoProvider::get_default().expect("a provider");
+        let ring = rustls::crypto::ring::default_provider();
+        assert_eq!(
+            provider.cipher_suites.len(),
+            ring.cipher_suites.len(),
+            "the process's provider is ring's"
+        );
+    }
 
     #[test]
     fn only_transient_failures_are_retried() {

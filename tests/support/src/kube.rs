@@ -307,7 +307,7 @@ pub async fn follow_join_tokens(
             .unwrap_or_default()
     };
     let (id, secret) = (field("token-id"), field("token-secret"));
-    let http = reqwest::Client::new();
+    let http = crate::http();
     let url = format!("{sim_base_url}/v1/clusters/{sim_cluster}/bootstrap");
     let registered = http
         .get(&url)

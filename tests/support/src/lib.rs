@@ -74,7 +74,7 @@ pub fn init_tracing() {
 ///
 /// When simcloud does not answer, refuses, or answers something else.
 pub async fn simcloud_inventory<T: serde::de::DeserializeOwned>(base_url: &str, token: &str) -> T {
-    reqwest::Client::new()
+    http()
         .get(format!("{base_url}/v1/inventory"))
         .bearer_auth(token)
         .send()
@@ -95,7 +95,7 @@ pub async fn simcloud_inventory<T: serde::de::DeserializeOwned>(base_url: &str, 
 /// When simcloud does not answer or refuses.
 pub async fn simcloud_kubelet(base_url: &str, token: &str, id: &str, stopped: bool) {
     let kubelet = if stopped { "stopped" } else { "running" };
-    reqwest::Client::new()
+    http()
         .put(format!("{base_url}/v1/admin/instances/{id}/faults"))
         .bearer_auth(token)
         .json(&serde_json::json!({ "kubelet": kubelet }))
@@ -214,7 +214,7 @@ pub async fn simcloud_fail_control_plane(
 ///
 /// When simcloud does not answer or refuses.
 pub async fn simcloud_faults(base_url: &str, token: &str) -> serde_json::Value {
-    reqwest::Client::new()
+    http()
         .get(format!("{base_url}/v1/admin/faults"))
         .bearer_auth(token)
         .send()
@@ -228,7 +228,7 @@ pub async fn simcloud_faults(base_url: &str, token: &str) -> serde_json::Value {
 
 /// `PUT url` with `body` as JSON; the JSON answer of a success.
 async fn simcloud_put(url: &str, token: &str, body: &serde_json::Value) -> serde_json::Value {
-    let response = reqwest::Client::new()
+    let response = http()
         .put(url)
         .bearer_auth(token)
         .json(body)
@@ -249,11 +249,19 @@ async fn simcloud_put(url: &str, token: &str, body: &serde_json::Value) -> serde
 }
 
 /// Installs ring as the process's rustls crypto provider, as the capw binary does at start:
-/// the workspace enables both of rustls's providers (aws-lc through reqwest, ring through kube
-/// and wasmtime-wasi-http), and then rustls cannot pick one on its own.
+/// reqwest brings none of its own in this workspace (oci-client's `rustls-tls-no-provider`), and
+/// kube and wasmtime-wasi-http build theirs from ring explicitly, so a test's first HTTP client
+/// needs one installed.
 pub fn install_crypto_provider() {
     // An error only says a provider is installed already.
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// An HTTP client for a test's requests (to simcloud, to an API server's plain endpoints), the
+/// process's TLS provider installed first.
+pub fn http() -> reqwest::Client {
+    install_crypto_provider();
+    reqwest::Client::new()
 }
 
 /// The quickstart's manifests (`examples/quickstart/*.yaml`, in file-name order) as one

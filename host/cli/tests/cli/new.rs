@@ -9,6 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use sha2::{Digest, Sha256};
+
 fn capw() -> Command {
     Command::new(env!("CARGO_BIN_EXE_capw"))
 }
@@ -61,13 +63,18 @@ fn new_point(
     run_with_stderr(&mut command).1
 }
 
+/// The build's target directory, where `make toolchains` writes toolchains.env and the starter
+/// matrix keeps what it built.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"))
+}
+
 /// The variables of `toolchains.env`, which `make toolchains` writes into the target
 /// directory: the paths of the tools the starters' Makefiles read.
 fn toolchains_env() -> Vec<(String, String)> {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
-    let file = target.join("toolchains.env");
+    let file = target_dir().join("toolchains.env");
     let text = std::fs::read_to_string(&file)
         .unwrap_or_else(|e| panic!("{}: {e}; run `make toolchains`", file.display()));
     text.lines()
@@ -136,10 +143,16 @@ fn scaffold(dir: &Path, name: &str, lang: &str, point: &str, sdk: Option<&Path>)
             .current_dir(&project));
     } else {
         let env = toolchains_env();
-        run(Command::new("make")
-            .arg("OUT=provider.wasm")
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&project));
+        let kept = kept_component(&project, name, &env);
+        if kept.exists() {
+            std::fs::copy(&kept, &component).unwrap();
+        } else {
+            run(Command::new("make")
+                .arg("OUT=provider.wasm")
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .current_dir(&project));
+            keep_component(&component, &kept, name);
+        }
         if lang != "c" {
             run(Command::new("make")
                 .arg("test")
@@ -150,12 +163,155 @@ fn scaffold(dir: &Path, name: &str, lang: &str, point: &str, sdk: Option<&Path>)
     component
 }
 
+// What the starter matrix keeps between runs, in the target directory (starters/): each
+// starter's component under the digest of everything it is made from, and the compiled code of
+// the components it loads (capw's own compile cache). A run whose starters, SDKs and pinned
+// toolchains are those of the last one builds and compiles nothing: componentize-py and
+// componentize-js take 8 to 10 s of CPU per starter, Cranelift as much again for each
+// component, about eight CPU-minutes a run otherwise. The unit tests, `capw plugin inspect` and
+// `capw plugin test` run every time. The Rust starters are left to Cargo's own cache: their
+// inputs include crates the build resolves, which no file here names.
+
+/// Where starters' components built by an earlier run are kept.
+fn kept_dir() -> PathBuf {
+    target_dir().join("starters")
+}
+
+/// The compile cache (`capw --cache-dir`) of every component the matrix and the examples'
+/// conformance tests load.
+fn compile_cache() -> PathBuf {
+    kept_dir().join("compiled")
+}
+
+/// Where the component of the starter in `project` is kept: under the sha256 of its files as
+/// `capw plugin new` wrote them (the checkout's path in them made neutral, so that a clone
+/// elsewhere finds it too), of the SDK it builds against and of toolchains.env, which names
+/// each pinned tool by its version.
+fn kept_component(project: &Path, name: &str, env: &[(String, String)]) -> PathBuf {
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let neutral = [
+        checkout.canonicalize().unwrap().display().to_string(),
+        checkout.display().to_string(),
+    ];
+    let mut digest = Sha256::new();
+    hash_tree(&mut digest, project, project, &neutral);
+    // The SDK the starter's Makefile builds against, when it is not the copy inside it.
+    let makefile = std::fs::read_to_string(project.join("Makefile")).unwrap_or_default();
+    let sdk = makefile
+        .lines()
+        .find_map(|line| line.strip_prefix("SDK ?="))
+        .map(|path| Path::new(path.trim()));
+    if let Some(sdk) = sdk.filter(|sdk| sdk.is_absolute()) {
+        hash_tree(&mut digest, sdk, sdk, &neutral);
+    }
+    for (key, value) in env {
+        digest.update(format!("{key}={value}\n"));
+    }
+    kept_dir().join(format!("{name}-{}.wasm", hex::encode(digest.finalize())))
+}
+
+/// Feeds every file under `dir` (by its path relative to `root`, in order) into `digest`, with
+/// each string of `neutral` in its text replaced; what a build or a test writes is left out.
+fn hash_tree(digest: &mut Sha256, root: &Path, dir: &Path, neutral: &[String]) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let file_name = path.file_name().unwrap().to_string_lossy();
+        if ["provider.wasm", "__pycache__", "node_modules", "target"].contains(&&*file_name) {
+            continue;
+        }
+        if path.is_dir() {
+            hash_tree(digest, root, &path, neutral);
+            continue;
+        }
+        let mut bytes = std::fs::read(&path).unwrap();
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            let mut text = text.to_owned();
+            for n in neutral {
+                text = text.replace(n.as_str(), "<checkout>");
+            }
+            bytes = text.into_bytes();
+        }
+        let relative = path.strip_prefix(root).unwrap().display().to_string();
+        digest.update(format!("{relative}\0{}\0", bytes.len()));
+        digest.update(&bytes);
+    }
+}
+
+/// Keeps `component` as `kept` (written aside and renamed into place), and drops what earlier
+/// runs kept for the starter `name` under other digests: one component per starter.
+fn keep_component(component: &Path, kept: &Path, name: &str) {
+    let dir = kept.parent().unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    let aside = kept.with_extension(format!("wasm.tmp-{}", std::process::id()));
+    std::fs::copy(component, &aside).unwrap();
+    std::fs::rename(&aside, kept).unwrap();
+    let prefix = format!("{name}-");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let file_name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path != kept
+            && file_name.ends_with(".wasm")
+            && file_name
+                .strip_prefix(&prefix)
+                .is_some_and(|rest| rest.len() == 64 + ".wasm".len())
+        {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// A kept component is found again only for the same starter, SDK and toolchains: a change to
+/// any of them builds again (else a broken SDK would hide behind an old component).
+#[test]
+fn a_kept_component_is_found_again_only_for_the_same_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let sdk = dir.path().join("sdk");
+    std::fs::create_dir_all(sdk.join("capw")).unwrap();
+    std::fs::write(sdk.join("capw/__init__.py"), "version = 1\n").unwrap();
+    let write_project = |at: &Path| {
+        std::fs::create_dir_all(at).unwrap();
+        std::fs::write(at.join("Makefile"), format!("SDK ?= {}\n", sdk.display())).unwrap();
+        std::fs::write(at.join("app.py"), "print('hi')\n").unwrap();
+        // What the build and the unit tests write is not an input.
+        std::fs::create_dir_all(at.join("__pycache__")).unwrap();
+        std::fs::write(at.join("__pycache__/app.pyc"), at.display().to_string()).unwrap();
+    };
+    let env = vec![("COMPONENTIZE_PY".to_owned(), "/tools/cpy-0.25.1".to_owned())];
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    write_project(&one);
+    write_project(&two);
+    let first = kept_component(&one, "acme", &env);
+    assert_eq!(
+        first,
+        kept_component(&two, "acme", &env),
+        "the same files elsewhere"
+    );
+
+    std::fs::write(two.join("app.py"), "print('bye')\n").unwrap();
+    assert_ne!(
+        first,
+        kept_component(&two, "acme", &env),
+        "a starter's file changed"
+    );
+    let changed_tools = vec![("COMPONENTIZE_PY".to_owned(), "/tools/cpy-0.26.0".to_owned())];
+    assert_ne!(
+        first,
+        kept_component(&one, "acme", &changed_tools),
+        "a tool's version changed"
+    );
+    std::fs::write(sdk.join("capw/__init__.py"), "version = 2\n").unwrap();
+    assert_ne!(first, kept_component(&one, "acme", &env), "the SDK changed");
+}
+
 /// Every point `lang` has a starter for: each builds, passes its unit tests, loads as the
 /// provider of that one point it says it is, and passes the conformance suite.
 fn check(lang: &str, points: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    // One compile cache for every command: the second load of a component is a cache hit.
-    let cache = dir.path().join("cache");
+    let cache = compile_cache();
     for point in points {
         let name = format!("acme-{lang}-{point}");
         let component = scaffold(dir.path(), &name, lang, point, Some(&sdk()));
@@ -196,11 +352,10 @@ fn conforms(component: &Path, cache: &Path) {
 /// conformance suite.
 #[test]
 fn the_examples_conform() {
-    let cache = tempfile::tempdir().unwrap();
     for lang in ["c", "python", "js", "go"] {
         conforms(
             &capw_test_support::component_path(&format!("capw_example_{lang}")),
-            cache.path(),
+            &compile_cache(),
         );
     }
 }
@@ -210,7 +365,7 @@ fn the_examples_conform() {
 /// (Python, control plane) and js-hooks (JavaScript, lifecycle hooks).
 #[test]
 fn the_sdk_providers_conform() {
-    let cache = tempfile::tempdir().unwrap();
+    let cache = compile_cache();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plugins/other-languages");
     for (component, dir) in [
         ("capw_py_control_plane", "py-control-plane"),
@@ -218,7 +373,7 @@ fn the_sdk_providers_conform() {
     ] {
         let report = run(capw()
             .arg("--cache-dir")
-            .arg(cache.path())
+            .arg(&cache)
             .args(["plugin", "test"])
             .arg(capw_test_support::component_path(component))
             .arg("--config")
@@ -264,7 +419,7 @@ fn a_starter_without_a_checkout_builds_with_its_copy_of_the_sdk() {
     for lang in ["python", "js", "go"] {
         let name = format!("acme-{lang}-alone");
         let component = scaffold(dir.path(), &name, lang, "lifecycle-hooks", None);
-        conforms(&component, &dir.path().join("cache"));
+        conforms(&component, &compile_cache());
     }
 }
 

@@ -163,6 +163,7 @@ async fn hung_requests_time_out_on_the_client_and_do_not_block_shutdown() {
         ..FaultConfig::default()
     }))
     .await;
+    capw_test_support::install_crypto_provider();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_millis(300))
         .build()

@@ -40,7 +40,7 @@ impl Sim {
         let handle = SimCloud::start(config).await.expect("start the sim");
         Sim {
             handle,
-            client: reqwest::Client::new(),
+            client: capw_test_support::http(),
         }
     }
 

@@ -46,7 +46,7 @@ async fn converges_through_errors_and_throttling_without_duplicates() {
     );
 
     // The faults were really met, and Retry-After reached the driver.
-    let stats: serde_json::Value = reqwest::Client::new()
+    let stats: serde_json::Value = capw_test_support::http()
         .get(format!("{}/v1/admin/faults", sim.base_url()))
         .bearer_auth(SIM_TOKEN)
         .send()

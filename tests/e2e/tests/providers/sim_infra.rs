@@ -61,7 +61,7 @@ impl SimApi {
     fn new(sim: &SimCloudHandle) -> Self {
         Self {
             base: sim.base_url(),
-            http: reqwest::Client::new(),
+            http: capw_test_support::http(),
         }
     }
 
