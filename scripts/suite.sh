@@ -206,7 +206,9 @@ check | test)
 	if [ "$what" = test ]; then
 		bg tools "$0" _run tools_and_examples
 	else
-		bg tools "$0" _run debian openssl
+		# openssl for the test environment's certificates; the OCI registry and its tools for
+		# capw-kube/kube's registry credentials test.
+		bg tools "$0" _run debian openssl docker-registry apache2-utils curl
 	fi
 	step plugins make --no-print-directory plugins
 	if [ "$what" = test ]; then

@@ -27,7 +27,9 @@ impl SimCloud {
     ///
     /// With [`BootMode::Real`], it also runs the cloud's machines ([`crate::machines`]):
     /// what still runs from an earlier start on the same state is adopted, a load balancer
-    /// that is gone is started again, an instance whose agent is gone fails.
+    /// that is gone is started again, an instance whose agent is gone fails, and a machine
+    /// the state has no record of (left by a delete a crash cut short) is destroyed before the
+    /// API serves.
     ///
     /// # Errors
     ///
@@ -54,6 +56,13 @@ impl SimCloud {
             addr: config.listen,
             source,
         })?;
+        if let Some(m) = &machines {
+            // Before the API serves: an instance created by the first requests must never be
+            // taken for an orphan of a sweep that listed the state before it.
+            let known = state.machine_ids();
+            let m = m.clone();
+            let _ = tokio::task::spawn_blocking(move || m.destroy_orphans(&known)).await;
+        }
         let (stop, stopped) = watch::channel(false);
         let app = Arc::new(App {
             settings: CloudSettings {

@@ -30,10 +30,6 @@ pub(crate) async fn run(
     machines: Arc<Machines>,
     mut stopped: watch::Receiver<bool>,
 ) {
-    if let Ok(known) = app.run(Access::Read, |s, _, _| Ok(s.machine_ids())).await {
-        let m = machines.clone();
-        let _ = tokio::task::spawn_blocking(move || m.destroy_orphans(&known)).await;
-    }
     let in_flight: Arc<Mutex<BTreeSet<String>>> = Arc::default();
     let mut launches = JoinSet::new();
     let mut reported_lb_errors = BTreeSet::new();

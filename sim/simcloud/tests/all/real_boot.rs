@@ -314,10 +314,12 @@ async fn a_deleted_load_balancer_leaves_no_machine_and_the_others_stay() {
         .unwrap_or_else(|e| panic!("{e}"));
 
     // A balancer whose delete a crash cut short (its record gone, its directory left) is
-    // destroyed by the next sim; the one it has a record of stays.
+    // destroyed by the next sim before its API serves (a sweep behind the first requests would
+    // take what they create for orphans); the one it has a record of stays.
     let orphan = machines.join("lb-99");
     fs::create_dir_all(orphan.join("logs")).unwrap_or_else(|e| panic!("{e}"));
     let sim = Sim::with(config).await;
+    assert!(!orphan.exists(), "the orphan outlived the sim's start");
     wait_load_balancer_dirs(&machines, &only_kept).await;
     let r = sim.get("/v1/load-balancers").await;
     let list: LoadBalancerList = body(r).await;
